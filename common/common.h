@@ -1,0 +1,120 @@
+/*
+ * common.h - the base every folder may use: allocation wrappers, checked
+ * size arithmetic, the byte buffer and the error context. Nothing else.
+ *
+ * struct buf invariants (after git's strbuf): ptr is never NULL, ptr[len]
+ * is always NUL, the content is binary-safe (use len, never strlen), and len
+ * never exceeds max. A failing buf call leaves the buffer as it was.
+ */
+#ifndef MIGRATE_COMMON_H
+#define MIGRATE_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocation: these die on exhaustion (the one place dying is right). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Copies n bytes and appends a NUL. */
+char *xmemdup(const void *p, size_t n);
+
+/* Checked arithmetic: 0 on success, -1 on overflow (*out untouched). */
+static inline int size_add(size_t a, size_t b, size_t *out)
+{
+	size_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return -1;
+	*out = r;
+	return 0;
+}
+
+static inline int size_mul(size_t a, size_t b, size_t *out)
+{
+	size_t r;
+	if (__builtin_mul_overflow(a, b, &r))
+		return -1;
+	*out = r;
+	return 0;
+}
+
+static inline int u64_to_size(uint64_t v, size_t *out)
+{
+	if (v > SIZE_MAX)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+/*
+ * Parses exactly len bytes of decimal digits (no sign, no space, at least
+ * one digit) into *out. Returns -1 when a byte is not a digit or the value
+ * exceeds max; *out is then untouched.
+ */
+int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+
+/* ---- byte buffer ---- */
+
+#define BUF_MAX_DEFAULT ((size_t)1 << 30) /* 1 GiB: texts, never blobs */
+
+struct buf {
+	char *ptr;
+	size_t len, cap, max;
+};
+
+extern char buf_empty[1];
+#define BUF_INIT(m) { buf_empty, 0, 0, (m) }
+
+void buf_init(struct buf *b, size_t max);
+/* Frees the memory; the buffer is empty and reusable afterwards. NULL ok. */
+void buf_release(struct buf *b);
+/* Ensures room for extra more bytes. -1 if len + extra would exceed max. */
+int buf_grow(struct buf *b, size_t extra);
+int buf_add(struct buf *b, const void *p, size_t n);
+int buf_adds(struct buf *b, const char *s);
+int buf_addch(struct buf *b, int c);
+int buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+int buf_set(struct buf *b, const void *p, size_t n);
+static inline void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	b->ptr[0] = '\0';
+}
+/* Hands the allocation to the caller (who frees it); b becomes empty. */
+char *buf_detach(struct buf *b, size_t *len);
+int buf_eq(const struct buf *b, const char *s);
+int buf_starts(const struct buf *b, const char *prefix);
+
+/* ---- errors ---- */
+
+/* Kinds double as exit statuses (DESIGN.md: Exit status). */
+enum err_kind {
+	ERR_NONE = 0,
+	ERR_USAGE = 1,	/* usage or rule-file error */
+	ERR_STREAM = 2, /* malformed input stream */
+	ERR_IO = 3,	/* I/O, store or subprocess failure */
+};
+
+/*
+ * Set once, where the problem is seen; callers pass it up unchanged. The
+ * message names the place itself (file, line, column or byte offset).
+ */
+struct err {
+	enum err_kind kind;
+	char msg[1024];
+};
+
+#define ERR_INIT { ERR_NONE, { 0 } }
+
+/* Records the error and returns -1, so sites can `return err_set(...)`. */
+int err_set(struct err *e, enum err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Like err_set, appending ": strerror(errno)". */
+int err_errno(struct err *e, enum err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * stream.h - reading the fast-export grammar and writing fast-import
+ * commands (FORMATS.md sections 1-4).
+ *
+ * The reader turns a byte stream into a sequence of items. A commit is
+ * delivered as STREAM_COMMIT (its headers, message and parents), then one
+ * item per file change or in-commit query, then STREAM_COMMIT_END. Data
+ * that can be large (blob content, `M ... inline` content) is never held
+ * whole: after an item with has_data set, the caller pulls it in chunks
+ * with stream_reader_data(); stream_reader_next() skips what was not read.
+ * Commit and tag messages are small texts and arrive whole in `message`.
+ *
+ * The writer produces canonical fast-import commands: data always in the
+ * byte-count form, paths quoted exactly when fast-export would quote them.
+ * Re-writing what was read yields a stream from which fast-import builds
+ * the same objects.
+ */
+#ifndef MIGRATE_STREAM_H
+#define MIGRATE_STREAM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/common.h"
+
+#define STREAM_MAX_LINE ((size_t)1 << 20)	/* a command line */
+#define STREAM_MAX_TEXT ((size_t)1 << 30)	/* a commit or tag message */
+#define STREAM_MAX_DATA ((uint64_t)1 << 46)	/* a blob (64 TiB) */
+
+enum stream_kind {
+	STREAM_BLOB = 1,	/* mark?, original_oid?, data */
+	STREAM_COMMIT,		/* ref, mark?, original_oid?, author?,
+				   committer, encoding?, message, from?, merges */
+	STREAM_MODIFY,		/* M: mode, dataref, path; has_data if inline */
+	STREAM_DELETE,		/* D: path */
+	STREAM_COPY,		/* C: path (source), path2 (destination) */
+	STREAM_RENAME,		/* R: path (source), path2 (destination) */
+	STREAM_DELETEALL,
+	STREAM_NOTEMODIFY,	/* N: dataref, from (the annotated commit-ish);
+				   has_data if inline */
+	STREAM_COMMIT_END,	/* end of a commit's change list */
+	STREAM_TAG,		/* ref (the name, without refs/tags/), mark?,
+				   from, original_oid?, tagger?, message */
+	STREAM_RESET,		/* ref, from? */
+	STREAM_FEATURE,		/* text: everything after "feature " */
+	STREAM_OPTION,		/* text: everything after "option " */
+	STREAM_PROGRESS,	/* text: everything after "progress " */
+	STREAM_CHECKPOINT,
+	STREAM_DONE,		/* the reader returns 0 (end) after this */
+	STREAM_ALIAS,		/* mark, from (the "to" commit-ish) */
+	STREAM_GET_MARK,	/* mark */
+	STREAM_CAT_BLOB,	/* dataref */
+	STREAM_LS,		/* dataref? (kind NONE if absent), path */
+	STREAM_COMMENT,		/* text: the line after '#' */
+};
+
+/* A reference to an object: commit-ish (from, merge, to) or dataref. */
+enum stream_ref_kind {
+	STREAM_REF_NONE = 0,
+	STREAM_REF_MARK,	/* ":<n>": mark */
+	STREAM_REF_OID,		/* 40 hex digits (or 64): name holds them */
+	STREAM_REF_NAME,	/* anything else (branch name, rev expression) */
+	STREAM_REF_INLINE,	/* dataref "inline" */
+};
+
+struct stream_ref {
+	enum stream_ref_kind kind;
+	uint64_t mark;
+	struct buf name;	/* the text as written (for OID and NAME) */
+};
+
+struct stream_cmd {
+	enum stream_kind kind;
+
+	uint64_t mark;			/* 0: none */
+	struct buf original_oid;	/* len 0: none */
+	struct buf ref;			/* commit/reset ref; tag name */
+	struct buf author;		/* ident value after "author " */
+	struct buf committer;
+	struct buf tagger;
+	struct buf encoding;
+	int has_author, has_tagger, has_encoding;
+	struct buf message;		/* commit or tag message, whole */
+
+	struct stream_ref from;		/* kind NONE when absent */
+	struct stream_ref *merges;	/* nmerges entries */
+	size_t nmerges, merges_alloc;
+
+	/* file changes and queries */
+	uint32_t mode;			/* as parsed (octal); M only */
+	struct stream_ref dataref;	/* M, N, cat-blob, ls */
+	struct buf path;		/* unquoted bytes */
+	struct buf path2;		/* C/R destination, unquoted */
+
+	struct buf text;		/* feature/option/progress/comment */
+
+	/* pending data (blob, M inline, N inline) */
+	int has_data;
+	uint64_t data_len;		/* byte count; UINT64_MAX if <<delim */
+};
+
+void stream_cmd_init(struct stream_cmd *c);
+void stream_cmd_release(struct stream_cmd *c);
+
+struct stream_reader;
+
+/*
+ * A reader over fd (not owned: the caller closes it) or over a memory
+ * block (borrowed, must outlive the reader). name appears in messages.
+ */
+struct stream_reader *stream_reader_new_fd(int fd, const char *name);
+struct stream_reader *stream_reader_new_mem(const void *p, size_t len,
+					    const char *name);
+void stream_reader_free(struct stream_reader *r);
+
+/*
+ * Reads the next item into *c (previous contents replaced). Returns 1 for
+ * an item, 0 at the end of the stream (EOF at a command boundary, or after
+ * `done`), -1 on error with e set (kind ERR_STREAM for malformed input:
+ * the message names the byte offset, quotes the offending line and says
+ * what was expected; ERR_IO for a read failure). Unread data of the
+ * previous item is skipped first.
+ */
+int stream_reader_next(struct stream_reader *r, struct stream_cmd *c,
+		       struct err *e);
+
+/*
+ * Pulls the next chunk of the pending data of the last item. *chunk points
+ * into the reader's buffer and stays valid until the next reader call.
+ * Returns 1 with *len > 0, 0 when the data is exhausted (the optional LF
+ * after it is consumed then), -1 on error (truncated data and the like).
+ */
+int stream_reader_data(struct stream_reader *r, const char **chunk,
+		       size_t *len, struct err *e);
+
+/* Byte offset of the next unread byte (for messages). */
+uint64_t stream_reader_offset(const struct stream_reader *r);
+
+/* ---- writer ---- */
+
+struct stream_writer;
+
+/* A writer to fd (not owned), buffered. */
+struct stream_writer *stream_writer_new_fd(int fd, const char *name);
+/* A writer into memory (tests); stream_writer_mem() shows the bytes. */
+struct stream_writer *stream_writer_new_mem(void);
+const struct buf *stream_writer_mem(const struct stream_writer *w);
+void stream_writer_free(struct stream_writer *w);
+
+/*
+ * Writes a whole item that has no pending data (everything except
+ * STREAM_BLOB, and STREAM_MODIFY / STREAM_NOTEMODIFY with inline data).
+ * For STREAM_COMMIT it writes the headers, message and parents; the
+ * changes follow as their own items and STREAM_COMMIT_END writes the LF
+ * that ends the change list. Returns 0 or -1 (ERR_IO).
+ */
+int stream_write_cmd(struct stream_writer *w, const struct stream_cmd *c,
+		     struct err *e);
+
+/*
+ * Starts an item whose data follows: STREAM_BLOB (writes "blob", mark,
+ * original-oid and "data <len>"), STREAM_MODIFY / STREAM_NOTEMODIFY with
+ * an inline dataref (the M/N line and "data <len>"). The caller then
+ * writes exactly len bytes with stream_write_bytes and calls
+ * stream_write_data_end (which adds the LF fast-export puts after data).
+ */
+int stream_write_data_begin(struct stream_writer *w,
+			    const struct stream_cmd *c, uint64_t len,
+			    struct err *e);
+int stream_write_bytes(struct stream_writer *w, const void *p, size_t n,
+		       struct err *e);
+int stream_write_data_end(struct stream_writer *w, struct err *e);
+
+/* Writes raw text as is (e.g. "done\n"). */
+int stream_write_raw(struct stream_writer *w, const void *p, size_t n,
+		     struct err *e);
+int stream_writer_flush(struct stream_writer *w, struct err *e);
+
+/*
+ * Appends path to out quoted as fast-export quotes it (FORMATS.md 2.4):
+ * C-quoted if a byte needs it (control bytes, '"', '\\', DEL, >= 0x80),
+ * else in plain quotes if it has a space, else raw.
+ */
+int stream_quote_path(struct buf *out, const void *path, size_t len);
+
+#endif
