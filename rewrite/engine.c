@@ -1,0 +1,1015 @@
+/*
+ * engine.c - the stream dispatcher: one function per command, keeping
+ * fast-import's state (marks, branch table, tags, trees) so that every
+ * object id is known as fast-import will write it (FORMATS.md 6).
+ */
+#include "rewrite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "../stream/stream.h"
+#include "maps.h"
+#include "odb.h"
+#include "oid.h"
+#include "tree.h"
+
+struct mark_ent {
+	uint64_t mark;
+	enum obj_type type;
+	struct oid oid;		/* as written */
+	struct oid orig;	/* original-oid, if has_orig */
+	int has_orig;
+	struct tnode *tree;	/* commits */
+	UT_hash_handle hh;
+};
+
+struct branch {
+	char *name;
+	struct oid tip;		/* null: no commit yet */
+	struct oid tip_orig;	/* what the tip was in the source */
+	int has_tip_orig;
+	struct tnode *tree;
+	int deleted;		/* reset ... from 000...: delete the ref */
+	UT_hash_handle hh;
+};
+
+struct tag_ent {
+	char *name;
+	struct oid oid, orig;
+	int has_orig;
+	struct tag_ent *next;
+};
+
+/* What a from/merge/to names, resolved. */
+struct target {
+	enum obj_type type;
+	struct oid oid;		/* new id */
+	struct oid orig;	/* source id, when known */
+	int has_orig;
+	struct tnode *tree;	/* commits, when wanted */
+	int translated;		/* a raw id the commit map replaced */
+};
+
+/* The commit being read, kept until its change list ends. */
+struct cur_commit {
+	int active;
+	struct branch *branch;
+	uint64_t mark;
+	struct oid orig;
+	int has_orig;
+	struct buf author, committer, encoding, message;
+	int has_author, has_encoding;
+	struct oid *parents;
+	size_t nparents, parents_alloc;
+	struct tnode *root;
+};
+
+struct rw {
+	const struct rw_options *opt;
+	struct stream_reader *in;
+	struct stream_writer *out;
+	struct stream_cmd cmd;
+	struct mark_ent *marks;
+	struct branch *branches;
+	struct tag_ent *tags, **tags_tail;
+	struct tree_state *ts;
+	struct odb *src, *dst;
+	struct cmap *cmap;
+	struct obj_hash *hash;
+	struct cur_commit cur;
+	struct buf scratch;
+	int want_ids;		/* a map or marks file was asked for */
+	int no_ids;		/* ids could not be followed any more */
+};
+
+static const char *input_name(const struct rw *rw)
+{
+	return rw->opt->input_name ? rw->opt->input_name : "<stdin>";
+}
+
+/* Adds the stream position to an error raised below the dispatcher. */
+static int at_offset(struct rw *rw, struct err *e)
+{
+	char msg[sizeof(e->msg)];
+
+	memcpy(msg, e->msg, sizeof(msg));
+	return err_set(e, e->kind, "stream %s: byte offset %llu: %s",
+		       input_name(rw),
+		       (unsigned long long)stream_reader_offset(rw->in), msg);
+}
+
+/*
+ * A commit or object outside the stream could not be read. With maps
+ * asked for, that is fatal; otherwise say once that ids stop here and go
+ * on passing the stream through.
+ */
+static int ids_lost(struct rw *rw, struct err *e)
+{
+	if (rw->want_ids)
+		return at_offset(rw, e);
+	if (!rw->opt->quiet)
+		fprintf(stderr,
+			"migrate: warning: %s\nmigrate: warning: object ids "
+			"from byte offset %llu on cannot be computed (pass "
+			"--source-repo DIR); the stream passes through unchanged\n",
+			e->msg,
+			(unsigned long long)stream_reader_offset(rw->in));
+	rw->no_ids = 1;
+	return 0;
+}
+
+static int tree_loader(void *ctx, const struct oid *id, struct buf *body,
+		       struct err *e)
+{
+	struct rw *rw = ctx;
+	char hex[OID_HEX + 1];
+	enum obj_type type;
+	struct oid got;
+	int r;
+
+	oid_hex(id, hex);
+	/* a tree may come from either repository; ids are unique */
+	r = odb_read(rw->dst, hex, &type, &got, body, e);
+	if (r == 0 && rw->dst != rw->src)
+		r = odb_read(rw->src, hex, &type, &got, body, e);
+	if (r < 0)
+		return -1;
+	if (r == 0 || type != OBJ_TREE)
+		return err_set(e, ERR_IO, "tree %s not found in repository %s",
+			       hex, odb_name(rw->src));
+	return 0;
+}
+
+/* ---- marks, branches, tags ---- */
+
+static struct mark_ent *mark_get(struct rw *rw, uint64_t mark)
+{
+	struct mark_ent *m;
+
+	HASH_FIND(hh, rw->marks, &mark, sizeof(mark), m);
+	return m;
+}
+
+static struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
+				 enum obj_type type, const struct oid *oid)
+{
+	struct mark_ent *m = mark_get(rw, mark);
+
+	if (!m) {
+		m = xcalloc(1, sizeof(*m));
+		m->mark = mark;
+		HASH_ADD(hh, rw->marks, mark, sizeof(m->mark), m);
+	}
+	m->type = type;
+	m->oid = *oid;
+	m->has_orig = 0;
+	m->tree = NULL;
+	return m;
+}
+
+static struct branch *branch_get(struct rw *rw, const struct buf *name,
+				 int create)
+{
+	struct branch *b;
+
+	HASH_FIND(hh, rw->branches, name->ptr, name->len, b);
+	if (b || !create)
+		return b;
+	b = xcalloc(1, sizeof(*b));
+	b->name = xmemdup(name->ptr, name->len);
+	b->tree = tree_new_empty(rw->ts);
+	HASH_ADD_KEYPTR(hh, rw->branches, b->name, name->len, b);
+	return b;
+}
+
+static void branch_clear(struct rw *rw, struct branch *b)
+{
+	b->tip = oid_null;
+	b->has_tip_orig = 0;
+	b->tree = tree_new_empty(rw->ts);
+}
+
+/* ---- resolving commit-ish and datarefs ---- */
+
+/* Reads the commit `name` from db: its id and (lazily) its tree. */
+static int read_commit(struct rw *rw, struct odb *db, const char *name,
+		       struct target *t, struct err *e)
+{
+	struct oid tree;
+	int r = odb_read(db, name, &t->type, &t->oid, &rw->scratch, e);
+
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return err_set(e, ERR_IO,
+			       "'%s' is not in this stream and not in repository %s",
+			       name, odb_name(db));
+	if (t->type != OBJ_COMMIT)
+		return 1;
+	if (rw->scratch.len < 46 || memcmp(rw->scratch.ptr, "tree ", 5) ||
+	    oid_from_hex(&tree, rw->scratch.ptr + 5, OID_HEX) < 0)
+		return err_set(e, ERR_IO, "commit %s: malformed object", name);
+	t->tree = tree_from_oid(rw->ts, &tree);
+	return 1;
+}
+
+/*
+ * Resolves what `from`, `merge`, `to` or a tag's `from` names, as
+ * fast-import does (FORMATS.md 6.5): the branch table, then marks, then
+ * object ids (translated through the commit map) and names in the
+ * repository. Returns 0, or -1 with e set; a failure to read an outside
+ * object is an ERR_IO the caller may downgrade with ids_lost().
+ */
+static int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
+		   struct err *e)
+{
+	struct branch *b;
+	struct mark_ent *m;
+	const struct oid *mapped;
+	char hex[OID_HEX + 1];
+
+	memset(t, 0, sizeof(*t));
+	if (ref->kind == STREAM_REF_NAME || ref->kind == STREAM_REF_OID) {
+		b = branch_get(rw, &ref->name, 0);
+		if (b) {
+			t->type = OBJ_COMMIT;
+			t->oid = b->tip;
+			t->orig = b->tip_orig;
+			t->has_orig = b->has_tip_orig;
+			t->tree = b->tree;
+			return 0;
+		}
+	}
+	switch (ref->kind) {
+	case STREAM_REF_MARK:
+		m = mark_get(rw, ref->mark);
+		if (!m)
+			return err_set(e, ERR_STREAM, "mark :%llu was never defined",
+				       (unsigned long long)ref->mark);
+		t->type = m->type;
+		t->oid = m->oid;
+		t->orig = m->orig;
+		t->has_orig = m->has_orig;
+		t->tree = m->tree;
+		return 0;
+	case STREAM_REF_OID:
+		if (ref->name.len != OID_HEX)
+			return err_set(e, ERR_USAGE,
+				       "'%s' is a sha256 object id: migrate supports "
+				       "sha1 repositories only for now", ref->name.ptr);
+		if (oid_from_hex(&t->orig, ref->name.ptr, OID_HEX) < 0)
+			return err_set(e, ERR_STREAM, "bad object id '%s'",
+				       ref->name.ptr);
+		t->has_orig = 1;
+		if (oid_is_null(&t->orig)) {
+			t->type = OBJ_COMMIT;
+			t->tree = tree_new_empty(rw->ts);
+			return 0;
+		}
+		mapped = cmap_get(rw->cmap, &t->orig);
+		if (mapped) {
+			t->translated = 1;
+			return read_commit(rw, rw->dst, oid_hex(mapped, hex), t, e) < 0
+				       ? -1 : 0;
+		}
+		return read_commit(rw, rw->src, ref->name.ptr, t, e) < 0 ? -1 : 0;
+	case STREAM_REF_NAME:
+		/* get_oid() against the destination, as fast-import does */
+		return read_commit(rw, rw->dst, ref->name.ptr, t, e) < 0 ? -1 : 0;
+	default:
+		return err_set(e, ERR_STREAM, "expected a commit-ish");
+	}
+}
+
+/* Rewrites a raw id the commit map translated, so the output names the
+ * new commit. */
+static void ref_translate(struct stream_ref *ref, const struct target *t)
+{
+	char hex[OID_HEX + 1];
+
+	if (t->translated)
+		buf_set(&ref->name, oid_hex(&t->oid, hex), OID_HEX);
+}
+
+/* ---- data: blobs and inline contents ---- */
+
+/*
+ * Copies the pending data of rw->cmd to the output (cmd is written with
+ * stream_write_data_begin), hashing it as a blob into *id. Delimited data
+ * has no length up front, so it is collected first (bounded).
+ */
+static int copy_data(struct rw *rw, struct oid *id, struct err *e)
+{
+	const char *chunk;
+	size_t len;
+	int r;
+
+	if (rw->cmd.data_len == UINT64_MAX) {
+		buf_reset(&rw->scratch);
+		while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0)
+			if (buf_add(&rw->scratch, chunk, len) < 0)
+				return err_set(e, ERR_STREAM,
+					       "delimited data larger than 1 GiB");
+		if (r < 0)
+			return -1;
+		obj_hash_buf(rw->hash, OBJ_BLOB, rw->scratch.ptr, rw->scratch.len, id);
+		if (stream_write_data_begin(rw->out, &rw->cmd, rw->scratch.len, e) < 0 ||
+		    stream_write_bytes(rw->out, rw->scratch.ptr, rw->scratch.len, e) < 0)
+			return -1;
+		return stream_write_data_end(rw->out, e);
+	}
+	if (stream_write_data_begin(rw->out, &rw->cmd, rw->cmd.data_len, e) < 0)
+		return -1;
+	obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
+	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
+		obj_hash_update(rw->hash, chunk, len);
+		if (stream_write_bytes(rw->out, chunk, len, e) < 0)
+			return -1;
+	}
+	if (r < 0)
+		return -1;
+	obj_hash_final(rw->hash, id);
+	return stream_write_data_end(rw->out, e);
+}
+
+static int set_orig(struct rw *rw, struct oid *orig, int *has, struct err *e)
+{
+	const struct buf *o = &rw->cmd.original_oid;
+
+	*has = 0;
+	if (!o->len)
+		return 0;
+	if (o->len == 64)
+		return err_set(e, ERR_USAGE,
+			       "original-oid %s is a sha256 id: migrate supports "
+			       "sha1 repositories only for now", o->ptr);
+	if (oid_from_hex(orig, o->ptr, o->len) < 0)
+		return 0; /* foreign ids (other VCS) are allowed; not mapped */
+	*has = 1;
+	return 0;
+}
+
+static int do_blob(struct rw *rw, struct err *e)
+{
+	struct oid id, orig;
+	struct mark_ent *m;
+	int has_orig;
+
+	if (set_orig(rw, &orig, &has_orig, e) < 0)
+		return at_offset(rw, e);
+	if (copy_data(rw, &id, e) < 0)
+		return -1;
+	if (rw->cmd.mark) {
+		m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, &id);
+		m->orig = orig;
+		m->has_orig = has_orig;
+	}
+	return 0;
+}
+
+/* ---- commits ---- */
+
+static void add_parent(struct cur_commit *c, const struct oid *id)
+{
+	if (c->nparents == c->parents_alloc) {
+		c->parents_alloc = c->parents_alloc ? 2 * c->parents_alloc : 4;
+		c->parents = xrealloc(c->parents,
+				      c->parents_alloc * sizeof(*c->parents));
+	}
+	c->parents[c->nparents++] = *id;
+}
+
+static int commit_from(struct rw *rw, struct branch *b, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct target t;
+
+	if (cmd->from.kind == STREAM_REF_NONE)
+		return 0;
+	if (cmd->from.kind == STREAM_REF_NAME && buf_eq(&cmd->from.name, b->name))
+		return at_offset(rw, (err_set(e, ERR_STREAM,
+			"cannot create branch %s from itself", b->name), e));
+	if (resolve(rw, &cmd->from, &t, e) < 0)
+		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+	if (t.type != OBJ_COMMIT)
+		return at_offset(rw, (err_set(e, ERR_STREAM,
+			"'from' names a %s, not a commit", obj_type_name(t.type)), e));
+	ref_translate(&cmd->from, &t);
+	b->tip = t.oid;
+	b->tip_orig = t.orig;
+	b->has_tip_orig = t.has_orig;
+	b->tree = t.tree ? t.tree : tree_new_empty(rw->ts);
+	return 0;
+}
+
+static int commit_merges(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct target t;
+	size_t i;
+
+	for (i = 0; i < cmd->nmerges; i++) {
+		if (resolve(rw, &cmd->merges[i], &t, e) < 0) {
+			if (e->kind != ERR_IO)
+				return at_offset(rw, e);
+			return ids_lost(rw, e);
+		}
+		if (t.type != OBJ_COMMIT || oid_is_null(&t.oid))
+			return at_offset(rw, (err_set(e, ERR_STREAM,
+				"'merge' does not name a commit"), e));
+		ref_translate(&cmd->merges[i], &t);
+		add_parent(&rw->cur, &t.oid);
+	}
+	return 0;
+}
+
+static int do_commit(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct cur_commit *c = &rw->cur;
+	struct branch *b = branch_get(rw, &cmd->ref, 1);
+
+	c->active = 1;
+	c->branch = b;
+	c->nparents = 0;
+	c->mark = cmd->mark;
+	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
+		return at_offset(rw, e);
+	if (!rw->no_ids && commit_from(rw, b, e) < 0)
+		return -1;
+	if (!rw->no_ids && !oid_is_null(&b->tip))
+		add_parent(c, &b->tip);
+	if (!rw->no_ids && commit_merges(rw, e) < 0)
+		return -1;
+	c->root = b->tree;
+	c->has_author = cmd->has_author;
+	c->has_encoding = cmd->has_encoding;
+	if (buf_set(&c->author, cmd->author.ptr, cmd->author.len) < 0 ||
+	    buf_set(&c->committer, cmd->committer.ptr, cmd->committer.len) < 0 ||
+	    buf_set(&c->encoding, cmd->encoding.ptr, cmd->encoding.len) < 0 ||
+	    buf_set(&c->message, cmd->message.ptr, cmd->message.len) < 0)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "commit too large"), e));
+	return stream_write_cmd(rw->out, cmd, e);
+}
+
+/* The blob (or, for a gitlink, commit) id an M line's dataref names. */
+static int modify_id(struct rw *rw, struct oid *id, struct err *e)
+{
+	struct stream_ref *d = &rw->cmd.dataref;
+	struct mark_ent *m;
+
+	switch (d->kind) {
+	case STREAM_REF_MARK:
+		m = mark_get(rw, d->mark);
+		if (!m)
+			return err_set(e, ERR_STREAM, "mark :%llu was never defined",
+				       (unsigned long long)d->mark);
+		*id = m->oid;
+		return 0;
+	case STREAM_REF_OID:
+		if (oid_from_hex(id, d->name.ptr, d->name.len) < 0)
+			return err_set(e, ERR_STREAM,
+				       "'%s' is not a sha1 object id", d->name.ptr);
+		return 0;
+	default:
+		return err_set(e, ERR_STREAM,
+			       "expected a mark, an object id or 'inline'");
+	}
+}
+
+static int do_modify(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct oid id;
+
+	if (cmd->dataref.kind == STREAM_REF_INLINE) {
+		if (copy_data(rw, &id, e) < 0)
+			return -1;
+	} else {
+		if (!rw->no_ids && modify_id(rw, &id, e) < 0)
+			return at_offset(rw, e);
+		if (stream_write_cmd(rw->out, cmd, e) < 0)
+			return -1;
+	}
+	if (rw->no_ids)
+		return 0;
+	if (tree_set(rw->ts, &rw->cur.root, cmd->path.ptr, cmd->path.len,
+		     cmd->mode, &id, e) < 0)
+		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+	return 0;
+}
+
+static int do_change(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	int r = 0;
+
+	if (cmd->kind == STREAM_MODIFY)
+		return do_modify(rw, e);
+	if (cmd->kind == STREAM_NOTEMODIFY)
+		return at_offset(rw, (err_set(e, ERR_STREAM,
+			"'N' (notemodify) is not supported yet"), e));
+	if (!rw->no_ids) {
+		if (cmd->kind == STREAM_DELETE)
+			r = tree_remove(rw->ts, &rw->cur.root, cmd->path.ptr,
+					cmd->path.len, e);
+		else if (cmd->kind == STREAM_COPY || cmd->kind == STREAM_RENAME)
+			r = tree_copy(rw->ts, &rw->cur.root, cmd->path.ptr,
+				      cmd->path.len, cmd->path2.ptr, cmd->path2.len,
+				      cmd->kind == STREAM_RENAME, e);
+		else if (cmd->kind == STREAM_DELETEALL)
+			rw->cur.root = tree_new_empty(rw->ts);
+		if (r < 0)
+			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+	}
+	return stream_write_cmd(rw->out, cmd, e);
+}
+
+/* fast-import stores an ident that starts with '<' (empty name) with a
+ * second space before it (FORMATS.md 2.2). */
+static int add_ident(struct buf *body, const char *key, const struct buf *v)
+{
+	return buf_printf(body, "%s %s%.*s\n", key, v->len && v->ptr[0] == '<' ? " " : "",
+			  (int)v->len, v->ptr);
+}
+
+static int commit_end(struct rw *rw, struct err *e)
+{
+	struct cur_commit *c = &rw->cur;
+	struct buf *body = &rw->scratch;
+	char hex[OID_HEX + 1];
+	struct oid tree, id;
+	struct mark_ent *m;
+	size_t i;
+	int r = 0;
+
+	c->active = 0;
+	if (rw->no_ids)
+		return stream_write_cmd(rw->out, &rw->cmd, e);
+	if (tree_hash(rw->ts, c->root, &tree, e) < 0)
+		return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->out, &rw->cmd, e);
+	buf_reset(body);
+	r |= buf_printf(body, "tree %s\n", oid_hex(&tree, hex));
+	for (i = 0; i < c->nparents; i++)
+		r |= buf_printf(body, "parent %s\n", oid_hex(&c->parents[i], hex));
+	r |= add_ident(body, "author", c->has_author ? &c->author : &c->committer);
+	r |= add_ident(body, "committer", &c->committer);
+	if (c->has_encoding)
+		r |= buf_printf(body, "encoding %.*s\n", (int)c->encoding.len,
+				c->encoding.ptr);
+	r |= buf_addch(body, '\n');
+	r |= buf_add(body, c->message.ptr, c->message.len);
+	if (r)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "commit too large"), e));
+	obj_hash_buf(rw->hash, OBJ_COMMIT, body->ptr, body->len, &id);
+
+	c->branch->tip = id;
+	c->branch->tip_orig = c->orig;
+	c->branch->has_tip_orig = c->has_orig;
+	c->branch->tree = c->root;
+	c->branch->deleted = 0;
+	if (c->mark) {
+		m = mark_set(rw, c->mark, OBJ_COMMIT, &id);
+		m->tree = c->root;
+		m->orig = c->orig;
+		m->has_orig = c->has_orig;
+	}
+	if (c->has_orig)
+		cmap_put(rw->cmap, &c->orig, &id);
+	tree_state_freeze(rw->ts);
+	return stream_write_cmd(rw->out, &rw->cmd, e);
+}
+
+/* ---- tags, resets, aliases ---- */
+
+static void tag_cancel(struct rw *rw, const char *name)
+{
+	struct tag_ent **p = &rw->tags, *t;
+
+	while ((t = *p)) {
+		if (!strcmp(t->name, name)) {
+			*p = t->next;
+			free(t->name);
+			free(t);
+		} else {
+			p = &t->next;
+		}
+	}
+	for (rw->tags_tail = &rw->tags; *rw->tags_tail;
+	     rw->tags_tail = &(*rw->tags_tail)->next)
+		;
+}
+
+/* The type of an object named by raw id, for a tag's "type" line. */
+static int outside_type(struct rw *rw, struct target *t, struct err *e)
+{
+	char hex[OID_HEX + 1];
+	struct oid got;
+	int r;
+
+	if (t->translated || t->type != OBJ_NONE)
+		return 0;
+	r = odb_read(rw->src, oid_hex(&t->orig, hex), &t->type, &got, NULL, e);
+	if (r == 0)
+		return err_set(e, ERR_IO, "object %s not in repository %s", hex,
+			       odb_name(rw->src));
+	return r < 0 ? -1 : 0;
+}
+
+static int tag_target(struct rw *rw, struct target *t, struct err *e)
+{
+	struct stream_ref *from = &rw->cmd.from;
+	struct oid id;
+
+	memset(t, 0, sizeof(*t));
+	if (from->kind == STREAM_REF_OID && !branch_get(rw, &from->name, 0) &&
+	    oid_from_hex(&id, from->name.ptr, from->name.len) == 0 &&
+	    !cmap_get(rw->cmap, &id)) {
+		/* any object type may be tagged: ask for its type only */
+		t->orig = t->oid = id;
+		t->has_orig = 1;
+		return outside_type(rw, t, e);
+	}
+	if (resolve(rw, from, t, e) < 0)
+		return -1;
+	if (oid_is_null(&t->oid))
+		return err_set(e, ERR_STREAM, "cannot tag an empty branch");
+	return 0;
+}
+
+static int do_tag(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct buf *body = &rw->scratch;
+	char hex[OID_HEX + 1];
+	struct tag_ent *tag;
+	struct mark_ent *m;
+	struct target t;
+	struct oid id, orig;
+	int has_orig, r = 0;
+
+	if (set_orig(rw, &orig, &has_orig, e) < 0)
+		return at_offset(rw, e);
+	if (rw->no_ids)
+		return stream_write_cmd(rw->out, cmd, e);
+	if (tag_target(rw, &t, e) < 0) {
+		if (e->kind != ERR_IO)
+			return at_offset(rw, e);
+		if (ids_lost(rw, e) < 0)
+			return -1;
+		return stream_write_cmd(rw->out, cmd, e);
+	}
+	ref_translate(&cmd->from, &t);
+	buf_reset(body);
+	r |= buf_printf(body, "object %s\ntype %s\ntag %.*s\n", oid_hex(&t.oid, hex),
+			obj_type_name(t.type), (int)cmd->ref.len, cmd->ref.ptr);
+	if (cmd->has_tagger)
+		r |= add_ident(body, "tagger", &cmd->tagger);
+	r |= buf_addch(body, '\n');
+	r |= buf_add(body, cmd->message.ptr, cmd->message.len);
+	if (r)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "tag too large"), e));
+	obj_hash_buf(rw->hash, OBJ_TAG, body->ptr, body->len, &id);
+	if (cmd->mark) {
+		m = mark_set(rw, cmd->mark, OBJ_TAG, &id);
+		m->orig = orig;
+		m->has_orig = has_orig;
+	}
+	tag = xcalloc(1, sizeof(*tag));
+	tag->name = xmemdup(cmd->ref.ptr, cmd->ref.len);
+	tag->oid = id;
+	tag->orig = orig;
+	tag->has_orig = has_orig;
+	*rw->tags_tail = tag;
+	rw->tags_tail = &tag->next;
+	return stream_write_cmd(rw->out, cmd, e);
+}
+
+static int do_reset(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct branch *b = branch_get(rw, &cmd->ref, 1);
+
+	branch_clear(rw, b);
+	b->deleted = 0;
+	if (!rw->no_ids && commit_from(rw, b, e) < 0)
+		return -1;
+	if (cmd->from.kind == STREAM_REF_OID && oid_is_null(&b->tip)) {
+		b->deleted = 1;
+		if (!strncmp(b->name, "refs/tags/", 10))
+			tag_cancel(rw, b->name + 10);
+	}
+	return stream_write_cmd(rw->out, cmd, e);
+}
+
+static int do_alias(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct mark_ent *m;
+	struct target t;
+
+	if (!rw->no_ids) {
+		if (resolve(rw, &cmd->from, &t, e) < 0) {
+			if (e->kind != ERR_IO)
+				return at_offset(rw, e);
+			if (ids_lost(rw, e) < 0)
+				return -1;
+		} else {
+			ref_translate(&cmd->from, &t);
+			m = mark_set(rw, cmd->mark, t.type, &t.oid);
+			m->tree = t.tree;
+			m->orig = t.orig;
+			m->has_orig = t.has_orig;
+		}
+	}
+	return stream_write_cmd(rw->out, cmd, e);
+}
+
+/* ---- the loop ---- */
+
+static int dispatch(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	int in_commit = rw->cur.active;
+
+	switch (cmd->kind) {
+	case STREAM_MODIFY: case STREAM_DELETE: case STREAM_COPY:
+	case STREAM_RENAME: case STREAM_DELETEALL: case STREAM_NOTEMODIFY:
+		return do_change(rw, e);
+	case STREAM_COMMIT_END:
+		return commit_end(rw, e);
+	case STREAM_LS: case STREAM_CAT_BLOB: case STREAM_COMMENT:
+		return stream_write_cmd(rw->out, cmd, e);
+	default:
+		break;
+	}
+	if (in_commit)
+		return at_offset(rw, (err_set(e, ERR_STREAM,
+			"commit not ended before the next command"), e));
+	switch (cmd->kind) {
+	case STREAM_BLOB:
+		return do_blob(rw, e);
+	case STREAM_COMMIT:
+		return do_commit(rw, e);
+	case STREAM_TAG:
+		return do_tag(rw, e);
+	case STREAM_RESET:
+		return do_reset(rw, e);
+	case STREAM_ALIAS:
+		return do_alias(rw, e);
+	case STREAM_FEATURE:
+		/* ours is written first; a second one would be redundant */
+		if (buf_eq(&cmd->text, "done"))
+			return 0;
+		return stream_write_cmd(rw->out, cmd, e);
+	default:
+		return stream_write_cmd(rw->out, cmd, e);
+	}
+}
+
+/* ---- the files left behind ---- */
+
+struct ref_line {
+	char *name;
+	struct oid old, new;
+	UT_hash_handle hh;
+};
+
+static void ref_put(struct ref_line **all, const char *name,
+		    const struct oid *old, const struct oid *new)
+{
+	struct ref_line *r;
+
+	HASH_FIND_STR(*all, name, r);
+	if (!r) {
+		r = xcalloc(1, sizeof(*r));
+		r->name = xstrdup(name);
+		HASH_ADD_KEYPTR(hh, *all, r->name, strlen(r->name), r);
+	}
+	r->old = *old;
+	r->new = *new;
+}
+
+static int ref_by_name(struct ref_line *a, struct ref_line *b)
+{
+	return strcmp(a->name, b->name);
+}
+
+/* Refs as fast-import leaves them: branches, then tags over them. */
+static void format_ref_map(struct rw *rw, struct buf *out)
+{
+	struct ref_line *all = NULL, *r, *tmp;
+	struct branch *b, *bt;
+	struct tag_ent *t;
+	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+
+	HASH_ITER(hh, rw->branches, b, bt)
+		if (!oid_is_null(&b->tip))
+			ref_put(&all, b->name, b->has_tip_orig ? &b->tip_orig : &oid_null,
+				&b->tip);
+	for (t = rw->tags; t; t = t->next) {
+		buf_reset(&name);
+		buf_printf(&name, "refs/tags/%s", t->name);
+		ref_put(&all, name.ptr, t->has_orig ? &t->orig : &oid_null, &t->oid);
+	}
+	HASH_SORT(all, ref_by_name);
+	HASH_ITER(hh, all, r, tmp) {
+		buf_printf(out, "%s %s %s\n", oid_hex(&r->old, h1),
+			   oid_hex(&r->new, h2), r->name);
+		HASH_DEL(all, r);
+		free(r->name);
+		free(r);
+	}
+	buf_release(&name);
+}
+
+static int mark_by_num(struct mark_ent *a, struct mark_ent *b)
+{
+	return a->mark < b->mark ? -1 : a->mark > b->mark;
+}
+
+static void format_marks(struct rw *rw, struct buf *out)
+{
+	struct mark_ent *m, *tmp;
+	char hex[OID_HEX + 1];
+
+	HASH_SORT(rw->marks, mark_by_num);
+	HASH_ITER(hh, rw->marks, m, tmp)
+		buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
+			   oid_hex(&m->oid, hex));
+}
+
+enum { OUT_CMAP, OUT_REFMAP, OUT_MARKS, OUT_N };
+
+/* Writes every requested file to a temp name; commit_outputs renames. */
+static int prepare_outputs(struct rw *rw, char *tmp[OUT_N], struct err *e)
+{
+	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
+				    rw->opt->export_marks };
+	struct buf data = BUF_INIT(SIZE_MAX / 2);
+	enum cmap_format fmt = CMAP_FILTER_REPO;
+	int i, r = 0;
+
+	if (rw->opt->commit_map_format)
+		cmap_format_parse(rw->opt->commit_map_format, &fmt);
+	for (i = 0; i < OUT_N && r == 0; i++) {
+		if (!path[i])
+			continue;
+		buf_reset(&data);
+		if (i == OUT_CMAP)
+			cmap_format(rw->cmap, fmt, &data);
+		else if (i == OUT_REFMAP)
+			format_ref_map(rw, &data);
+		else
+			format_marks(rw, &data);
+		r = rw_atomic_prepare(path[i], &data, &tmp[i], e);
+	}
+	buf_release(&data);
+	return r;
+}
+
+static int commit_outputs(struct rw *rw, char *tmp[OUT_N], struct err *e)
+{
+	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
+				    rw->opt->export_marks };
+	int i, r = 0;
+
+	for (i = 0; i < OUT_N; i++) {
+		if (tmp[i] && r == 0)
+			r = rw_atomic_commit(tmp[i], path[i], e);
+		else if (tmp[i])
+			remove(tmp[i]);
+		free(tmp[i]);
+		tmp[i] = NULL;
+	}
+	return r;
+}
+
+static void drop_outputs(char *tmp[OUT_N])
+{
+	int i;
+
+	for (i = 0; i < OUT_N; i++) {
+		if (tmp[i])
+			remove(tmp[i]);
+		free(tmp[i]);
+		tmp[i] = NULL;
+	}
+}
+
+static void rw_release(struct rw *rw)
+{
+	struct mark_ent *m, *mt;
+	struct branch *b, *bt;
+	struct tag_ent *t, *tn;
+
+	HASH_ITER(hh, rw->marks, m, mt) {
+		HASH_DEL(rw->marks, m);
+		free(m);
+	}
+	HASH_ITER(hh, rw->branches, b, bt) {
+		HASH_DEL(rw->branches, b);
+		free(b->name);
+		free(b);
+	}
+	for (t = rw->tags; t; t = tn) {
+		tn = t->next;
+		free(t->name);
+		free(t);
+	}
+	buf_release(&rw->cur.author);
+	buf_release(&rw->cur.committer);
+	buf_release(&rw->cur.encoding);
+	buf_release(&rw->cur.message);
+	free(rw->cur.parents);
+	buf_release(&rw->scratch);
+	stream_cmd_release(&rw->cmd);
+	stream_reader_free(rw->in);
+	stream_writer_free(rw->out);
+	tree_state_free(rw->ts);
+	if (rw->dst != rw->src)
+		odb_free(rw->dst);
+	odb_free(rw->src);
+	cmap_free(rw->cmap);
+	obj_hash_free(rw->hash);
+}
+
+static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
+		    int out_fd)
+{
+	memset(rw, 0, sizeof(*rw));
+	rw->opt = opt;
+	rw->in = stream_reader_new_fd(in_fd, input_name(rw));
+	rw->out = stream_writer_new_fd(out_fd, "<stdout>");
+	stream_cmd_init(&rw->cmd);
+	rw->tags_tail = &rw->tags;
+	rw->ts = tree_state_new(tree_loader, rw);
+	rw->src = odb_new(opt->source_repo);
+	rw->dst = opt->target_repo ? odb_new(opt->target_repo) : rw->src;
+	rw->cmap = cmap_new();
+	rw->hash = obj_hash_new();
+	buf_init(&rw->scratch, STREAM_MAX_TEXT + 4096);
+	buf_init(&rw->cur.author, STREAM_MAX_LINE);
+	buf_init(&rw->cur.committer, STREAM_MAX_LINE);
+	buf_init(&rw->cur.encoding, STREAM_MAX_LINE);
+	buf_init(&rw->cur.message, STREAM_MAX_TEXT);
+	rw->want_ids = opt->commit_map || opt->ref_map || opt->export_marks;
+}
+
+static int run(struct rw *rw, struct err *e)
+{
+	static const char feature_done[] = "feature done\n";
+	int r;
+
+	if (rw->opt->commit_map && cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
+		return -1;
+	if (stream_write_raw(rw->out, feature_done, sizeof(feature_done) - 1, e) < 0)
+		return -1;
+	while ((r = stream_reader_next(rw->in, &rw->cmd, e)) > 0)
+		if (dispatch(rw, e) < 0)
+			return -1;
+	if (r < 0)
+		return -1;
+	if (rw->cur.active)
+		return err_set(e, ERR_STREAM, "stream %s: ended inside a commit",
+			       input_name(rw));
+	return 0;
+}
+
+int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
+	      struct err *e)
+{
+	static const char done[] = "done\n";
+	char *tmp[OUT_N] = { NULL, NULL, NULL };
+	struct rw rw;
+	int r;
+
+	if (opt->commit_map_format) {
+		enum cmap_format f;
+		if (cmap_format_parse(opt->commit_map_format, &f) < 0)
+			return err_set(e, ERR_USAGE,
+				       "--commit-map-format: expected filter-repo, "
+				       "lfs or bfg, got '%s'", opt->commit_map_format);
+	}
+	rw_init(&rw, opt, in_fd, out_fd);
+	r = run(&rw, e);
+	if (r == 0 && rw.want_ids && rw.no_ids)
+		r = err_set(e, ERR_IO, "object ids could not be computed");
+	if (r == 0)
+		r = prepare_outputs(&rw, tmp, e);
+	/* `done` last: fast-import commits nothing unless we got here */
+	if (r == 0)
+		r = stream_write_raw(rw.out, done, sizeof(done) - 1, e);
+	if (r == 0)
+		r = stream_writer_flush(rw.out, e);
+	if (r == 0)
+		r = commit_outputs(&rw, tmp, e);
+	else
+		drop_outputs(tmp);
+	rw_release(&rw);
+	return r;
+}

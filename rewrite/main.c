@@ -1,0 +1,125 @@
+/*
+ * main.c - the command line: option parsing, usage, and the one place
+ * that turns an error into a message and an exit status.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rewrite.h"
+
+static const char usage_text[] =
+"usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
+"\n"
+"Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
+"new id of every object it writes, so the old->new commit map exists even\n"
+"in a pipe:\n"
+"\n"
+"  git fast-export --all --show-original-ids --signed-tags=verbatim \\\n"
+"      --reencode=no --mark-tags | migrate --commit-map MAP | git fast-import\n"
+"\n"
+"Options:\n"
+"  --rules FILE            the rule file (what moves, splits or drops)\n"
+"  --store DIR             where LFS objects go (default <git-dir>/lfs/objects)\n"
+"  --commit-map FILE       write the old->new commit map; an existing file is\n"
+"                          loaded first (raw ids it knows are translated) and\n"
+"                          extended: that continues an earlier run\n"
+"  --commit-map-format F   filter-repo (default: header, every commit),\n"
+"                          lfs (old,new CSV, changed commits), bfg (old new,\n"
+"                          sorted)\n"
+"  --ref-map FILE          write '<old> <new> <ref>' for every ref set\n"
+"  --export-marks FILE     write ':<mark> <id>' for every mark written, as\n"
+"                          git fast-import --export-marks would\n"
+"  --source-repo DIR       repository holding commits the stream names by id\n"
+"                          (default: the current directory's)\n"
+"  --target-repo DIR       repository holding the new commits of an earlier\n"
+"                          run (default: the source repository)\n"
+"  -q, --quiet             no warnings\n"
+"  -h, --help              this text\n"
+"\n"
+"The output starts with 'feature done' and ends with 'done' only when the\n"
+"whole run succeeded, so git fast-import commits nothing from a failed run;\n"
+"the map files are then left as they were.\n"
+"\n"
+"Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
+"3 I/O, store or repository failure.\n";
+
+enum {
+	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
+	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
+};
+
+static const struct option long_options[] = {
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "commit-map", required_argument, NULL, OPT_COMMIT_MAP },
+	{ "commit-map-format", required_argument, NULL, OPT_COMMIT_MAP_FORMAT },
+	{ "ref-map", required_argument, NULL, OPT_REF_MAP },
+	{ "export-marks", required_argument, NULL, OPT_EXPORT_MARKS },
+	{ "source-repo", required_argument, NULL, OPT_SOURCE_REPO },
+	{ "target-repo", required_argument, NULL, OPT_TARGET_REPO },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_options(int argc, char **argv, struct rw_options *opt,
+			 struct err *e)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "qh", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_RULES: opt->rules = optarg; break;
+		case OPT_STORE: opt->store = optarg; break;
+		case OPT_COMMIT_MAP: opt->commit_map = optarg; break;
+		case OPT_COMMIT_MAP_FORMAT: opt->commit_map_format = optarg; break;
+		case OPT_REF_MAP: opt->ref_map = optarg; break;
+		case OPT_EXPORT_MARKS: opt->export_marks = optarg; break;
+		case OPT_SOURCE_REPO: opt->source_repo = optarg; break;
+		case OPT_TARGET_REPO: opt->target_repo = optarg; break;
+		case 'q': opt->quiet = 1; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case ':':
+			return err_set(e, ERR_USAGE, "option '%s' needs a value",
+				       argv[optind - 1]);
+		default:
+			return err_set(e, ERR_USAGE, "unknown option '%s'",
+				       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return err_set(e, ERR_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (opt->rules)
+		return err_set(e, ERR_USAGE, "--rules: rule files are not supported yet");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rw_options opt = { 0 };
+	struct err e = ERR_INIT;
+
+	/* a closed pipe is an error we report, not a silent death */
+	signal(SIGPIPE, SIG_IGN);
+	opt.input_name = "<stdin>";
+	if (parse_options(argc, argv, &opt, &e) < 0) {
+		fprintf(stderr, "migrate: %s\n(see migrate --help)\n", e.msg);
+		return e.kind;
+	}
+	if (isatty(0)) {
+		fprintf(stderr, "migrate: reading a fast-export stream from a "
+				"terminal; see migrate --help\n");
+	}
+	if (rw_filter(&opt, 0, 1, &e) < 0) {
+		fprintf(stderr, "migrate: error: %s\n", e.msg);
+		return e.kind ? e.kind : 3;
+	}
+	return 0;
+}

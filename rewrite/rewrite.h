@@ -1,0 +1,33 @@
+/*
+ * rewrite.h - the engine: reads a fast-export stream, applies the rules,
+ * writes the fast-import stream, computes the id of every object it
+ * writes, and leaves the commit map, ref map and marks behind.
+ */
+#ifndef MIGRATE_REWRITE_H
+#define MIGRATE_REWRITE_H
+
+#include "../common/common.h"
+
+struct rw_options {
+	const char *rules;		/* rule file, or NULL */
+	const char *store;		/* LFS store directory */
+	const char *commit_map;		/* loaded if present, then extended */
+	const char *commit_map_format;	/* filter-repo (default), lfs, bfg */
+	const char *ref_map;
+	const char *export_marks;
+	const char *source_repo;	/* NULL: the current directory's */
+	const char *target_repo;	/* NULL: same as source */
+	const char *input_name;		/* for messages: "<stdin>" */
+	int quiet;
+};
+
+/*
+ * Filters in_fd into out_fd. Returns 0, or -1 with e set (its kind is the
+ * exit status). The output starts with `feature done` and ends with
+ * `done` only when everything succeeded, so fast-import never commits a
+ * partial stream; the maps are renamed into place only then too.
+ */
+int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
+	      struct err *e);
+
+#endif
