@@ -1,0 +1,231 @@
+/*
+ * test_tree.c - the in-stream tree state against git itself: the same
+ * sequence of changes is applied to rewrite/tree.c and to a real git
+ * index, and every tree id must equal `git write-tree`'s.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rewrite/oid.h"
+#include "rewrite/tree.h"
+
+static char repo[] = "/tmp/migrate-test-tree-XXXXXX";
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void sh_out(char *out, size_t n, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	FILE *p;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(out, (int)n, p));
+	assert_int_equal(pclose(p), 0);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* A blob in the repository, so write-tree accepts it. */
+static void blob(const char *content, struct oid *id)
+{
+	char hex[128];
+
+	sh_out(hex, sizeof(hex), "printf '%%s' '%s' | git -C %s hash-object -w --stdin",
+	       content, repo);
+	assert_int_equal(oid_from_hex(id, hex, strlen(hex)), 0);
+}
+
+static void expect_write_tree(struct tree_state *ts, struct tnode *root)
+{
+	char want[128], got[OID_HEX + 1];
+	struct err e = ERR_INIT;
+	struct oid id;
+
+	sh_out(want, sizeof(want), "git -C %s write-tree", repo);
+	assert_int_equal(tree_hash(ts, root, &id, &e), 0);
+	assert_string_equal(oid_hex(&id, got), want);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(repo));
+	sh("git init -q %s", repo);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sh("rm -rf %s", repo);
+	return 0;
+}
+
+static void add(struct tree_state *ts, struct tnode **root, const char *path,
+		uint32_t mode, const struct oid *id)
+{
+	char hex[OID_HEX + 1];
+	struct err e = ERR_INIT;
+
+	assert_int_equal(tree_set(ts, root, path, strlen(path), mode, id, &e), 0);
+	sh("git -C %s update-index --add --replace --cacheinfo '%o,%s,%s'", repo,
+	   tree_mode_normalize(mode), oid_hex(id, hex), path);
+}
+
+static void del(struct tree_state *ts, struct tnode **root, const char *path)
+{
+	struct err e = ERR_INIT;
+
+	assert_true(tree_remove(ts, root, path, strlen(path), &e) >= 0);
+	/* D of a directory removes everything below it */
+	sh("git -C %s ls-files -z -- '%s' | xargs -0 -r git -C %s "
+	   "update-index --force-remove --", repo, path, repo);
+}
+
+/* FORMATS.md 6.2: bar (gitlink) < bar- (tree) < bar.c < foo-bar < foo.c
+ * < foo (tree) < foo0. */
+static void test_order(void **state)
+{
+	struct tree_state *ts = tree_state_new(NULL, NULL);
+	struct tnode *root = tree_new_empty(ts);
+	struct oid a, commit;
+
+	(void)state;
+	blob("a", &a);
+	oid_from_hex(&commit, "1234567890abcdef1234567890abcdef12345678", 40);
+	add(ts, &root, "foo0", 0644, &a);
+	add(ts, &root, "foo/y", 0100755, &a);
+	add(ts, &root, "foo.c", 0100644, &a);
+	add(ts, &root, "foo-bar", 0120000, &a);
+	add(ts, &root, "bar.c", 0100644, &a);
+	add(ts, &root, "bar-/x", 0100644, &a);
+	add(ts, &root, "bar", 0160000, &commit);
+	expect_write_tree(ts, root);
+	del(ts, &root, "bar");
+	del(ts, &root, "foo/y"); /* prunes foo/ */
+	expect_write_tree(ts, root);
+	tree_state_free(ts);
+}
+
+/* Random changes over a small path universe with files turning into
+ * directories and back; old generations must not change. */
+static void test_random_against_index(void **state)
+{
+	static const char *paths[] = { "a", "a/b", "a/b/c", "a-b", "a.c", "a/x",
+				       "b/a", "b", "b/c/d", "c d/e", "z" };
+	const size_t np = sizeof(paths) / sizeof(paths[0]);
+	struct tree_state *ts = tree_state_new(NULL, NULL);
+	struct tnode *root = tree_new_empty(ts), *frozen;
+	struct oid blobs[3], before, after;
+	struct err e = ERR_INIT;
+	unsigned seed = 7;
+	int i;
+
+	(void)state;
+	sh("git -C %s read-tree --empty", repo);
+	blob("one", &blobs[0]);
+	blob("two", &blobs[1]);
+	blob("three", &blobs[2]);
+	for (i = 0; i < 120; i++) {
+		const char *p;
+		seed = seed * 1103515245u + 12345u;
+		p = paths[(seed >> 8) % np];
+		if ((seed >> 4) % 3 == 0) {
+			del(ts, &root, p);
+		} else {
+			/* --replace drops entries in the way, as fast-import does */
+			add(ts, &root, p, (seed >> 12) % 2 ? 0100644 : 0100755,
+			    &blobs[(seed >> 16) % 3]);
+		}
+		expect_write_tree(ts, root);
+		if (i % 10 == 0) {
+			/* a generation ends: the frozen tree must keep its id */
+			assert_int_equal(tree_hash(ts, root, &before, &e), 0);
+			frozen = root;
+			tree_state_freeze(ts);
+			add(ts, &root, "new/file", 0100644, &blobs[0]);
+			assert_int_equal(tree_hash(ts, frozen, &after, &e), 0);
+			assert_true(oid_eq(&before, &after));
+			del(ts, &root, "new/file");
+		}
+	}
+	tree_state_free(ts);
+}
+
+static void test_copy_directory_snapshot(void **state)
+{
+	struct tree_state *ts = tree_state_new(NULL, NULL);
+	struct tnode *root = tree_new_empty(ts);
+	struct err e = ERR_INIT;
+	struct oid a, b;
+
+	(void)state;
+	sh("git -C %s read-tree --empty", repo);
+	blob("a", &a);
+	blob("b", &b);
+	add(ts, &root, "d/x", 0100644, &a);
+	assert_int_equal(tree_copy(ts, &root, "d", 1, "e", 1, 0, &e), 0);
+	sh("git -C %s update-index --add --cacheinfo 100644,$(git -C %s rev-parse :d/x),e/x",
+	   repo, repo);
+	/* changing the source after the copy must not reach the copy */
+	add(ts, &root, "d/x", 0100644, &b);
+	expect_write_tree(ts, root);
+	assert_int_equal(tree_copy(ts, &root, "d", 1, "f/g", 3, 1, &e), 0);
+	sh("git -C %s update-index --add --cacheinfo 100644,$(git -C %s rev-parse :d/x),f/g/x",
+	   repo, repo);
+	sh("git -C %s update-index --force-remove d/x", repo);
+	expect_write_tree(ts, root);
+	assert_int_equal(tree_copy(ts, &root, "nope", 4, "x", 1, 0, &e), -1);
+	assert_non_null(strstr(e.msg, "not in branch"));
+	tree_state_free(ts);
+}
+
+static void test_bad_paths(void **state)
+{
+	static const char *bad[] = { "a//b", "/a", "a/", "a/../b", ".", "a/./b" };
+	struct tree_state *ts = tree_state_new(NULL, NULL);
+	struct tnode *root = tree_new_empty(ts);
+	struct oid a = oid_empty_tree;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct err e = ERR_INIT;
+		assert_int_equal(tree_set(ts, &root, bad[i], strlen(bad[i]),
+					  0100644, &a, &e), -1);
+		assert_int_equal(e.kind, ERR_STREAM);
+	}
+	tree_state_free(ts);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_random_against_index),
+		cmocka_unit_test(test_copy_directory_snapshot),
+		cmocka_unit_test(test_bad_paths),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
