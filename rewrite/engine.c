@@ -33,6 +33,7 @@ struct branch {
 	int has_tip_orig;
 	struct tnode *tree;
 	int deleted;		/* reset ... from 000...: delete the ref */
+	uint64_t num_notes;	/* notes added with N, as fast-import counts */
 	UT_hash_handle hh;
 };
 
@@ -65,6 +66,7 @@ struct cur_commit {
 	struct oid *parents;
 	size_t nparents, parents_alloc;
 	struct tnode *root;
+	unsigned char fanout;	/* notes fanout when the commit began */
 };
 
 struct rw {
@@ -190,6 +192,16 @@ static void branch_clear(struct rw *rw, struct branch *b)
 	b->tip = oid_null;
 	b->has_tip_orig = 0;
 	b->tree = tree_new_empty(rw->ts);
+}
+
+/* fast-import's notes fanout: one level per byte of the count. */
+static unsigned char notes_fanout(uint64_t n)
+{
+	unsigned char f = 0;
+
+	while ((n >>= 8))
+		f++;
+	return f;
 }
 
 /* ---- resolving commit-ish and datarefs ---- */
@@ -445,6 +457,7 @@ static int do_commit(struct rw *rw, struct err *e)
 	if (!rw->no_ids && commit_merges(rw, e) < 0)
 		return -1;
 	c->root = b->tree;
+	c->fanout = notes_fanout(b->num_notes);
 	c->has_author = cmd->has_author;
 	c->has_encoding = cmd->has_encoding;
 	if (buf_set(&c->author, cmd->author.ptr, cmd->author.len) < 0 ||
@@ -502,6 +515,8 @@ static int do_modify(struct rw *rw, struct err *e)
 	return 0;
 }
 
+static int do_note(struct rw *rw, struct err *e);
+
 static int do_change(struct rw *rw, struct err *e)
 {
 	struct stream_cmd *cmd = &rw->cmd;
@@ -510,8 +525,7 @@ static int do_change(struct rw *rw, struct err *e)
 	if (cmd->kind == STREAM_MODIFY)
 		return do_modify(rw, e);
 	if (cmd->kind == STREAM_NOTEMODIFY)
-		return at_offset(rw, (err_set(e, ERR_STREAM,
-			"'N' (notemodify) is not supported yet"), e));
+		return do_note(rw, e);
 	if (!rw->no_ids) {
 		if (cmd->kind == STREAM_DELETE)
 			r = tree_remove(rw->ts, &rw->cur.root, cmd->path.ptr,
@@ -520,12 +534,162 @@ static int do_change(struct rw *rw, struct err *e)
 			r = tree_copy(rw->ts, &rw->cur.root, cmd->path.ptr,
 				      cmd->path.len, cmd->path2.ptr, cmd->path2.len,
 				      cmd->kind == STREAM_RENAME, e);
-		else if (cmd->kind == STREAM_DELETEALL)
+		else if (cmd->kind == STREAM_DELETEALL) {
 			rw->cur.root = tree_new_empty(rw->ts);
+			rw->cur.branch->num_notes = 0;
+		}
 		if (r < 0)
 			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
 	}
 	return stream_write_cmd(rw->out, cmd, e);
+}
+
+/* ---- notes (N), with fast-import's fanout (FORMATS.md 6.5) ---- */
+
+static void note_path(const struct oid *commit, unsigned char fanout,
+		      struct buf *out)
+{
+	char hex[OID_HEX + 1];
+	unsigned char i;
+
+	oid_hex(commit, hex);
+	buf_reset(out);
+	for (i = 0; i < fanout; i++) {
+		buf_add(out, hex + 2 * i, 2);
+		buf_addch(out, '/');
+	}
+	buf_add(out, hex + 2 * fanout, OID_HEX - 2u * fanout);
+}
+
+struct note_ent {
+	struct buf path;
+	uint32_t mode;
+	struct oid id, commit;
+};
+
+struct note_list {
+	struct note_ent *v;
+	size_t n, alloc;
+};
+
+/* A path is a note when its components all have even length and spell
+ * 40 hex digits together (fast-import's do_change_note_fanout). */
+static int collect_note(void *ctx, const char *path, size_t len, uint32_t mode,
+			const struct oid *id)
+{
+	struct note_list *l = ctx;
+	char hex[OID_HEX];
+	size_t i, n = 0, comp = 0;
+	struct note_ent *ne;
+
+	for (i = 0; i <= len; i++) {
+		if (i == len || path[i] == '/') {
+			if (comp % 2)
+				return 0;
+			comp = 0;
+			continue;
+		}
+		if (n == OID_HEX)
+			return 0;
+		hex[n++] = path[i];
+		comp++;
+	}
+	if (n != OID_HEX)
+		return 0;
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 16;
+		l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
+	}
+	ne = &l->v[l->n];
+	if (oid_from_hex(&ne->commit, hex, OID_HEX) < 0)
+		return 0;
+	buf_init(&ne->path, STREAM_MAX_LINE);
+	buf_add(&ne->path, path, len);
+	ne->mode = mode;
+	ne->id = *id;
+	l->n++;
+	return 0;
+}
+
+/* Counts the notes of root (fanout 0xff) or moves them all to their path
+ * at fanout. Returns the count, or -1 with e set. */
+static int64_t change_fanout(struct rw *rw, struct tnode **root,
+			     unsigned char fanout, struct err *e)
+{
+	struct note_list l = { NULL, 0, 0 };
+	struct buf path = BUF_INIT(STREAM_MAX_LINE);
+	int64_t ret;
+	size_t i;
+
+	ret = tree_walk(rw->ts, *root, collect_note, &l, e) < 0 ? -1 : (int64_t)l.n;
+	for (i = 0; i < l.n; i++) {
+		struct note_ent *ne = &l.v[i];
+		if (ret >= 0 && fanout != 0xff) {
+			note_path(&ne->commit, fanout, &path);
+			if (!buf_eq(&path, ne->path.ptr) &&
+			    (tree_remove(rw->ts, root, ne->path.ptr, ne->path.len, e) < 0 ||
+			     tree_set(rw->ts, root, path.ptr, path.len, ne->mode,
+				      &ne->id, e) < 0))
+				ret = -1;
+		}
+		buf_release(&ne->path);
+	}
+	free(l.v);
+	buf_release(&path);
+	return ret;
+}
+
+static int note_blob(struct rw *rw, struct oid *id, struct err *e)
+{
+	struct stream_ref *d = &rw->cmd.dataref;
+
+	if (d->kind == STREAM_REF_INLINE)
+		return copy_data(rw, id, e);
+	if (modify_id(rw, id, e) < 0)
+		return at_offset(rw, e);
+	return stream_write_cmd(rw->out, &rw->cmd, e);
+}
+
+static int do_note(struct rw *rw, struct err *e)
+{
+	struct cur_commit *c = &rw->cur;
+	struct branch *b = c->branch;
+	struct buf path = BUF_INIT(STREAM_MAX_LINE);
+	struct target t;
+	struct oid id;
+	int64_t n;
+	int r;
+
+	if (rw->no_ids)
+		return note_blob(rw, &id, e);
+	if (b->num_notes == 0 && c->fanout == 0) {
+		if ((n = change_fanout(rw, &c->root, 0xff, e)) < 0)
+			return ids_lost(rw, e) < 0 ? -1 : note_blob(rw, &id, e);
+		b->num_notes = (uint64_t)n;
+		c->fanout = notes_fanout(b->num_notes);
+	}
+	if (resolve(rw, &rw->cmd.from, &t, e) < 0) {
+		if (e->kind != ERR_IO)
+			return at_offset(rw, e);
+		return ids_lost(rw, e) < 0 ? -1 : note_blob(rw, &id, e);
+	}
+	ref_translate(&rw->cmd.from, &t);
+	if (note_blob(rw, &id, e) < 0)
+		return -1;
+	note_path(&t.oid, c->fanout, &path);
+	r = tree_remove(rw->ts, &c->root, path.ptr, path.len, e);
+	if (r > 0)
+		b->num_notes--;
+	if (r >= 0 && !oid_is_null(&id)) {
+		b->num_notes++;
+		note_path(&t.oid, notes_fanout(b->num_notes), &path);
+		r = tree_set(rw->ts, &c->root, path.ptr, path.len, TREE_MODE_FILE,
+			     &id, e);
+	}
+	buf_release(&path);
+	if (r < 0)
+		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+	return 0;
 }
 
 /* fast-import stores an ident that starts with '<' (empty name) with a
@@ -549,6 +713,13 @@ static int commit_end(struct rw *rw, struct err *e)
 	c->active = 0;
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, &rw->cmd, e);
+	if (notes_fanout(c->branch->num_notes) != c->fanout) {
+		int64_t n = change_fanout(rw, &c->root,
+					  notes_fanout(c->branch->num_notes), e);
+		if (n < 0)
+			return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->out, &rw->cmd, e);
+		c->branch->num_notes = (uint64_t)n;
+	}
 	if (tree_hash(rw->ts, c->root, &tree, e) < 0)
 		return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->out, &rw->cmd, e);
 	buf_reset(body);
