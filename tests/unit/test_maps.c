@@ -1,0 +1,141 @@
+/* test_maps.c - commit map formats, loading and atomic writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rewrite/maps.h"
+
+static char dir[] = "/tmp/migrate-test-maps-XXXXXX";
+
+static void oid_n(struct oid *o, unsigned char n)
+{
+	memset(o->hash, n, OID_RAW);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_formats(void **state)
+{
+	struct cmap *m = cmap_new();
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT);
+	struct oid a, b, c;
+
+	(void)state;
+	oid_n(&a, 0xbb);
+	oid_n(&b, 0xaa);
+	oid_n(&c, 0xcc);
+	cmap_put(m, &a, &c);	/* changed */
+	cmap_put(m, &b, &b);	/* unchanged */
+	assert_int_equal(cmap_format(m, CMAP_FILTER_REPO, &out), 0);
+	assert_string_equal(out.ptr,
+		"old                                      new\n"
+		"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccccccccccccccccccccccccccccccccccc\n"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+	buf_reset(&out);
+	assert_int_equal(cmap_format(m, CMAP_LFS, &out), 0);
+	assert_string_equal(out.ptr,
+		"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,cccccccccccccccccccccccccccccccccccccccc\n");
+	buf_reset(&out);
+	assert_int_equal(cmap_format(m, CMAP_BFG, &out), 0);
+	assert_string_equal(out.ptr,
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+		"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccccccccccccccccccccccccccccccccccc\n");
+	buf_release(&out);
+	cmap_free(m);
+}
+
+static void test_load_roundtrip_and_errors(void **state)
+{
+	struct cmap *m = cmap_new();
+	struct err e = ERR_INIT;
+	char path[256];
+	struct oid a, c;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/map", dir);
+	write_file(path, "old                                      new\n"
+		   "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccccccccccccccccccccccccccccccccccc\n"
+		   "1111111111111111111111111111111111111111,2222222222222222222222222222222222222222\n");
+	assert_int_equal(cmap_load(m, path, &e), 0);
+	assert_int_equal(cmap_count(m), 2);
+	oid_n(&a, 0xbb);
+	oid_n(&c, 0xcc);
+	assert_non_null(cmap_get(m, &a));
+	assert_true(oid_eq(cmap_get(m, &a), &c));
+
+	write_file(path, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccccccccccccccccccccccccccccccccccc\n"
+		   "not a line\n");
+	assert_int_equal(cmap_load(m, path, &e), -1);
+	assert_non_null(strstr(e.msg, ":2:"));
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	assert_int_equal(cmap_load(m, path, &e), 0);
+	cmap_free(m);
+}
+
+static void test_atomic(void **state)
+{
+	struct buf data = BUF_INIT(BUF_MAX_DEFAULT);
+	struct err e = ERR_INIT;
+	char path[256], line[64];
+	char *tmp = NULL;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/out", dir);
+	write_file(path, "old\n");
+	buf_adds(&data, "new\n");
+	assert_int_equal(rw_atomic_prepare(path, &data, &tmp, &e), 0);
+	/* until committed, the old file is intact */
+	f = fopen(path, "r");
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "old\n");
+	assert_int_equal(rw_atomic_commit(tmp, path, &e), 0);
+	free(tmp);
+	f = fopen(path, "r");
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "new\n");
+	assert_int_equal(rw_atomic_prepare("/nonexistent-dir/x", &data, &tmp, &e), -1);
+	assert_int_equal(e.kind, ERR_IO);
+	assert_non_null(strstr(e.msg, "/nonexistent-dir/x"));
+	buf_release(&data);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_load_roundtrip_and_errors),
+		cmocka_unit_test(test_atomic),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
