@@ -8,84 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
-#include "../stream/stream.h"
-#include "maps.h"
-#include "odb.h"
-#include "oid.h"
-#include "tree.h"
-
-struct mark_ent {
-	uint64_t mark;
-	enum obj_type type;
-	struct oid oid;		/* as written */
-	struct oid orig;	/* original-oid, if has_orig */
-	int has_orig;
-	struct tnode *tree;	/* commits */
-	UT_hash_handle hh;
-};
-
-struct branch {
-	char *name;
-	struct oid tip;		/* null: no commit yet */
-	struct oid tip_orig;	/* what the tip was in the source */
-	int has_tip_orig;
-	struct tnode *tree;
-	int deleted;		/* reset ... from 000...: delete the ref */
-	uint64_t num_notes;	/* notes added with N, as fast-import counts */
-	UT_hash_handle hh;
-};
-
-struct tag_ent {
-	char *name;
-	struct oid oid, orig;
-	int has_orig;
-	struct tag_ent *next;
-};
-
-/* What a from/merge/to names, resolved. */
-struct target {
-	enum obj_type type;
-	struct oid oid;		/* new id */
-	struct oid orig;	/* source id, when known */
-	int has_orig;
-	struct tnode *tree;	/* commits, when wanted */
-	int translated;		/* a raw id the commit map replaced */
-};
-
-/* The commit being read, kept until its change list ends. */
-struct cur_commit {
-	int active;
-	struct branch *branch;
-	uint64_t mark;
-	struct oid orig;
-	int has_orig;
-	struct buf author, committer, encoding, message;
-	int has_author, has_encoding;
-	struct oid *parents;
-	size_t nparents, parents_alloc;
-	struct tnode *root;
-	unsigned char fanout;	/* notes fanout when the commit began */
-};
-
-struct rw {
-	const struct rw_options *opt;
-	struct stream_reader *in;
-	struct stream_writer *out;
-	struct stream_cmd cmd;
-	struct mark_ent *marks;
-	struct branch *branches;
-	struct tag_ent *tags, **tags_tail;
-	struct tree_state *ts;
-	struct odb *src, *dst;
-	struct cmap *cmap;
-	struct obj_hash *hash;
-	struct cur_commit cur;
-	struct buf scratch;
-	int want_ids;		/* a map or marks file was asked for */
-	int no_ids;		/* ids could not be followed any more */
-};
+#include "engine.h"
 
 static const char *input_name(const struct rw *rw)
 {
@@ -93,7 +17,7 @@ static const char *input_name(const struct rw *rw)
 }
 
 /* Adds the stream position to an error raised below the dispatcher. */
-static int at_offset(struct rw *rw, struct err *e)
+int at_offset(struct rw *rw, struct err *e)
 {
 	char msg[sizeof(e->msg)];
 
@@ -108,7 +32,7 @@ static int at_offset(struct rw *rw, struct err *e)
  * asked for, that is fatal; otherwise say once that ids stop here and go
  * on passing the stream through.
  */
-static int ids_lost(struct rw *rw, struct err *e)
+int ids_lost(struct rw *rw, struct err *e)
 {
 	if (rw->want_ids)
 		return at_offset(rw, e);
@@ -194,16 +118,6 @@ static void branch_clear(struct rw *rw, struct branch *b)
 	b->tree = tree_new_empty(rw->ts);
 }
 
-/* fast-import's notes fanout: one level per byte of the count. */
-static unsigned char notes_fanout(uint64_t n)
-{
-	unsigned char f = 0;
-
-	while ((n >>= 8))
-		f++;
-	return f;
-}
-
 /* ---- resolving commit-ish and datarefs ---- */
 
 /* Reads the commit `name` from db: its id and (lazily) its tree. */
@@ -235,7 +149,7 @@ static int read_commit(struct rw *rw, struct odb *db, const char *name,
  * repository. Returns 0, or -1 with e set; a failure to read an outside
  * object is an ERR_IO the caller may downgrade with ids_lost().
  */
-static int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
+int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 		   struct err *e)
 {
 	struct branch *b;
@@ -298,7 +212,7 @@ static int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 
 /* Rewrites a raw id the commit map translated, so the output names the
  * new commit. */
-static void ref_translate(struct stream_ref *ref, const struct target *t)
+void ref_translate(struct stream_ref *ref, const struct target *t)
 {
 	char hex[OID_HEX + 1];
 
@@ -313,7 +227,7 @@ static void ref_translate(struct stream_ref *ref, const struct target *t)
  * stream_write_data_begin), hashing it as a blob into *id. Delimited data
  * has no length up front, so it is collected first (bounded).
  */
-static int copy_data(struct rw *rw, struct oid *id, struct err *e)
+int copy_data(struct rw *rw, struct oid *id, struct err *e)
 {
 	const char *chunk;
 	size_t len;
@@ -469,7 +383,7 @@ static int do_commit(struct rw *rw, struct err *e)
 }
 
 /* The blob (or, for a gitlink, commit) id an M line's dataref names. */
-static int modify_id(struct rw *rw, struct oid *id, struct err *e)
+int modify_id(struct rw *rw, struct oid *id, struct err *e)
 {
 	struct stream_ref *d = &rw->cmd.dataref;
 	struct mark_ent *m;
@@ -515,8 +429,6 @@ static int do_modify(struct rw *rw, struct err *e)
 	return 0;
 }
 
-static int do_note(struct rw *rw, struct err *e);
-
 static int do_change(struct rw *rw, struct err *e)
 {
 	struct stream_cmd *cmd = &rw->cmd;
@@ -525,7 +437,7 @@ static int do_change(struct rw *rw, struct err *e)
 	if (cmd->kind == STREAM_MODIFY)
 		return do_modify(rw, e);
 	if (cmd->kind == STREAM_NOTEMODIFY)
-		return do_note(rw, e);
+		return notes_modify(rw, e);
 	if (!rw->no_ids) {
 		if (cmd->kind == STREAM_DELETE)
 			r = tree_remove(rw->ts, &rw->cur.root, cmd->path.ptr,
@@ -542,154 +454,6 @@ static int do_change(struct rw *rw, struct err *e)
 			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
 	}
 	return stream_write_cmd(rw->out, cmd, e);
-}
-
-/* ---- notes (N), with fast-import's fanout (FORMATS.md 6.5) ---- */
-
-static void note_path(const struct oid *commit, unsigned char fanout,
-		      struct buf *out)
-{
-	char hex[OID_HEX + 1];
-	unsigned char i;
-
-	oid_hex(commit, hex);
-	buf_reset(out);
-	for (i = 0; i < fanout; i++) {
-		buf_add(out, hex + 2 * i, 2);
-		buf_addch(out, '/');
-	}
-	buf_add(out, hex + 2 * fanout, OID_HEX - 2u * fanout);
-}
-
-struct note_ent {
-	struct buf path;
-	uint32_t mode;
-	struct oid id, commit;
-};
-
-struct note_list {
-	struct note_ent *v;
-	size_t n, alloc;
-};
-
-/* A path is a note when its components all have even length and spell
- * 40 hex digits together (fast-import's do_change_note_fanout). */
-static int collect_note(void *ctx, const char *path, size_t len, uint32_t mode,
-			const struct oid *id)
-{
-	struct note_list *l = ctx;
-	char hex[OID_HEX];
-	size_t i, n = 0, comp = 0;
-	struct note_ent *ne;
-
-	for (i = 0; i <= len; i++) {
-		if (i == len || path[i] == '/') {
-			if (comp % 2)
-				return 0;
-			comp = 0;
-			continue;
-		}
-		if (n == OID_HEX)
-			return 0;
-		hex[n++] = path[i];
-		comp++;
-	}
-	if (n != OID_HEX)
-		return 0;
-	if (l->n == l->alloc) {
-		l->alloc = l->alloc ? 2 * l->alloc : 16;
-		l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
-	}
-	ne = &l->v[l->n];
-	if (oid_from_hex(&ne->commit, hex, OID_HEX) < 0)
-		return 0;
-	buf_init(&ne->path, STREAM_MAX_LINE);
-	buf_add(&ne->path, path, len);
-	ne->mode = mode;
-	ne->id = *id;
-	l->n++;
-	return 0;
-}
-
-/* Counts the notes of root (fanout 0xff) or moves them all to their path
- * at fanout. Returns the count, or -1 with e set. */
-static int64_t change_fanout(struct rw *rw, struct tnode **root,
-			     unsigned char fanout, struct err *e)
-{
-	struct note_list l = { NULL, 0, 0 };
-	struct buf path = BUF_INIT(STREAM_MAX_LINE);
-	int64_t ret;
-	size_t i;
-
-	ret = tree_walk(rw->ts, *root, collect_note, &l, e) < 0 ? -1 : (int64_t)l.n;
-	for (i = 0; i < l.n; i++) {
-		struct note_ent *ne = &l.v[i];
-		if (ret >= 0 && fanout != 0xff) {
-			note_path(&ne->commit, fanout, &path);
-			if (!buf_eq(&path, ne->path.ptr) &&
-			    (tree_remove(rw->ts, root, ne->path.ptr, ne->path.len, e) < 0 ||
-			     tree_set(rw->ts, root, path.ptr, path.len, ne->mode,
-				      &ne->id, e) < 0))
-				ret = -1;
-		}
-		buf_release(&ne->path);
-	}
-	free(l.v);
-	buf_release(&path);
-	return ret;
-}
-
-static int note_blob(struct rw *rw, struct oid *id, struct err *e)
-{
-	struct stream_ref *d = &rw->cmd.dataref;
-
-	if (d->kind == STREAM_REF_INLINE)
-		return copy_data(rw, id, e);
-	if (modify_id(rw, id, e) < 0)
-		return at_offset(rw, e);
-	return stream_write_cmd(rw->out, &rw->cmd, e);
-}
-
-static int do_note(struct rw *rw, struct err *e)
-{
-	struct cur_commit *c = &rw->cur;
-	struct branch *b = c->branch;
-	struct buf path = BUF_INIT(STREAM_MAX_LINE);
-	struct target t;
-	struct oid id;
-	int64_t n;
-	int r;
-
-	if (rw->no_ids)
-		return note_blob(rw, &id, e);
-	if (b->num_notes == 0 && c->fanout == 0) {
-		if ((n = change_fanout(rw, &c->root, 0xff, e)) < 0)
-			return ids_lost(rw, e) < 0 ? -1 : note_blob(rw, &id, e);
-		b->num_notes = (uint64_t)n;
-		c->fanout = notes_fanout(b->num_notes);
-	}
-	if (resolve(rw, &rw->cmd.from, &t, e) < 0) {
-		if (e->kind != ERR_IO)
-			return at_offset(rw, e);
-		return ids_lost(rw, e) < 0 ? -1 : note_blob(rw, &id, e);
-	}
-	ref_translate(&rw->cmd.from, &t);
-	if (note_blob(rw, &id, e) < 0)
-		return -1;
-	note_path(&t.oid, c->fanout, &path);
-	r = tree_remove(rw->ts, &c->root, path.ptr, path.len, e);
-	if (r > 0)
-		b->num_notes--;
-	if (r >= 0 && !oid_is_null(&id)) {
-		b->num_notes++;
-		note_path(&t.oid, notes_fanout(b->num_notes), &path);
-		r = tree_set(rw->ts, &c->root, path.ptr, path.len, TREE_MODE_FILE,
-			     &id, e);
-	}
-	buf_release(&path);
-	if (r < 0)
-		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
-	return 0;
 }
 
 /* fast-import stores an ident that starts with '<' (empty name) with a
@@ -714,7 +478,7 @@ static int commit_end(struct rw *rw, struct err *e)
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, &rw->cmd, e);
 	if (notes_fanout(c->branch->num_notes) != c->fanout) {
-		int64_t n = change_fanout(rw, &c->root,
+		int64_t n = notes_change_fanout(rw, &c->root,
 					  notes_fanout(c->branch->num_notes), e);
 		if (n < 0)
 			return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->out, &rw->cmd, e);
@@ -941,137 +705,6 @@ static int dispatch(struct rw *rw, struct err *e)
 	}
 }
 
-/* ---- the files left behind ---- */
-
-struct ref_line {
-	char *name;
-	struct oid old, new;
-	UT_hash_handle hh;
-};
-
-static void ref_put(struct ref_line **all, const char *name,
-		    const struct oid *old, const struct oid *new)
-{
-	struct ref_line *r;
-
-	HASH_FIND_STR(*all, name, r);
-	if (!r) {
-		r = xcalloc(1, sizeof(*r));
-		r->name = xstrdup(name);
-		HASH_ADD_KEYPTR(hh, *all, r->name, strlen(r->name), r);
-	}
-	r->old = *old;
-	r->new = *new;
-}
-
-static int ref_by_name(struct ref_line *a, struct ref_line *b)
-{
-	return strcmp(a->name, b->name);
-}
-
-/* Refs as fast-import leaves them: branches, then tags over them. */
-static void format_ref_map(struct rw *rw, struct buf *out)
-{
-	struct ref_line *all = NULL, *r, *tmp;
-	struct branch *b, *bt;
-	struct tag_ent *t;
-	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
-	char h1[OID_HEX + 1], h2[OID_HEX + 1];
-
-	HASH_ITER(hh, rw->branches, b, bt)
-		if (!oid_is_null(&b->tip))
-			ref_put(&all, b->name, b->has_tip_orig ? &b->tip_orig : &oid_null,
-				&b->tip);
-	for (t = rw->tags; t; t = t->next) {
-		buf_reset(&name);
-		buf_printf(&name, "refs/tags/%s", t->name);
-		ref_put(&all, name.ptr, t->has_orig ? &t->orig : &oid_null, &t->oid);
-	}
-	HASH_SORT(all, ref_by_name);
-	HASH_ITER(hh, all, r, tmp) {
-		buf_printf(out, "%s %s %s\n", oid_hex(&r->old, h1),
-			   oid_hex(&r->new, h2), r->name);
-		HASH_DEL(all, r);
-		free(r->name);
-		free(r);
-	}
-	buf_release(&name);
-}
-
-static int mark_by_num(struct mark_ent *a, struct mark_ent *b)
-{
-	return a->mark < b->mark ? -1 : a->mark > b->mark;
-}
-
-static void format_marks(struct rw *rw, struct buf *out)
-{
-	struct mark_ent *m, *tmp;
-	char hex[OID_HEX + 1];
-
-	HASH_SORT(rw->marks, mark_by_num);
-	HASH_ITER(hh, rw->marks, m, tmp)
-		buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
-			   oid_hex(&m->oid, hex));
-}
-
-enum { OUT_CMAP, OUT_REFMAP, OUT_MARKS, OUT_N };
-
-/* Writes every requested file to a temp name; commit_outputs renames. */
-static int prepare_outputs(struct rw *rw, char *tmp[OUT_N], struct err *e)
-{
-	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
-				    rw->opt->export_marks };
-	struct buf data = BUF_INIT(SIZE_MAX / 2);
-	enum cmap_format fmt = CMAP_FILTER_REPO;
-	int i, r = 0;
-
-	if (rw->opt->commit_map_format)
-		cmap_format_parse(rw->opt->commit_map_format, &fmt);
-	for (i = 0; i < OUT_N && r == 0; i++) {
-		if (!path[i])
-			continue;
-		buf_reset(&data);
-		if (i == OUT_CMAP)
-			cmap_format(rw->cmap, fmt, &data);
-		else if (i == OUT_REFMAP)
-			format_ref_map(rw, &data);
-		else
-			format_marks(rw, &data);
-		r = rw_atomic_prepare(path[i], &data, &tmp[i], e);
-	}
-	buf_release(&data);
-	return r;
-}
-
-static int commit_outputs(struct rw *rw, char *tmp[OUT_N], struct err *e)
-{
-	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
-				    rw->opt->export_marks };
-	int i, r = 0;
-
-	for (i = 0; i < OUT_N; i++) {
-		if (tmp[i] && r == 0)
-			r = rw_atomic_commit(tmp[i], path[i], e);
-		else if (tmp[i])
-			remove(tmp[i]);
-		free(tmp[i]);
-		tmp[i] = NULL;
-	}
-	return r;
-}
-
-static void drop_outputs(char *tmp[OUT_N])
-{
-	int i;
-
-	for (i = 0; i < OUT_N; i++) {
-		if (tmp[i])
-			remove(tmp[i]);
-		free(tmp[i]);
-		tmp[i] = NULL;
-	}
-}
-
 static void rw_release(struct rw *rw)
 {
 	struct mark_ent *m, *mt;
@@ -1171,16 +804,16 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	if (r == 0 && rw.want_ids && rw.no_ids)
 		r = err_set(e, ERR_IO, "object ids could not be computed");
 	if (r == 0)
-		r = prepare_outputs(&rw, tmp, e);
+		r = outputs_prepare(&rw, tmp, e);
 	/* `done` last: fast-import commits nothing unless we got here */
 	if (r == 0)
 		r = stream_write_raw(rw.out, done, sizeof(done) - 1, e);
 	if (r == 0)
 		r = stream_writer_flush(rw.out, e);
 	if (r == 0)
-		r = commit_outputs(&rw, tmp, e);
+		r = outputs_commit(&rw, tmp, e);
 	else
-		drop_outputs(tmp);
+		outputs_drop(tmp);
 	rw_release(&rw);
 	return r;
 }

@@ -1,6 +1,7 @@
 /* odb.c - a `git cat-file --batch-command` child process. */
 #include "odb.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@ struct odb {
 	pid_t pid;
 	FILE *to, *from;
 	int broken;
+	uint64_t left;	/* bytes of a streamed object not yet read */
+	int streaming;
 };
 
 struct odb *odb_new(const char *dir)
@@ -154,4 +157,45 @@ int odb_read(struct odb *db, const char *name, enum obj_type *type,
 	body->len = n;
 	body->ptr[n] = '\0';
 	return 1;
+}
+
+int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
+		    struct oid *oid, uint64_t *size, struct err *e)
+{
+	int r;
+
+	assert(!db->streaming);
+	if (strchr(name, '\n'))
+		return 0;
+	if (!db->from && odb_start(db, e) < 0)
+		return -1;
+	if (fprintf(db->to, "contents %s\n", name) < 0 || fflush(db->to) != 0)
+		return odb_fail(db, e, "git cat-file ended");
+	r = odb_header(db, type, oid, size, e);
+	if (r <= 0)
+		return r;
+	db->left = *size;
+	db->streaming = 1;
+	return 1;
+}
+
+ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
+			struct err *e)
+{
+	size_t n;
+
+	assert(db->streaming);
+	if (db->left == 0) {
+		db->streaming = 0;
+		if (fgetc(db->from) != '\n')
+			return odb_fail(db, e, "short object");
+		return 0;
+	}
+	if (cap > db->left)
+		cap = (size_t)db->left;
+	n = fread(dst, 1, cap, db->from);
+	if (n == 0)
+		return odb_fail(db, e, "short object");
+	db->left -= n;
+	return (ssize_t)n;
 }

@@ -5,6 +5,8 @@
 #ifndef MIGRATE_RW_ODB_H
 #define MIGRATE_RW_ODB_H
 
+#include <sys/types.h>
+
 #include "../common/common.h"
 #include "oid.h"
 
@@ -24,5 +26,16 @@ const char *odb_name(const struct odb *db);
  */
 int odb_read(struct odb *db, const char *name, enum obj_type *type,
 	     struct oid *oid, struct buf *body, struct err *e);
+
+/*
+ * Streaming read of a blob of any size: odb_open_stream answers like
+ * odb_read (1 found, 0 missing, -1 error) and fills *size; the caller
+ * then reads exactly *size bytes with odb_stream_read (which returns the
+ * number of bytes read, 0 at the end, -1 on error) before any other call.
+ */
+int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
+		    struct oid *oid, uint64_t *size, struct err *e);
+ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
+			struct err *e);
 
 #endif

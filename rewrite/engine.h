@@ -1,0 +1,111 @@
+/*
+ * engine.h - what the files of the engine share (rewrite/ only): the
+ * state fast-import keeps, as migrate mirrors it, and the helpers the
+ * command handlers in engine.c, notes.c and outputs.c call.
+ */
+#ifndef MIGRATE_RW_ENGINE_H
+#define MIGRATE_RW_ENGINE_H
+
+#include <uthash.h>
+
+#include "../stream/stream.h"
+#include "maps.h"
+#include "odb.h"
+#include "oid.h"
+#include "rewrite.h"
+#include "tree.h"
+
+struct mark_ent {
+	uint64_t mark;
+	enum obj_type type;
+	struct oid oid;		/* as written */
+	struct oid orig;	/* original-oid, if has_orig */
+	int has_orig;
+	struct tnode *tree;	/* commits */
+	UT_hash_handle hh;
+};
+
+struct branch {
+	char *name;
+	struct oid tip;		/* null: no commit yet */
+	struct oid tip_orig;	/* what the tip was in the source */
+	int has_tip_orig;
+	struct tnode *tree;
+	int deleted;		/* reset ... from 000...: delete the ref */
+	uint64_t num_notes;	/* notes added with N, as fast-import counts */
+	UT_hash_handle hh;
+};
+
+struct tag_ent {
+	char *name;
+	struct oid oid, orig;
+	int has_orig;
+	struct tag_ent *next;
+};
+
+/* What a from/merge/to names, resolved. */
+struct target {
+	enum obj_type type;
+	struct oid oid;		/* new id */
+	struct oid orig;	/* source id, when known */
+	int has_orig;
+	struct tnode *tree;	/* commits, when wanted */
+	int translated;		/* a raw id the commit map replaced */
+};
+
+/* The commit being read, kept until its change list ends. */
+struct cur_commit {
+	int active;
+	struct branch *branch;
+	uint64_t mark;
+	struct oid orig;
+	int has_orig;
+	struct buf author, committer, encoding, message;
+	int has_author, has_encoding;
+	struct oid *parents;
+	size_t nparents, parents_alloc;
+	struct tnode *root;
+	unsigned char fanout;	/* notes fanout when the commit began */
+};
+
+struct rw {
+	const struct rw_options *opt;
+	struct stream_reader *in;
+	struct stream_writer *out;
+	struct stream_cmd cmd;
+	struct mark_ent *marks;
+	struct branch *branches;
+	struct tag_ent *tags, **tags_tail;
+	struct tree_state *ts;
+	struct odb *src, *dst;
+	struct cmap *cmap;
+	struct obj_hash *hash;
+	struct cur_commit cur;
+	struct buf scratch;
+	int want_ids;		/* a map or marks file was asked for */
+	int no_ids;		/* ids could not be followed any more */
+};
+
+
+/* engine.c */
+int at_offset(struct rw *rw, struct err *e);
+int ids_lost(struct rw *rw, struct err *e);
+int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
+	    struct err *e);
+void ref_translate(struct stream_ref *ref, const struct target *t);
+int copy_data(struct rw *rw, struct oid *id, struct err *e);
+int modify_id(struct rw *rw, struct oid *id, struct err *e);
+
+/* notes.c */
+unsigned char notes_fanout(uint64_t n);
+int64_t notes_change_fanout(struct rw *rw, struct tnode **root,
+			    unsigned char fanout, struct err *e);
+int notes_modify(struct rw *rw, struct err *e);
+
+/* outputs.c: the files left behind, written to temp names first */
+enum { OUT_CMAP, OUT_REFMAP, OUT_MARKS, OUT_N };
+int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e);
+int outputs_commit(struct rw *rw, char *tmp[OUT_N], struct err *e);
+void outputs_drop(char *tmp[OUT_N]);
+
+#endif

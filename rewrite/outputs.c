@@ -1,0 +1,136 @@
+/* outputs.c - the commit map, ref map and marks files, written atomically. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* ---- the files left behind ---- */
+
+struct ref_line {
+	char *name;
+	struct oid old, new;
+	UT_hash_handle hh;
+};
+
+static void ref_put(struct ref_line **all, const char *name,
+		    const struct oid *old, const struct oid *new)
+{
+	struct ref_line *r;
+
+	HASH_FIND_STR(*all, name, r);
+	if (!r) {
+		r = xcalloc(1, sizeof(*r));
+		r->name = xstrdup(name);
+		HASH_ADD_KEYPTR(hh, *all, r->name, strlen(r->name), r);
+	}
+	r->old = *old;
+	r->new = *new;
+}
+
+static int ref_by_name(struct ref_line *a, struct ref_line *b)
+{
+	return strcmp(a->name, b->name);
+}
+
+/* Refs as fast-import leaves them: branches, then tags over them. */
+static void format_ref_map(struct rw *rw, struct buf *out)
+{
+	struct ref_line *all = NULL, *r, *tmp;
+	struct branch *b, *bt;
+	struct tag_ent *t;
+	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+
+	HASH_ITER(hh, rw->branches, b, bt)
+		if (!oid_is_null(&b->tip))
+			ref_put(&all, b->name, b->has_tip_orig ? &b->tip_orig : &oid_null,
+				&b->tip);
+	for (t = rw->tags; t; t = t->next) {
+		buf_reset(&name);
+		buf_printf(&name, "refs/tags/%s", t->name);
+		ref_put(&all, name.ptr, t->has_orig ? &t->orig : &oid_null, &t->oid);
+	}
+	HASH_SORT(all, ref_by_name);
+	HASH_ITER(hh, all, r, tmp) {
+		buf_printf(out, "%s %s %s\n", oid_hex(&r->old, h1),
+			   oid_hex(&r->new, h2), r->name);
+		HASH_DEL(all, r);
+		free(r->name);
+		free(r);
+	}
+	buf_release(&name);
+}
+
+static int mark_by_num(struct mark_ent *a, struct mark_ent *b)
+{
+	return a->mark < b->mark ? -1 : a->mark > b->mark;
+}
+
+static void format_marks(struct rw *rw, struct buf *out)
+{
+	struct mark_ent *m, *tmp;
+	char hex[OID_HEX + 1];
+
+	HASH_SORT(rw->marks, mark_by_num);
+	HASH_ITER(hh, rw->marks, m, tmp)
+		buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
+			   oid_hex(&m->oid, hex));
+}
+
+/* Writes every requested file to a temp name; outputs_commit renames. */
+int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
+{
+	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
+				    rw->opt->export_marks };
+	struct buf data = BUF_INIT(SIZE_MAX / 2);
+	enum cmap_format fmt = CMAP_FILTER_REPO;
+	int i, r = 0;
+
+	if (rw->opt->commit_map_format)
+		cmap_format_parse(rw->opt->commit_map_format, &fmt);
+	for (i = 0; i < OUT_N && r == 0; i++) {
+		if (!path[i])
+			continue;
+		buf_reset(&data);
+		if (i == OUT_CMAP)
+			cmap_format(rw->cmap, fmt, &data);
+		else if (i == OUT_REFMAP)
+			format_ref_map(rw, &data);
+		else
+			format_marks(rw, &data);
+		r = rw_atomic_prepare(path[i], &data, &tmp[i], e);
+	}
+	buf_release(&data);
+	return r;
+}
+
+int outputs_commit(struct rw *rw, char *tmp[OUT_N], struct err *e)
+{
+	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
+				    rw->opt->export_marks };
+	int i, r = 0;
+
+	for (i = 0; i < OUT_N; i++) {
+		if (tmp[i] && r == 0)
+			r = rw_atomic_commit(tmp[i], path[i], e);
+		else if (tmp[i])
+			remove(tmp[i]);
+		free(tmp[i]);
+		tmp[i] = NULL;
+	}
+	return r;
+}
+
+void outputs_drop(char *tmp[OUT_N])
+{
+	int i;
+
+	for (i = 0; i < OUT_N; i++) {
+		if (tmp[i])
+			remove(tmp[i]);
+		free(tmp[i]);
+		tmp[i] = NULL;
+	}
+}
+
