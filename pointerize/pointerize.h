@@ -1,0 +1,154 @@
+/*
+ * pointerize.h - Git LFS pointers (FORMATS.md §7), git-annex keys (§8) and
+ * the content-addressed LFS object store.
+ *
+ * Store layout: <dir>/<oid[0:2]>/<oid[2:4]>/<oid> holds the raw content
+ * (the layout of .git/lfs/objects). Objects are written to a temp file in
+ * <dir>/tmp/, hashed while written, fsynced and renamed into place, so a
+ * final name never holds a partial object; an object that already exists
+ * is verified (size) and left alone.
+ *
+ * Errors: fallible calls return 0 on success and -1 on failure, with *e
+ * filled once (kind ERR_IO, the message names the path). SHA-256 and MD5
+ * come from OpenSSL's EVP API.
+ */
+#ifndef MIGRATE_POINTERIZE_H
+#define MIGRATE_POINTERIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+/* A SHA-256 object id (the LFS oid), raw bytes. A plain value. */
+struct ptr_oid {
+	unsigned char sha256[32];
+};
+
+#define PTR_OID_HEXSZ 64
+
+/* Writes the 64 lowercase hex digits and a NUL into out. Cannot fail. */
+void ptr_oid_hex(const struct ptr_oid *oid, char out[PTR_OID_HEXSZ + 1]);
+
+/* ---- the object store ---- */
+
+struct ptr_store;
+
+/*
+ * Opens the store rooted at dir, creating dir (with its parents) and
+ * dir/tmp if missing. *out is owned by the caller (ptr_store_free).
+ * Fails (ERR_IO, naming the path) when a directory cannot be created or a
+ * path component is not a directory.
+ */
+int ptr_store_open(struct ptr_store **out, const char *dir, struct err *e);
+
+/* Frees the handle; the files stay. NULL is fine. */
+void ptr_store_free(struct ptr_store *s);
+
+/* The root directory as given to ptr_store_open; borrowed from s. */
+const char *ptr_store_dir(const struct ptr_store *s);
+
+/*
+ * Replaces out's content with <dir>/<oid[0:2]>/<oid[2:4]>/<oid>. Returns -1
+ * only when out's max is exceeded (out is then unchanged).
+ */
+int ptr_store_object_path(struct buf *out, const struct ptr_store *s,
+			  const struct ptr_oid *oid);
+
+/*
+ * Opens the stored object for reading: *fd (owned by the caller, who
+ * closes it) and its *size. A missing object, or one that is not a regular
+ * file, is an ERR_IO error naming the path.
+ */
+int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
+			  int *fd, uint64_t *size, struct err *e);
+
+/* ---- streaming put ---- */
+
+struct ptr_put;
+
+/*
+ * Starts a put. With s == NULL the put only hashes and writes nothing (dry
+ * runs). Otherwise a temp file is created in <dir>/tmp/. *out is owned by
+ * the caller until ptr_put_finish or ptr_put_abort consumes it. s must
+ * outlive the put.
+ */
+int ptr_put_begin(struct ptr_store *s, struct ptr_put **out, struct err *e);
+
+/*
+ * Hashes and writes n bytes. Writes are buffered in a fixed-size buffer,
+ * so memory does not grow with the object. On failure p stays valid and
+ * the caller must still call ptr_put_abort.
+ */
+int ptr_put_write(struct ptr_put *p, const void *data, size_t n,
+		  struct err *e);
+
+/*
+ * Completes the put and frees p, whether it succeeds or not. Fills *oid
+ * and *size (either may be NULL). In store mode the temp file is flushed,
+ * fsynced and renamed to the object path (creating the two directory
+ * levels); if the object exists already, its size is checked, the temp
+ * file removed and the existing object left untouched. A size mismatch is
+ * an ERR_IO error naming the object path. On failure no temp file is left.
+ */
+int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
+		   struct err *e);
+
+/* Drops the put: removes its temp file and frees p. NULL is fine. */
+void ptr_put_abort(struct ptr_put *p);
+
+/* ---- Git LFS pointers (FORMATS.md §7) ---- */
+
+/* git-lfs treats blobs of 1024 bytes or more as content, never pointers. */
+#define PTR_LFS_POINTER_MAX 1024
+
+/*
+ * Replaces out's content with the canonical pointer text
+ *   version https://git-lfs.github.com/spec/v1\n
+ *   oid sha256:<hex>\n
+ *   size <n>\n
+ * For size 0 the pointer is empty: an empty file is its own pointer.
+ * Returns -1 (out unchanged) if out's max is exceeded or size does not fit
+ * git-lfs's int64.
+ */
+int ptr_lfs_pointer(struct buf *out, const struct ptr_oid *oid, uint64_t size);
+
+enum ptr_lfs_kind {
+	PTR_LFS_NOT_POINTER = 0,
+	PTR_LFS_CANONICAL = 1,	 /* exactly what git-lfs would write */
+	PTR_LFS_NONCANONICAL = 2 /* git-lfs accepts it, but would write it
+				    differently (whitespace, CRLF, alias
+				    version, "+10", ext order...) */
+};
+
+/*
+ * Classifies data by git-lfs 3.3.0's decoder, the rules of
+ * `git lfs pointer --check [--strict]`: fewer than 1024 bytes, surrounding
+ * whitespace trimmed, blank lines skipped, `version` (one of the v1 URLs)
+ * then `oid sha256:<64 lowercase hex>` then `size <decimal>`, with
+ * `ext-<digit>-<name> sha256:<hex>` lines allowed anywhere before size, nothing
+ * after size. Empty data is a canonical pointer. Non-zero means "already a
+ * pointer: never convert again". Cannot fail.
+ */
+int ptr_is_lfs_pointer(const void *data, size_t len);
+
+/* ---- git-annex (FORMATS.md §8) ---- */
+
+/*
+ * Replaces out's content with the SHA256E key
+ * `SHA256E-s<size>--<hex><ext>`, the extension chosen from filename's
+ * basename as git-annex's selectExtension does (filename may be NULL: no
+ * extension). The key never needs keyfile escaping. Returns -1 (out
+ * unchanged) when out's max is exceeded.
+ */
+int ptr_annex_key(struct buf *out, const struct ptr_oid *oid, uint64_t size,
+		  const char *filename);
+
+/*
+ * Writes hashdirmixed of the NUL-terminated key, "h1/h2" plus a NUL (e.g.
+ * "53/1G"), into out: the two directory levels of .git/annex/objects.
+ * Returns -1 only if libcrypto's MD5 fails (out is then untouched).
+ */
+int ptr_annex_hashdirmixed(const char *key, char out[6]);
+
+#endif

@@ -1,0 +1,463 @@
+/*
+ * store.c - the LFS object store (FORMATS.md §7 "Object store"): objects
+ * are hashed while written to a temp file inside the store, fsynced and
+ * renamed into <dir>/<oid[0:2]>/<oid[2:4]>/<oid>, so the final name never
+ * holds a partial object (DESIGN.md "Files migrate writes").
+ */
+#include "pointerize/pointerize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+/* Writes go out in chunks of this size: few syscalls, fixed memory. */
+#define PUT_BUF_SIZE ((size_t)1 << 20)
+/* Attempts at finding an unused temp name before giving up. */
+#define TMP_TRIES 32
+
+struct ptr_store {
+	char *dir;	     /* root, without trailing slashes */
+	char *tmpdir;	     /* <dir>/tmp */
+	unsigned long seq;   /* makes temp names unique within the process */
+};
+
+struct ptr_put {
+	struct ptr_store *s; /* NULL: hash only */
+	EVP_MD_CTX *md;
+	int fd;		     /* -1 once closed, or in hash-only mode */
+	char *tmp;	     /* temp path while it exists, else NULL */
+	unsigned char *buf;  /* PUT_BUF_SIZE bytes, store mode only */
+	size_t used;
+	uint64_t size;
+	int failed;	     /* a write failed: finish must refuse */
+};
+
+/* ---- small file-system helpers ---- */
+
+/* Joins a and b with a '/'; the result is the caller's to free. */
+static char *path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n;
+	char *r;
+
+	if (size_add(la, lb, &n) < 0 || size_add(n, 2, &n) < 0)
+		abort(); /* lengths of existing strings cannot overflow */
+	r = xmalloc(n);
+	memcpy(r, a, la);
+	r[la] = '/';
+	memcpy(r + la + 1, b, lb + 1);
+	return r;
+}
+
+/* mkdir that accepts an existing directory. */
+static int mkdir_one(const char *path, struct err *e)
+{
+	struct stat st;
+
+	if (mkdir(path, 0777) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return err_errno(e, ERR_IO, "cannot create directory '%s'",
+				 path);
+	if (stat(path, &st) < 0)
+		return err_errno(e, ERR_IO, "cannot stat '%s'", path);
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, ERR_IO, "'%s' exists and is not a directory",
+			       path);
+	return 0;
+}
+
+/* mkdir -p: creates each missing component of path. */
+static int mkdir_parents(const char *path, struct err *e)
+{
+	char *p = xstrdup(path);
+	char *q;
+	int r = 0;
+
+	for (q = p + 1; *q && r == 0; q++) {
+		if (*q != '/' || q[-1] == '/')
+			continue;
+		*q = '\0';
+		r = mkdir_one(p, e);
+		*q = '/';
+	}
+	if (r == 0)
+		r = mkdir_one(p, e);
+	free(p);
+	return r;
+}
+
+/* Writes all n bytes, riding out EINTR and partial writes. */
+static int write_all(int fd, const void *data, size_t n, const char *path,
+		     struct err *e)
+{
+	const char *p = data;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return err_errno(e, ERR_IO, "cannot write '%s'", path);
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fsync_fd(int fd, const char *path, struct err *e)
+{
+	while (fsync(fd) < 0) {
+		if (errno != EINTR)
+			return err_errno(e, ERR_IO, "cannot fsync '%s'", path);
+	}
+	return 0;
+}
+
+/* Makes a rename inside dir durable (the entry, not just the data). */
+static int fsync_dir(const char *dir, struct err *e)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return err_errno(e, ERR_IO, "cannot open directory '%s'", dir);
+	r = fsync_fd(fd, dir, e);
+	close(fd);
+	return r;
+}
+
+/* ---- the store handle ---- */
+
+int ptr_store_open(struct ptr_store **out, const char *dir, struct err *e)
+{
+	struct ptr_store *s;
+	size_t n = strlen(dir);
+
+	if (n == 0)
+		return err_set(e, ERR_IO, "empty LFS store directory name");
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	s = xcalloc(1, sizeof(*s));
+	s->dir = xmemdup(dir, n);
+	s->tmpdir = path_join(s->dir, "tmp");
+	if (mkdir_parents(s->dir, e) < 0 || mkdir_one(s->tmpdir, e) < 0) {
+		ptr_store_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+void ptr_store_free(struct ptr_store *s)
+{
+	if (!s)
+		return;
+	free(s->dir);
+	free(s->tmpdir);
+	free(s);
+}
+
+const char *ptr_store_dir(const struct ptr_store *s)
+{
+	return s->dir;
+}
+
+int ptr_store_object_path(struct buf *out, const struct ptr_store *s,
+			  const struct ptr_oid *oid)
+{
+	struct buf tmp = BUF_INIT(out->max);
+	char hex[PTR_OID_HEXSZ + 1];
+	int r;
+
+	ptr_oid_hex(oid, hex);
+	/* FORMATS.md §7: <oid[0:2]>/<oid[2:4]>/<oid> */
+	r = buf_printf(&tmp, "%s/%.2s/%.2s/%s", s->dir, hex, hex + 2, hex);
+	if (r == 0)
+		r = buf_set(out, tmp.ptr, tmp.len);
+	buf_release(&tmp);
+	return r;
+}
+
+int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
+			  int *fd, uint64_t *size, struct err *e)
+{
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	struct stat st;
+	int f, r = -1;
+
+	if (ptr_store_object_path(&path, s, oid) < 0)
+		return err_set(e, ERR_IO, "LFS store path too long");
+	f = open(path.ptr, O_RDONLY | O_CLOEXEC);
+	if (f < 0 && errno == ENOENT)
+		err_set(e, ERR_IO, "LFS object '%s' is missing", path.ptr);
+	else if (f < 0)
+		err_errno(e, ERR_IO, "cannot open LFS object '%s'", path.ptr);
+	else if (fstat(f, &st) < 0)
+		err_errno(e, ERR_IO, "cannot stat LFS object '%s'", path.ptr);
+	else if (!S_ISREG(st.st_mode))
+		err_set(e, ERR_IO, "LFS object '%s' is not a regular file",
+			path.ptr);
+	else
+		r = 0;
+	if (r == 0) {
+		*fd = f;
+		*size = (uint64_t)st.st_size;
+	} else if (f >= 0) {
+		close(f);
+	}
+	buf_release(&path);
+	return r;
+}
+
+/* ---- streaming put ---- */
+
+/*
+ * Creates a fresh temp file in <dir>/tmp. O_EXCL with mode 0666 (not
+ * mkstemp's 0600) so the object gets the permissions the umask gives any
+ * other repository file, like git-lfs's own objects.
+ */
+static int tmp_create(struct ptr_put *p, struct err *e)
+{
+	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
+	struct timespec ts;
+	int i;
+
+	for (i = 0; i < TMP_TRIES; i++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		buf_reset(&name);
+		if (buf_printf(&name, "%s/put-%ld-%lu-%ld", p->s->tmpdir,
+			       (long)getpid(), p->s->seq++, (long)ts.tv_nsec) < 0)
+			break;
+		p->fd = open(name.ptr, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			     0666);
+		if (p->fd >= 0) {
+			p->tmp = buf_detach(&name, NULL);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			err_errno(e, ERR_IO, "cannot create temp file '%s'",
+				  name.ptr);
+			buf_release(&name);
+			return -1;
+		}
+	}
+	buf_release(&name);
+	return err_set(e, ERR_IO, "cannot find a free temp name in '%s'",
+		       p->s->tmpdir);
+}
+
+/* Closes and removes whatever the put still holds, then frees it. */
+static void put_free(struct ptr_put *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->tmp) {
+		unlink(p->tmp);
+		free(p->tmp);
+	}
+	EVP_MD_CTX_free(p->md);
+	free(p->buf);
+	free(p);
+}
+
+int ptr_put_begin(struct ptr_store *s, struct ptr_put **out, struct err *e)
+{
+	struct ptr_put *p = xcalloc(1, sizeof(*p));
+
+	p->s = s;
+	p->fd = -1;
+	p->md = EVP_MD_CTX_new();
+	if (!p->md || EVP_DigestInit_ex(p->md, EVP_sha256(), NULL) != 1) {
+		put_free(p);
+		return err_set(e, ERR_IO, "libcrypto: cannot start SHA-256");
+	}
+	if (s) {
+		if (tmp_create(p, e) < 0) {
+			put_free(p);
+			return -1;
+		}
+		p->buf = xmalloc(PUT_BUF_SIZE);
+	}
+	*out = p;
+	return 0;
+}
+
+static int put_flush(struct ptr_put *p, struct err *e)
+{
+	if (p->used == 0)
+		return 0;
+	if (write_all(p->fd, p->buf, p->used, p->tmp, e) < 0)
+		return -1;
+	p->used = 0;
+	return 0;
+}
+
+/* Stores n bytes: small ones are gathered, big ones written directly. */
+static int put_store(struct ptr_put *p, const void *data, size_t n,
+		     struct err *e)
+{
+	if (n < PUT_BUF_SIZE - p->used) {
+		memcpy(p->buf + p->used, data, n);
+		p->used += n;
+		return 0;
+	}
+	if (put_flush(p, e) < 0)
+		return -1;
+	if (n >= PUT_BUF_SIZE)
+		return write_all(p->fd, data, n, p->tmp, e);
+	memcpy(p->buf, data, n);
+	p->used = n;
+	return 0;
+}
+
+int ptr_put_write(struct ptr_put *p, const void *data, size_t n,
+		  struct err *e)
+{
+	if (p->failed)
+		return err_set(e, ERR_IO, "write to a failed LFS put");
+	if ((uint64_t)n > UINT64_MAX - p->size) {
+		p->failed = 1;
+		return err_set(e, ERR_IO, "LFS object size overflows");
+	}
+	if (EVP_DigestUpdate(p->md, data, n) != 1) {
+		p->failed = 1;
+		return err_set(e, ERR_IO, "libcrypto: SHA-256 update failed");
+	}
+	p->size += (uint64_t)n;
+	if (p->s && put_store(p, data, n, e) < 0) {
+		p->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Flushes, fsyncs and closes the temp file. */
+static int put_close(struct ptr_put *p, struct err *e)
+{
+	int fd = p->fd;
+
+	if (put_flush(p, e) < 0 || fsync_fd(fd, p->tmp, e) < 0)
+		return -1;
+	p->fd = -1;
+	/* close can report a deferred write error (NFS); EINTR leaves the fd
+	 * closed on Linux, so it is not retried. */
+	if (close(fd) < 0 && errno != EINTR)
+		return err_errno(e, ERR_IO, "cannot close '%s'", p->tmp);
+	return 0;
+}
+
+/* Creates <dir>/<hex[0:2]> and <dir>/<hex[0:2]>/<hex[2:4]>. */
+static int make_fanout(const struct ptr_store *s, const char *hex,
+		       struct buf *leaf, struct err *e)
+{
+	if (buf_printf(leaf, "%s/%.2s", s->dir, hex) < 0)
+		return err_set(e, ERR_IO, "LFS store path too long");
+	if (mkdir_one(leaf->ptr, e) < 0)
+		return -1;
+	if (buf_printf(leaf, "/%.2s", hex + 2) < 0)
+		return err_set(e, ERR_IO, "LFS store path too long");
+	return mkdir_one(leaf->ptr, e);
+}
+
+/*
+ * An object already in the store is kept as it is (DESIGN.md: "an
+ * existing object is verified, not rewritten"); only its size is checked,
+ * as re-hashing it would double the cost of every duplicate. Returns 1 if
+ * it exists and matches, 0 if absent, -1 on mismatch or error.
+ */
+static int existing_object(const char *path, uint64_t size, struct err *e)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return err_errno(e, ERR_IO, "cannot stat LFS object '%s'",
+				 path);
+	}
+	if (!S_ISREG(st.st_mode))
+		return err_set(e, ERR_IO,
+			       "LFS object '%s' exists but is not a regular file",
+			       path);
+	if ((uint64_t)st.st_size != size)
+		return err_set(e, ERR_IO,
+			       "LFS object '%s' exists with size %" PRIu64
+			       ", expected %" PRIu64 " (corrupt store?)",
+			       path, (uint64_t)st.st_size, size);
+	return 1;
+}
+
+/*
+ * Moves the closed temp file to its final name. A concurrent writer of
+ * the same object between the lstat and the rename is harmless: rename
+ * replaces one complete, identical file with another.
+ */
+static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
+		      struct err *e)
+{
+	struct buf leaf = BUF_INIT(BUF_MAX_DEFAULT);
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	char hex[PTR_OID_HEXSZ + 1];
+	int r;
+
+	ptr_oid_hex(oid, hex);
+	r = put_close(p, e);
+	if (r == 0)
+		r = make_fanout(p->s, hex, &leaf, e);
+	if (r == 0 && buf_printf(&path, "%s/%s", leaf.ptr, hex) < 0)
+		r = err_set(e, ERR_IO, "LFS store path too long");
+	if (r == 0)
+		r = existing_object(path.ptr, p->size, e);
+	if (r == 0) {
+		if (rename(p->tmp, path.ptr) < 0) {
+			r = err_errno(e, ERR_IO, "cannot rename '%s' to '%s'",
+				      p->tmp, path.ptr);
+		} else {
+			free(p->tmp);
+			p->tmp = NULL;
+			r = fsync_dir(leaf.ptr, e);
+		}
+	}
+	buf_release(&leaf);
+	buf_release(&path);
+	return r < 0 ? -1 : 0;
+}
+
+int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
+		   struct err *e)
+{
+	struct ptr_oid id;
+	unsigned int len = 0;
+	int r = 0;
+
+	if (p->failed)
+		r = err_set(e, ERR_IO, "finishing a failed LFS put");
+	if (r == 0 && (EVP_DigestFinal_ex(p->md, id.sha256, &len) != 1 ||
+		       len != sizeof(id.sha256)))
+		r = err_set(e, ERR_IO, "libcrypto: SHA-256 final failed");
+	if (r == 0 && p->s)
+		r = put_commit(p, &id, e);
+	if (r == 0) {
+		if (oid)
+			*oid = id;
+		if (size)
+			*size = p->size;
+	}
+	put_free(p);
+	return r;
+}
+
+void ptr_put_abort(struct ptr_put *p)
+{
+	if (p)
+		put_free(p);
+}
