@@ -71,7 +71,7 @@ static int tree_loader(void *ctx, const struct oid *id, struct buf *body,
 
 /* ---- marks, branches, tags ---- */
 
-static struct mark_ent *mark_get(struct rw *rw, uint64_t mark)
+struct mark_ent *mark_get(struct rw *rw, uint64_t mark)
 {
 	struct mark_ent *m;
 
@@ -79,7 +79,7 @@ static struct mark_ent *mark_get(struct rw *rw, uint64_t mark)
 	return m;
 }
 
-static struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
+struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 				 enum obj_type type, const struct oid *oid)
 {
 	struct mark_ent *m = mark_get(rw, mark);
@@ -93,6 +93,9 @@ static struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 	m->oid = *oid;
 	m->has_orig = 0;
 	m->tree = NULL;
+	m->blob = NULL;
+	m->declared = 1;	/* without rules, written as read */
+	m->consumed = 0;
 	return m;
 }
 
@@ -227,7 +230,8 @@ void ref_translate(struct stream_ref *ref, const struct target *t)
  * stream_write_data_begin), hashing it as a blob into *id. Delimited data
  * has no length up front, so it is collected first (bounded).
  */
-int copy_data(struct rw *rw, struct oid *id, struct err *e)
+int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
+	      struct err *e)
 {
 	const char *chunk;
 	size_t len;
@@ -242,23 +246,23 @@ int copy_data(struct rw *rw, struct oid *id, struct err *e)
 		if (r < 0)
 			return -1;
 		obj_hash_buf(rw->hash, OBJ_BLOB, rw->scratch.ptr, rw->scratch.len, id);
-		if (stream_write_data_begin(rw->out, &rw->cmd, rw->scratch.len, e) < 0 ||
-		    stream_write_bytes(rw->out, rw->scratch.ptr, rw->scratch.len, e) < 0)
+		if (stream_write_data_begin(w, &rw->cmd, rw->scratch.len, e) < 0 ||
+		    stream_write_bytes(w, rw->scratch.ptr, rw->scratch.len, e) < 0)
 			return -1;
-		return stream_write_data_end(rw->out, e);
+		return stream_write_data_end(w, e);
 	}
-	if (stream_write_data_begin(rw->out, &rw->cmd, rw->cmd.data_len, e) < 0)
+	if (stream_write_data_begin(w, &rw->cmd, rw->cmd.data_len, e) < 0)
 		return -1;
 	obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
 		obj_hash_update(rw->hash, chunk, len);
-		if (stream_write_bytes(rw->out, chunk, len, e) < 0)
+		if (stream_write_bytes(w, chunk, len, e) < 0)
 			return -1;
 	}
 	if (r < 0)
 		return -1;
 	obj_hash_final(rw->hash, id);
-	return stream_write_data_end(rw->out, e);
+	return stream_write_data_end(w, e);
 }
 
 static int set_orig(struct rw *rw, struct oid *orig, int *has, struct err *e)
@@ -284,9 +288,11 @@ static int do_blob(struct rw *rw, struct err *e)
 	struct mark_ent *m;
 	int has_orig;
 
+	if (rw->lfs)
+		return lfs_blob(rw, e);
 	if (set_orig(rw, &orig, &has_orig, e) < 0)
 		return at_offset(rw, e);
-	if (copy_data(rw, &id, e) < 0)
+	if (copy_data(rw, rw->out, &id, e) < 0)
 		return -1;
 	if (rw->cmd.mark) {
 		m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, &id);
@@ -379,7 +385,9 @@ static int do_commit(struct rw *rw, struct err *e)
 	    buf_set(&c->encoding, cmd->encoding.ptr, cmd->encoding.len) < 0 ||
 	    buf_set(&c->message, cmd->message.ptr, cmd->message.len) < 0)
 		return at_offset(rw, (err_set(e, ERR_STREAM, "commit too large"), e));
-	return stream_write_cmd(rw->out, cmd, e);
+	if (rw->lfs && lfs_commit_begin(rw, e) < 0)
+		return -1;
+	return stream_write_cmd(rw->cout, cmd, e);
 }
 
 /* The blob (or, for a gitlink, commit) id an M line's dataref names. */
@@ -413,12 +421,12 @@ static int do_modify(struct rw *rw, struct err *e)
 	struct oid id;
 
 	if (cmd->dataref.kind == STREAM_REF_INLINE) {
-		if (copy_data(rw, &id, e) < 0)
+		if (copy_data(rw, rw->cout, &id, e) < 0)
 			return -1;
 	} else {
 		if (!rw->no_ids && modify_id(rw, &id, e) < 0)
 			return at_offset(rw, e);
-		if (stream_write_cmd(rw->out, cmd, e) < 0)
+		if (stream_write_cmd(rw->cout, cmd, e) < 0)
 			return -1;
 	}
 	if (rw->no_ids)
@@ -435,7 +443,10 @@ static int do_change(struct rw *rw, struct err *e)
 	int r = 0;
 
 	if (cmd->kind == STREAM_MODIFY)
-		return do_modify(rw, e);
+		return rw->lfs && !rw->no_ids ? lfs_modify(rw, e) : do_modify(rw, e);
+	if (rw->lfs && !rw->no_ids &&
+	    (cmd->kind == STREAM_COPY || cmd->kind == STREAM_RENAME))
+		return lfs_copy(rw, e);
 	if (cmd->kind == STREAM_NOTEMODIFY)
 		return notes_modify(rw, e);
 	if (!rw->no_ids) {
@@ -453,7 +464,7 @@ static int do_change(struct rw *rw, struct err *e)
 		if (r < 0)
 			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
 	}
-	return stream_write_cmd(rw->out, cmd, e);
+	return stream_write_cmd(rw->cout, cmd, e);
 }
 
 /* fast-import stores an ident that starts with '<' (empty name) with a
@@ -475,17 +486,19 @@ static int commit_end(struct rw *rw, struct err *e)
 	int r = 0;
 
 	c->active = 0;
+	if (rw->lfs && lfs_commit_end(rw, e) < 0)
+		return -1;
 	if (rw->no_ids)
-		return stream_write_cmd(rw->out, &rw->cmd, e);
+		return stream_write_cmd(rw->cout, &rw->cmd, e);
 	if (notes_fanout(c->branch->num_notes) != c->fanout) {
 		int64_t n = notes_change_fanout(rw, &c->root,
 					  notes_fanout(c->branch->num_notes), e);
 		if (n < 0)
-			return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->out, &rw->cmd, e);
+			return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->cout, &rw->cmd, e);
 		c->branch->num_notes = (uint64_t)n;
 	}
 	if (tree_hash(rw->ts, c->root, &tree, e) < 0)
-		return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->out, &rw->cmd, e);
+		return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->cout, &rw->cmd, e);
 	buf_reset(body);
 	r |= buf_printf(body, "tree %s\n", oid_hex(&tree, hex));
 	for (i = 0; i < c->nparents; i++)
@@ -515,7 +528,7 @@ static int commit_end(struct rw *rw, struct err *e)
 	if (c->has_orig)
 		cmap_put(rw->cmap, &c->orig, &id);
 	tree_state_freeze(rw->ts);
-	return stream_write_cmd(rw->out, &rw->cmd, e);
+	return stream_write_cmd(rw->cout, &rw->cmd, e);
 }
 
 /* ---- tags, resets, aliases ---- */
@@ -590,6 +603,11 @@ static int do_tag(struct rw *rw, struct err *e)
 		return at_offset(rw, e);
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, cmd, e);
+	if (rw->lfs && cmd->from.kind == STREAM_REF_MARK) {
+		struct mark_ent *fm = mark_get(rw, cmd->from.mark);
+		if (fm && lfs_declare(rw, fm, e) < 0)
+			return -1;
+	}
 	if (tag_target(rw, &t, e) < 0) {
 		if (e->kind != ERR_IO)
 			return at_offset(rw, e);
@@ -684,6 +702,11 @@ static int dispatch(struct rw *rw, struct err *e)
 	if (in_commit)
 		return at_offset(rw, (err_set(e, ERR_STREAM,
 			"commit not ended before the next command"), e));
+	/* blobs no commit took are written as they came before anything
+	 * else can name them */
+	if (rw->lfs && cmd->kind != STREAM_BLOB && cmd->kind != STREAM_COMMIT &&
+	    cmd->kind != STREAM_PROGRESS && lfs_flush(rw, e) < 0)
+		return -1;
 	switch (cmd->kind) {
 	case STREAM_BLOB:
 		return do_blob(rw, e);
@@ -733,6 +756,7 @@ static void rw_release(struct rw *rw)
 	buf_release(&rw->scratch);
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
+	lfs_free(rw);
 	stream_writer_free(rw->out);
 	tree_state_free(rw->ts);
 	if (rw->dst != rw->src)
@@ -749,6 +773,7 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	rw->opt = opt;
 	rw->in = stream_reader_new_fd(in_fd, input_name(rw));
 	rw->out = stream_writer_new_fd(out_fd, "<stdout>");
+	rw->cout = rw->out;
 	stream_cmd_init(&rw->cmd);
 	rw->tags_tail = &rw->tags;
 	rw->ts = tree_state_new(tree_loader, rw);
@@ -771,6 +796,8 @@ static int run(struct rw *rw, struct err *e)
 
 	if (rw->opt->commit_map && cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
 		return -1;
+	if (rw->opt->rules && lfs_init(rw, e) < 0)
+		return -1;
 	if (stream_write_raw(rw->out, feature_done, sizeof(feature_done) - 1, e) < 0)
 		return -1;
 	while ((r = stream_reader_next(rw->in, &rw->cmd, e)) > 0)
@@ -781,7 +808,7 @@ static int run(struct rw *rw, struct err *e)
 	if (rw->cur.active)
 		return err_set(e, ERR_STREAM, "stream %s: ended inside a commit",
 			       input_name(rw));
-	return 0;
+	return rw->lfs ? lfs_flush(rw, e) : 0;
 }
 
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,

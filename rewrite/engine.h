@@ -22,6 +22,9 @@ struct mark_ent {
 	struct oid orig;	/* original-oid, if has_orig */
 	int has_orig;
 	struct tnode *tree;	/* commits */
+	struct blob_info *blob;	/* blobs, with rules */
+	int declared;		/* with rules: the blob went out under it */
+	int consumed;		/* with rules: a commit decided its fate */
 	UT_hash_handle hh;
 };
 
@@ -82,19 +85,41 @@ struct rw {
 	struct obj_hash *hash;
 	struct cur_commit cur;
 	struct buf scratch;
+	/* where a commit's text goes: out, or with rules a buffer written
+	 * after the blobs the commit turns out to need (lfs.c) */
+	struct stream_writer *cout;
+	struct lfs *lfs;	/* NULL without rules */
 	int want_ids;		/* a map or marks file was asked for */
 	int no_ids;		/* ids could not be followed any more */
 };
 
 
 /* engine.c */
+struct mark_ent *mark_get(struct rw *rw, uint64_t mark);
+/* Sets mark to a new object (type, id); the entry's other fields reset. */
+struct mark_ent *mark_set(struct rw *rw, uint64_t mark, enum obj_type type,
+			  const struct oid *oid);
 int at_offset(struct rw *rw, struct err *e);
 int ids_lost(struct rw *rw, struct err *e);
 int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 	    struct err *e);
 void ref_translate(struct stream_ref *ref, const struct target *t);
-int copy_data(struct rw *rw, struct oid *id, struct err *e);
+int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
+	      struct err *e);
 int modify_id(struct rw *rw, struct oid *id, struct err *e);
+
+/* lfs.c: rules applied to blobs (LFS pointers, drops) and .gitattributes */
+struct blob_info;
+struct lfs;
+int lfs_init(struct rw *rw, struct err *e);
+void lfs_free(struct rw *rw);
+int lfs_blob(struct rw *rw, struct err *e);
+int lfs_modify(struct rw *rw, struct err *e);
+int lfs_copy(struct rw *rw, struct err *e);
+int lfs_commit_begin(struct rw *rw, struct err *e);
+int lfs_commit_end(struct rw *rw, struct err *e);
+int lfs_flush(struct rw *rw, struct err *e);
+int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e);
 
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);

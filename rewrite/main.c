@@ -96,8 +96,6 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 	}
 	if (optind < argc)
 		return err_set(e, ERR_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (opt->rules)
-		return err_set(e, ERR_USAGE, "--rules: rule files are not supported yet");
 	return 0;
 }
 

@@ -114,10 +114,10 @@ static int note_blob(struct rw *rw, struct oid *id, struct err *e)
 	struct stream_ref *d = &rw->cmd.dataref;
 
 	if (d->kind == STREAM_REF_INLINE)
-		return copy_data(rw, id, e);
+		return copy_data(rw, rw->cout, id, e);
 	if (modify_id(rw, id, e) < 0)
 		return at_offset(rw, e);
-	return stream_write_cmd(rw->out, &rw->cmd, e);
+	return stream_write_cmd(rw->cout, &rw->cmd, e);
 }
 
 int notes_modify(struct rw *rw, struct err *e)

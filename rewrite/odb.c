@@ -199,3 +199,15 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 	db->left -= n;
 	return (ssize_t)n;
 }
+
+int odb_info(struct odb *db, const char *name, enum obj_type *type,
+	     struct oid *oid, uint64_t *size, struct err *e)
+{
+	if (strchr(name, '\n'))
+		return 0;
+	if (!db->from && odb_start(db, e) < 0)
+		return -1;
+	if (fprintf(db->to, "info %s\n", name) < 0 || fflush(db->to) != 0)
+		return odb_fail(db, e, "git cat-file ended");
+	return odb_header(db, type, oid, size, e);
+}

@@ -27,6 +27,10 @@ const char *odb_name(const struct odb *db);
 int odb_read(struct odb *db, const char *name, enum obj_type *type,
 	     struct oid *oid, struct buf *body, struct err *e);
 
+/* Like odb_read without the content, with the object's size. */
+int odb_info(struct odb *db, const char *name, enum obj_type *type,
+	     struct oid *oid, uint64_t *size, struct err *e);
+
 /*
  * Streaming read of a blob of any size: odb_open_stream answers like
  * odb_read (1 found, 0 missing, -1 error) and fills *size; the caller

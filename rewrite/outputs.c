@@ -74,7 +74,8 @@ static void format_marks(struct rw *rw, struct buf *out)
 
 	HASH_SORT(rw->marks, mark_by_num);
 	HASH_ITER(hh, rw->marks, m, tmp)
-		buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
+		if (m->declared) /* a blob only ever converted never went out */
+			buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
 			   oid_hex(&m->oid, hex));
 }
 

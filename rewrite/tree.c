@@ -574,3 +574,21 @@ int tree_walk(struct tree_state *ts, struct tnode *root, tree_walk_fn fn,
 	buf_release(&path);
 	return r;
 }
+
+int tree_walk_at(struct tree_state *ts, struct tnode *root, const char *path,
+		 size_t len, tree_walk_fn fn, void *ctx, struct err *e)
+{
+	struct buf full = BUF_INIT(BUF_MAX_DEFAULT);
+	struct tentry *en;
+	int r;
+
+	if (len == 0)
+		return tree_walk(ts, root, fn, ctx, e);
+	r = find_path(ts, root, path, len, &en, e);
+	if (r <= 0 || !en->sub)
+		return r < 0 ? -1 : 0;
+	buf_add(&full, path, len);
+	r = walk_rec(ts, en->sub, &full, fn, ctx, e);
+	buf_release(&full);
+	return r;
+}

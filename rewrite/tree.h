@@ -85,4 +85,10 @@ typedef int (*tree_walk_fn)(void *ctx, const char *path, size_t len,
 int tree_walk(struct tree_state *ts, struct tnode *root, tree_walk_fn fn,
 	      void *ctx, struct err *e);
 
+/* Like tree_walk, below the directory at path only ("" is the root);
+ * the paths given to fn are still full paths. A missing path or a file
+ * walks nothing. */
+int tree_walk_at(struct tree_state *ts, struct tnode *root, const char *path,
+		 size_t len, tree_walk_fn fn, void *ctx, struct err *e);
+
 #endif

@@ -1,0 +1,1138 @@
+/*
+ * lfs.c - the rules applied to blobs: LFS pointers, drops, and the root
+ * .gitattributes that makes git-lfs treat exactly the converted files as
+ * LFS files (DESIGN.md data flow 3, FORMATS.md 7).
+ *
+ * Blobs come before the commit that names their path, so with rules a
+ * blob is held (in memory when small, spooled to a temp file when large)
+ * until the commit's change list has been read; each M line is decided
+ * when it is read, and the commit's text is buffered so that the blobs it
+ * keeps can be written before it. A blob's content can be found again
+ * later: while held, from the LFS store once converted, or from the
+ * source repository by its id. Nothing is guessed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../pointerize/pointerize.h"
+#include "../rules/rules.h"
+#include "engine.h"
+
+#define HELD_IN_MEMORY ((size_t)1 << 20)
+#define CHUNK ((size_t)1 << 20)
+
+static const char lfs_attrs[] = " filter=lfs diff=lfs merge=lfs -text\n";
+static const char lfs_unset[] = " !filter !diff !merge !text\n";
+
+/* A blob's content, read from the stream and not yet let go. */
+struct held {
+	struct buf mem;
+	FILE *spool;		/* when larger than HELD_IN_MEMORY */
+};
+
+struct blob_info {
+	struct oid id;		/* of the content itself */
+	uint64_t size;
+	struct held *held;
+	int emitted;		/* the content is in the output (or target) */
+	int pointer_state;	/* 0 unknown, 1 is an LFS pointer, 2 is not */
+	int converted;
+	struct ptr_oid sha256;
+	struct oid ptr_id;	/* the pointer blob's id */
+	struct buf ptr_text;
+	int ptr_written;	/* the pointer blob is in the output */
+	UT_hash_handle hh;	/* by id */
+	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
+};
+
+/* Blobs (by mark, or by content alone) waiting to be written. */
+struct emit_ent {
+	struct mark_ent *m;
+	struct blob_info *bi;
+};
+
+struct emit_list {
+	struct emit_ent *v;
+	size_t n, alloc;
+};
+
+/* The .gitattributes blobs migrate wrote, and the user's file each one
+ * extends (none: has_base 0). */
+struct attr_ent {
+	struct oid ours, base;
+	int has_base;
+	UT_hash_handle hh;
+};
+
+struct lfs {
+	struct rules *rules;
+	struct rules *globs;	/* the unconditioned lfs glob rules alone */
+	struct buf glob_lines;	/* their .gitattributes lines */
+	int has_lfs;
+	struct ptr_store *store;
+	struct blob_info *byid, *byptr;
+	struct emit_list pending;	/* blobs read since the last commit */
+	struct emit_list emit;		/* blobs the commit keeps */
+	struct stream_writer *cbuf;	/* the commit's buffered text */
+	struct stream_cmd blobcmd;
+	struct attr_ent *attrs;
+	struct oid base_id;		/* cache: the last base read */
+	struct buf base;
+	int has_base_cache;
+	struct buf tmp, lines_set, lines_unset;
+	struct stream_cmd scratch;	/* synthesized M and D lines */
+	struct err walk_err;		/* from inside tree walks */
+	char *chunk;
+};
+
+/* ---- setup ---- */
+
+/* Quotes a pattern for a synthesized rule line (rules.h lexical rules). */
+static void quote_pattern(struct buf *out, const char *p, size_t len)
+{
+	size_t i;
+
+	if (!memchr(p, '\'', len)) {
+		buf_addch(out, '\'');
+		buf_add(out, p, len);
+		buf_addch(out, '\'');
+		return;
+	}
+	buf_addch(out, '"');
+	for (i = 0; i < len; i++) {
+		if (p[i] == '"' || p[i] == '\\')
+			buf_addch(out, '\\');
+		buf_addch(out, p[i]);
+	}
+	buf_addch(out, '"');
+}
+
+/*
+ * The .gitattributes lines of the plain glob lfs rules, and a rule set of
+ * those globs alone, to tell which paths the lines cover (per-path lines
+ * then add or remove exactly the difference).
+ */
+static int build_globs(struct lfs *l, struct err *e)
+{
+	struct buf text = BUF_INIT(RULES_MAX_FILE);
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < rules_count(l->rules) && r == 0; i++) {
+		const struct rule *rule = rules_get(l->rules, i);
+		enum rules_action a = rules_rule_action(rule);
+		const char *pat;
+		size_t len;
+
+		if (a == RULES_ANNEX || a == RULES_SPLIT)
+			return err_set(e, ERR_USAGE,
+				       "%s:%zu: action '%s' is not supported yet",
+				       l->rules ? "rules" : "", rules_rule_line(rule),
+				       rules_action_name(a));
+		if (a != RULES_LFS)
+			continue;
+		l->has_lfs = 1;
+		if (rules_rule_is_regex(rule) || rules_rule_size(rule, NULL, NULL))
+			continue;
+		r = rules_rule_attr_pattern(&l->glob_lines, rule, e);
+		buf_adds(&l->glob_lines, lfs_attrs);
+		pat = rules_rule_pattern(rule, &len);
+		quote_pattern(&text, pat, len);
+		buf_adds(&text, " lfs\n");
+	}
+	if (r == 0)
+		r = rules_parse(&l->globs, text.ptr, text.len, "(lfs globs)", e);
+	buf_release(&text);
+	return r;
+}
+
+/* The store: --store, else <git-common-dir>/lfs/objects of the current
+ * directory's repository (git lfs's own place). */
+static int open_store(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	char dir[4096];
+	FILE *p;
+	size_t n;
+
+	if (rw->opt->store)
+		return ptr_store_open(&l->store, rw->opt->store, e);
+	p = popen("git rev-parse --path-format=absolute --git-common-dir 2>/dev/null", "r");
+	if (!p || !fgets(dir, sizeof(dir) - 16, p)) {
+		if (p)
+			pclose(p);
+		return err_set(e, ERR_USAGE,
+			       "the rules convert files to LFS, but there is no "
+			       "store: pass --store DIR or run inside the "
+			       "repository whose .git/lfs/objects should hold them");
+	}
+	pclose(p);
+	n = strcspn(dir, "\n");
+	snprintf(dir + n, sizeof(dir) - n, "/lfs/objects");
+	return ptr_store_open(&l->store, dir, e);
+}
+
+int lfs_init(struct rw *rw, struct err *e)
+{
+	struct lfs *l = xcalloc(1, sizeof(*l));
+
+	rw->lfs = l;
+	buf_init(&l->glob_lines, BUF_MAX_DEFAULT);
+	buf_init(&l->tmp, BUF_MAX_DEFAULT);
+	buf_init(&l->lines_set, SIZE_MAX / 2);
+	buf_init(&l->lines_unset, SIZE_MAX / 2);
+	stream_cmd_init(&l->blobcmd);
+	stream_cmd_init(&l->scratch);
+	buf_init(&l->base, (size_t)16 << 20);
+	l->blobcmd.kind = STREAM_BLOB;
+	l->chunk = xmalloc(CHUNK);
+	if (rules_load(&l->rules, rw->opt->rules, e) < 0)
+		return -1;
+	if (build_globs(l, e) < 0)
+		return -1;
+	if (l->has_lfs && open_store(rw, e) < 0)
+		return -1;
+	return 0;
+}
+
+static void held_free(struct held *h)
+{
+	if (!h)
+		return;
+	buf_release(&h->mem);
+	if (h->spool)
+		fclose(h->spool);
+	free(h);
+}
+
+void lfs_free(struct rw *rw)
+{
+	struct lfs *l = rw->lfs;
+	struct blob_info *bi, *tmp;
+
+	if (!l)
+		return;
+	HASH_ITER(hh, l->byid, bi, tmp) {
+		HASH_DELETE(hh, l->byid, bi);
+		held_free(bi->held);
+		buf_release(&bi->ptr_text);
+		free(bi);
+	}
+	HASH_CLEAR(hh_ptr, l->byptr);
+	rules_free(l->rules);
+	rules_free(l->globs);
+	ptr_store_free(l->store);
+	stream_writer_free(l->cbuf);
+	stream_cmd_release(&l->blobcmd);
+	free(l->pending.v);
+	free(l->emit.v);
+	{
+		struct attr_ent *a, *at;
+		HASH_ITER(hh, l->attrs, a, at) {
+			HASH_DEL(l->attrs, a);
+			free(a);
+		}
+	}
+	buf_release(&l->base);
+	stream_cmd_release(&l->scratch);
+	buf_release(&l->glob_lines);
+	buf_release(&l->tmp);
+	buf_release(&l->lines_set);
+	buf_release(&l->lines_unset);
+	free(l->chunk);
+	free(l);
+	rw->lfs = NULL;
+}
+
+/* ---- blob bookkeeping ---- */
+
+static struct blob_info *blob_get(struct lfs *l, const struct oid *id,
+				  uint64_t size)
+{
+	struct blob_info *bi;
+
+	HASH_FIND(hh, l->byid, id->hash, OID_RAW, bi);
+	if (bi)
+		return bi;
+	bi = xcalloc(1, sizeof(*bi));
+	bi->id = *id;
+	bi->size = size;
+	buf_init(&bi->ptr_text, 4096);
+	HASH_ADD(hh, l->byid, id.hash, OID_RAW, bi);
+	return bi;
+}
+
+static void list_push(struct emit_list *list, struct mark_ent *m,
+		      struct blob_info *bi)
+{
+	if (list->n == list->alloc) {
+		list->alloc = list->alloc ? 2 * list->alloc : 16;
+		list->v = xrealloc(list->v, list->alloc * sizeof(*list->v));
+	}
+	list->v[list->n].m = m;
+	list->v[list->n].bi = bi;
+	list->n++;
+}
+
+/* Reads the pending data of rw->cmd into a new held copy, hashing it. */
+static int hold_data(struct rw *rw, struct held **out, struct oid *id,
+		     uint64_t *size, struct err *e)
+{
+	struct held *h = xcalloc(1, sizeof(*h));
+	const char *chunk;
+	size_t len;
+	uint64_t total = 0;
+	int r;
+
+	buf_init(&h->mem, HELD_IN_MEMORY);
+	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
+		if (!h->spool && buf_add(&h->mem, chunk, len) == 0) {
+			total += len;
+			continue;
+		}
+		if (!h->spool) {
+			h->spool = tmpfile();
+			if (!h->spool || fwrite(h->mem.ptr, 1, h->mem.len, h->spool) != h->mem.len)
+				goto io;
+			buf_release(&h->mem);
+		}
+		if (fwrite(chunk, 1, len, h->spool) != len)
+			goto io;
+		total += len;
+	}
+	if (r < 0) {
+		held_free(h);
+		return -1;
+	}
+	*size = total;
+	*out = h;
+	/* hashing needs the length first: a second pass over what we hold */
+	obj_hash_begin(rw->hash, OBJ_BLOB, total);
+	if (!h->spool) {
+		obj_hash_update(rw->hash, h->mem.ptr, h->mem.len);
+	} else {
+		rewind(h->spool);
+		while ((len = fread(rw->lfs->chunk, 1, CHUNK, h->spool)) > 0)
+			obj_hash_update(rw->hash, rw->lfs->chunk, len);
+		if (ferror(h->spool))
+			goto io;
+	}
+	obj_hash_final(rw->hash, id);
+	return 0;
+io:
+	held_free(h);
+	return err_errno(e, ERR_IO, "cannot spool a blob to a temp file");
+}
+
+int lfs_blob(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	struct held *h;
+	struct blob_info *bi;
+	struct mark_ent *m;
+	struct oid id;
+	uint64_t size;
+
+	if (!rw->cmd.mark) {
+		/* nothing can name it: pass it through */
+		return copy_data(rw, rw->out, &id, e);
+	}
+	if (hold_data(rw, &h, &id, &size, e) < 0)
+		return -1;
+	bi = blob_get(l, &id, size);
+	if (!bi->held && !bi->emitted)
+		bi->held = h;
+	else
+		held_free(h);
+	m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, &id);
+	m->blob = bi;
+	m->declared = 0;
+	if (rw->cmd.original_oid.len == OID_HEX &&
+	    oid_from_hex(&m->orig, rw->cmd.original_oid.ptr, OID_HEX) == 0)
+		m->has_orig = 1;
+	list_push(&l->pending, m, bi);
+	return 0;
+}
+
+/* ---- reading a blob's content again ---- */
+
+struct content {
+	struct blob_info *bi;
+	int kind;		/* 0 memory, 1 spool, 2 fd, 3 odb */
+	size_t pos;
+	int fd;
+	struct odb *db;
+};
+
+static int content_open(struct rw *rw, struct blob_info *bi,
+			struct content *c, struct err *e)
+{
+	char hex[OID_HEX + 1];
+	enum obj_type type;
+	struct oid got;
+	uint64_t size;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->bi = bi;
+	c->fd = -1;
+	if (bi->held && !bi->held->spool)
+		return 0;
+	if (bi->held) {
+		c->kind = 1;
+		rewind(bi->held->spool);
+		return 0;
+	}
+	if (bi->converted && rw->lfs->store) {
+		c->kind = 2;
+		return ptr_store_open_object(rw->lfs->store, &bi->sha256, &c->fd,
+					     &size, e);
+	}
+	c->kind = 3;
+	oid_hex(&bi->id, hex);
+	c->db = rw->src;
+	r = odb_open_stream(c->db, hex, &type, &got, &size, e);
+	if (r == 0 && rw->dst != rw->src) {
+		c->db = rw->dst;
+		r = odb_open_stream(c->db, hex, &type, &got, &size, e);
+	}
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return err_set(e, ERR_IO,
+			       "blob %s is needed again but is neither in the "
+			       "stream any more nor in repository %s (see "
+			       "--source-repo)", hex, odb_name(rw->src));
+	return 0;
+}
+
+/* Returns bytes read, 0 at the end, -1 on error. */
+static ssize_t content_read(struct content *c, char *dst, size_t cap,
+			    struct err *e)
+{
+	struct held *h = c->bi->held;
+	size_t n;
+	ssize_t r;
+
+	switch (c->kind) {
+	case 0:
+		n = h->mem.len - c->pos < cap ? h->mem.len - c->pos : cap;
+		memcpy(dst, h->mem.ptr + c->pos, n);
+		c->pos += n;
+		return (ssize_t)n;
+	case 1:
+		n = fread(dst, 1, cap, h->spool);
+		if (n == 0 && ferror(h->spool))
+			return err_errno(e, ERR_IO, "cannot read a spooled blob");
+		return (ssize_t)n;
+	case 2:
+		do
+			r = read(c->fd, dst, cap);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return err_errno(e, ERR_IO, "cannot read from the LFS store");
+		return r;
+	default:
+		return odb_stream_read(c->db, dst, cap, e);
+	}
+}
+
+static void content_close(struct content *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+}
+
+/* Writes a blob command with the content of bi (and mark, if any). */
+static int emit_blob(struct rw *rw, struct blob_info *bi, uint64_t mark,
+		     struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	struct content c;
+	uint64_t total = 0;
+	ssize_t n;
+
+	l->blobcmd.mark = mark;
+	if (content_open(rw, bi, &c, e) < 0)
+		return -1;
+	if (stream_write_data_begin(rw->out, &l->blobcmd, bi->size, e) < 0)
+		goto fail;
+	while ((n = content_read(&c, l->chunk, CHUNK, e)) > 0) {
+		total += (uint64_t)n;
+		if (stream_write_bytes(rw->out, l->chunk, (size_t)n, e) < 0)
+			goto fail;
+	}
+	if (n < 0)
+		goto fail;
+	if (total != bi->size) {
+		err_set(e, ERR_IO, "blob %s changed size while read again",
+			oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }));
+		goto fail;
+	}
+	content_close(&c);
+	bi->emitted = 1;
+	return stream_write_data_end(rw->out, e);
+fail:
+	content_close(&c);
+	return -1;
+}
+
+/* ---- decisions ---- */
+
+/* 1 when the blob's content already is an LFS pointer (never convert it
+ * again: a second run changes nothing). */
+static int is_pointer(struct rw *rw, struct blob_info *bi, struct err *e)
+{
+	struct content c;
+	size_t got = 0;
+	ssize_t n;
+
+	if (bi->pointer_state)
+		return bi->pointer_state == 1;
+	bi->pointer_state = 2;
+	if (bi->size >= PTR_LFS_POINTER_MAX || bi->size == 0)
+		return 0;
+	if (content_open(rw, bi, &c, e) < 0)
+		return -1;
+	while ((n = content_read(&c, rw->lfs->chunk + got, CHUNK - got, e)) > 0)
+		got += (size_t)n;
+	content_close(&c);
+	if (n < 0)
+		return -1;
+	if (ptr_is_lfs_pointer(rw->lfs->chunk, got))
+		bi->pointer_state = 1;
+	return bi->pointer_state == 1;
+}
+
+/* Puts bi's content into the store and computes its pointer (once). */
+static int convert(struct rw *rw, struct blob_info *bi, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	struct ptr_put *put;
+	struct content c;
+	uint64_t size;
+	ssize_t n;
+
+	if (bi->converted)
+		return 0;
+	if (content_open(rw, bi, &c, e) < 0)
+		return -1;
+	if (ptr_put_begin(l->store, &put, e) < 0) {
+		content_close(&c);
+		return -1;
+	}
+	while ((n = content_read(&c, l->chunk, CHUNK, e)) > 0)
+		if (ptr_put_write(put, l->chunk, (size_t)n, e) < 0)
+			break;
+	content_close(&c);
+	if (n != 0) {
+		ptr_put_abort(put);
+		return -1;
+	}
+	if (ptr_put_finish(put, &bi->sha256, &size, e) < 0)
+		return -1;
+	if (size != bi->size)
+		return err_set(e, ERR_IO, "blob %s: read %llu bytes, expected %llu",
+			       oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }),
+			       (unsigned long long)size,
+			       (unsigned long long)bi->size);
+	if (ptr_lfs_pointer(&bi->ptr_text, &bi->sha256, bi->size) < 0)
+		return err_set(e, ERR_IO, "cannot build an LFS pointer");
+	obj_hash_buf(rw->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
+		     &bi->ptr_id);
+	bi->converted = 1;
+	HASH_ADD(hh_ptr, l->byptr, ptr_id.hash, OID_RAW, bi);
+	return 0;
+}
+
+/* Files git-lfs (and git) must always see as they are. */
+static int is_protected(const char *path, size_t len)
+{
+	static const char *const names[] = { ".gitattributes", ".gitignore",
+					     ".gitmodules", ".lfsconfig" };
+	const char *base = memrchr(path, '/', len);
+	size_t i, blen;
+
+	base = base ? base + 1 : path;
+	blen = len - (size_t)(base - path);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == blen && !memcmp(base, names[i], blen))
+			return 1;
+	return 0;
+}
+
+/* The blob an M line names, with its size; NULL for a gitlink or when
+ * the size cannot be learnt (then the line passes as it is). */
+static int modify_blob(struct rw *rw, struct mark_ent **mark,
+		       struct blob_info **out, struct err *e)
+{
+	struct stream_ref *d = &rw->cmd.dataref;
+	char hex[OID_HEX + 1];
+	enum obj_type type;
+	struct oid id, got;
+	uint64_t size;
+	struct held *h;
+	int r;
+
+	*mark = NULL;
+	*out = NULL;
+	if (d->kind == STREAM_REF_INLINE) {
+		if (hold_data(rw, &h, &id, &size, e) < 0)
+			return -1;
+		*out = blob_get(rw->lfs, &id, size);
+		if (!(*out)->held && !(*out)->emitted)
+			(*out)->held = h;
+		else
+			held_free(h);
+		return 0;
+	}
+	if (modify_id(rw, &id, e) < 0)
+		return at_offset(rw, e);
+	if (d->kind == STREAM_REF_MARK) {
+		*mark = mark_get(rw, d->mark);
+		if ((*mark)->type != OBJ_BLOB || !(*mark)->blob)
+			return err_set(e, ERR_STREAM, "mark :%llu is not a blob",
+				       (unsigned long long)d->mark) < 0
+				       ? at_offset(rw, e) : -1;
+		*out = (*mark)->blob;
+		return 0;
+	}
+	HASH_FIND(hh, rw->lfs->byid, id.hash, OID_RAW, *out);
+	if (*out)
+		return 0;
+	/* a blob named by id (--no-data export): it is in the target */
+	r = odb_info(rw->src, oid_hex(&id, hex), &type, &got, &size, e);
+	if (r < 0)
+		return -1;
+	if (r == 0 || type != OBJ_BLOB)
+		return err_set(e, ERR_IO, "blob %s is not in repository %s "
+			       "(see --source-repo)", hex, odb_name(rw->src));
+	*out = blob_get(rw->lfs, &id, size);
+	(*out)->emitted = 1;
+	return 0;
+}
+
+/* ---- placing a blob at a path ---- */
+
+static int is_notes(const struct rw *rw)
+{
+	return !strncmp(rw->cur.branch->name, "refs/notes/", 11);
+}
+
+/* Writes the blob of m (or bi alone) now, unless it is out already. */
+static int declare(struct rw *rw, struct mark_ent *m, struct blob_info *bi,
+		   struct err *e)
+{
+	if (m && m->declared)
+		return 0;
+	if (!m && bi->emitted)
+		return 0;
+	if (emit_blob(rw, bi, m ? m->mark : 0, e) < 0)
+		return -1;
+	if (m)
+		m->declared = 1;
+	return 0;
+}
+
+int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e)
+{
+	if (m->type != OBJ_BLOB || !m->blob)
+		return 0;
+	return declare(rw, m, m->blob, e);
+}
+
+/* M with the original content: queued to be written before the commit. */
+static int place_keep(struct rw *rw, struct stream_cmd *c, uint32_t mode,
+		      struct mark_ent *m, struct blob_info *bi, struct err *e)
+{
+	char hex[OID_HEX + 1];
+
+	if (bi && ((m && !m->declared) || (!m && !bi->emitted)))
+		list_push(&rw->lfs->emit, m, bi);
+	if (bi && !m) {
+		/* name the content by id: it is written (or in the target) */
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(&bi->id, hex), OID_HEX);
+	}
+	if (bi && tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, mode,
+			   &bi->id, e) < 0)
+		return at_offset(rw, e);
+	return stream_write_cmd(rw->cout, c, e);
+}
+
+/* M with the LFS pointer: inline the first time, by id after that. */
+static int place_pointer(struct rw *rw, struct stream_cmd *c, uint32_t mode,
+			 struct blob_info *bi, struct err *e)
+{
+	char hex[OID_HEX + 1];
+
+	if (convert(rw, bi, e) < 0)
+		return -1;
+	if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, mode,
+		     &bi->ptr_id, e) < 0)
+		return at_offset(rw, e);
+	c->mode = mode;
+	if (bi->ptr_written) {
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(&bi->ptr_id, hex), OID_HEX);
+		return stream_write_cmd(rw->cout, c, e);
+	}
+	c->dataref.kind = STREAM_REF_INLINE;
+	bi->ptr_written = 1;
+	if (stream_write_data_begin(rw->cout, c, bi->ptr_text.len, e) < 0 ||
+	    stream_write_bytes(rw->cout, bi->ptr_text.ptr, bi->ptr_text.len, e) < 0)
+		return -1;
+	return stream_write_data_end(rw->cout, e);
+}
+
+static int place_drop(struct rw *rw, struct stream_cmd *c, struct err *e)
+{
+	int r = tree_remove(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, e);
+
+	if (r <= 0)
+		return r < 0 ? at_offset(rw, e) : 0;
+	c->kind = STREAM_DELETE;
+	return stream_write_cmd(rw->cout, c, e);
+}
+
+/* The rule for a file: NULL (keep) for what must never change. */
+static int decide(struct rw *rw, const struct stream_cmd *c, uint32_t mode,
+		  struct blob_info *bi, const struct rule **rule, struct err *e)
+{
+	*rule = NULL;
+	if (!bi || is_notes(rw) || (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC) ||
+	    is_protected(c->path.ptr, c->path.len))
+		return 0;
+	if (rules_match(rule, rw->lfs->rules, c->path.ptr, c->path.len, bi->size, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* Places one file (c is an M line) by the rules. */
+static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
+		 struct blob_info *bi, struct err *e)
+{
+	uint32_t mode = tree_mode_normalize(c->mode);
+	const struct rule *rule;
+	int p;
+
+	if (m)
+		m->consumed = 1;
+	if (decide(rw, c, mode, bi, &rule, e) < 0)
+		return -1;
+	if (rule && rules_rule_action(rule) == RULES_DROP)
+		return place_drop(rw, c, e);
+	if (!rule || rules_rule_action(rule) != RULES_LFS || bi->size == 0)
+		return place_keep(rw, c, mode, m, bi, e);
+	p = is_pointer(rw, bi, e);
+	if (p < 0)
+		return -1;
+	if (p)
+		return place_keep(rw, c, mode, m, bi, e);
+	return place_pointer(rw, c, mode, bi, e);
+}
+
+int lfs_modify(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *c = &rw->cmd;
+	uint32_t mode = tree_mode_normalize(c->mode);
+	struct mark_ent *m = NULL;
+	struct blob_info *bi = NULL;
+	struct oid id;
+
+	if (mode == TREE_MODE_GITLINK || tree_mode_is_dir(mode)) {
+		if (modify_id(rw, &id, e) < 0)
+			return at_offset(rw, e);
+		if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len,
+			     mode, &id, e) < 0)
+			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+		return stream_write_cmd(rw->cout, c, e);
+	}
+	if (modify_blob(rw, &m, &bi, e) < 0)
+		return -1;
+	return place(rw, c, m, bi, e);
+}
+
+/* ---- C and R, re-decided file by file ---- */
+
+struct copy_item {
+	struct buf rel;
+	uint32_t mode;
+	struct oid id;
+};
+
+struct copy_list {
+	struct copy_item *v;
+	size_t n, alloc;
+	size_t prefix;		/* bytes of the source path to drop */
+};
+
+static int collect_copy(void *ctx, const char *path, size_t len,
+			uint32_t mode, const struct oid *id)
+{
+	struct copy_list *l = ctx;
+	struct copy_item *it;
+
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 16;
+		l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
+	}
+	it = &l->v[l->n++];
+	buf_init(&it->rel, STREAM_MAX_LINE);
+	buf_add(&it->rel, path + l->prefix, len - l->prefix);
+	it->mode = mode;
+	it->id = *id;
+	return 0;
+}
+
+/* The blob behind a tree entry: its original content, even when the
+ * entry holds our pointer. */
+static int blob_for_entry(struct rw *rw, const struct oid *id,
+			  struct blob_info **out, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	char hex[OID_HEX + 1];
+	enum obj_type type;
+	struct oid got;
+	uint64_t size;
+	int r;
+
+	HASH_FIND(hh_ptr, l->byptr, id->hash, OID_RAW, *out);
+	if (*out)
+		return 0;
+	HASH_FIND(hh, l->byid, id->hash, OID_RAW, *out);
+	if (*out)
+		return 0;
+	oid_hex(id, hex);
+	r = odb_info(rw->dst, hex, &type, &got, &size, e);
+	if (r == 0 && rw->dst != rw->src)
+		r = odb_info(rw->src, hex, &type, &got, &size, e);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return err_set(e, ERR_IO, "blob %s is not in repository %s "
+			       "(see --source-repo)", hex, odb_name(rw->src));
+	*out = blob_get(l, id, size);
+	(*out)->emitted = 1;
+	return 0;
+}
+
+static int copy_items(struct rw *rw, struct copy_list *list,
+		      const struct buf *dst, struct err *e)
+{
+	struct stream_cmd *c = &rw->lfs->scratch;
+	struct blob_info *bi;
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		struct copy_item *it = &list->v[i];
+		c->kind = STREAM_MODIFY;
+		c->mode = it->mode;
+		buf_set(&c->path, dst->ptr, dst->len);
+		if (it->rel.len && dst->len)
+			buf_addch(&c->path, '/');
+		buf_add(&c->path, it->rel.ptr, it->rel.len);
+		if (it->mode == TREE_MODE_GITLINK) {
+			char hex[OID_HEX + 1];
+			c->dataref.kind = STREAM_REF_OID;
+			buf_set(&c->dataref.name, oid_hex(&it->id, hex), OID_HEX);
+			if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len,
+				     it->mode, &it->id, e) < 0 ||
+			    stream_write_cmd(rw->cout, c, e) < 0)
+				return -1;
+			continue;
+		}
+		if (blob_for_entry(rw, &it->id, &bi, e) < 0)
+			return at_offset(rw, e);
+		if (place(rw, c, NULL, bi, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int delete_path(struct rw *rw, const struct buf *path, struct err *e)
+{
+	struct stream_cmd *c = &rw->lfs->scratch;
+	int r = tree_remove(rw->ts, &rw->cur.root, path->ptr, path->len, e);
+
+	if (r <= 0)
+		return r < 0 ? at_offset(rw, e) : 0;
+	c->kind = STREAM_DELETE;
+	buf_set(&c->path, path->ptr, path->len);
+	return stream_write_cmd(rw->cout, c, e);
+}
+
+/*
+ * C/R copy what the source holds, but the rules may decide otherwise at
+ * the destination (a *.bin renamed to *.txt stops being LFS), so the
+ * change is written as D and M lines, each file placed by the rules.
+ */
+int lfs_copy(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *c = &rw->cmd;
+	struct copy_list list = { NULL, 0, 0, 0 };
+	struct buf src = BUF_INIT(STREAM_MAX_LINE), dst = BUF_INIT(STREAM_MAX_LINE);
+	uint32_t mode;
+	struct oid id;
+	size_t i;
+	int r;
+
+	buf_set(&src, c->path.ptr, c->path.len);
+	buf_set(&dst, c->path2.ptr, c->path2.len);
+	r = src.len ? tree_lookup(rw->ts, rw->cur.root, src.ptr, src.len, &mode,
+				  &id, e) : 1;
+	if (r == 0)
+		r = err_set(e, ERR_STREAM, "path '%s' not in branch", src.ptr);
+	if (r < 0) {
+		r = at_offset(rw, e);
+		goto out;
+	}
+	list.prefix = src.len ? src.len + 1 : 0;
+	if (src.len && !tree_mode_is_dir(mode)) {
+		list.prefix = src.len;
+		r = collect_copy(&list, src.ptr, src.len, mode, &id);
+	} else {
+		r = tree_walk_at(rw->ts, rw->cur.root, src.ptr, src.len,
+				 collect_copy, &list, e);
+	}
+	if (r == 0 && c->kind == STREAM_RENAME)
+		r = delete_path(rw, &src, e);
+	if (r == 0)
+		r = delete_path(rw, &dst, e);
+	if (r == 0)
+		r = copy_items(rw, &list, &dst, e);
+out:
+	for (i = 0; i < list.n; i++)
+		buf_release(&list.v[i].rel);
+	free(list.v);
+	buf_release(&src);
+	buf_release(&dst);
+	return r;
+}
+
+/* ---- the commit: .gitattributes, blobs first, then its text ---- */
+
+int lfs_commit_begin(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+
+	(void)e;
+	l->cbuf = stream_writer_new_mem();
+	rw->cout = l->cbuf;
+	return 0;
+}
+
+static int has_line(const struct buf *text, const char *line, size_t len)
+{
+	const char *p = text->ptr, *end = text->ptr + text->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		if (n == len && !memcmp(p, line, len))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* Appends each line of lines that base does not have yet. */
+static void add_missing_lines(struct buf *out, const struct buf *base,
+			      const struct buf *lines)
+{
+	const char *p = lines->ptr, *end = lines->ptr + lines->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		if (!has_line(base, p, n) && !has_line(out, p, n))
+			buf_add(out, p, n);
+		p += n;
+	}
+}
+
+/* 1 when git-lfs should see the file at path as an LFS file. */
+static int wants_lfs(struct rw *rw, const char *path, size_t len,
+		     uint32_t mode, const struct oid *id, struct err *e)
+{
+	struct blob_info *bi;
+	const struct rule *rule;
+
+	if (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC)
+		return 0;
+	HASH_FIND(hh_ptr, rw->lfs->byptr, id->hash, OID_RAW, bi);
+	if (bi)
+		return 1;
+	if (blob_for_entry(rw, id, &bi, e) < 0)
+		return -1;
+	if (bi->size == 0) {
+		/* an empty file is its own pointer: LFS where a rule says so */
+		if (rules_match(&rule, rw->lfs->rules, path, len, 0, e) < 0)
+			return -1;
+		return rule && rules_rule_action(rule) == RULES_LFS &&
+		       !is_protected(path, len);
+	}
+	return is_pointer(rw, bi, e);
+}
+
+static int attr_visit(void *ctx, const char *path, size_t len, uint32_t mode,
+		      const struct oid *id)
+{
+	struct rw *rw = ctx;
+	struct lfs *l = rw->lfs;
+	struct err *e = &l->walk_err;
+	const struct rule *glob;
+	int want = wants_lfs(rw, path, len, mode, id, e);
+
+	if (want < 0 || rules_match(&glob, l->globs, path, len, 0, e) < 0)
+		return -1;
+	if (want && !glob) {
+		if (rules_attr_path(&l->lines_set, path, len, e) < 0)
+			return -1;
+		buf_adds(&l->lines_set, lfs_attrs);
+	} else if (!want && glob) {
+		if (rules_attr_path(&l->lines_unset, path, len, e) < 0)
+			return -1;
+		buf_adds(&l->lines_unset, lfs_unset);
+	}
+	return 0;
+}
+
+/* The user's own .gitattributes under the one in the tree (ours or
+ * theirs), read into l->base. 0 none, 1 found, -1 error. */
+static int attr_base(struct rw *rw, const struct oid *in_tree, struct oid *base,
+		     struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	struct attr_ent *a;
+	struct blob_info *bi;
+	struct content c;
+	ssize_t n;
+
+	HASH_FIND(hh, l->attrs, in_tree->hash, OID_RAW, a);
+	if (a && !a->has_base)
+		return 0;
+	*base = a ? a->base : *in_tree;
+	if (l->has_base_cache && oid_eq(&l->base_id, base))
+		return 1;
+	if (blob_for_entry(rw, base, &bi, e) < 0 || content_open(rw, bi, &c, e) < 0)
+		return -1;
+	buf_reset(&l->base);
+	while ((n = content_read(&c, l->chunk, CHUNK, e)) > 0)
+		if (buf_add(&l->base, l->chunk, (size_t)n) < 0) {
+			n = err_set(e, ERR_IO, ".gitattributes larger than 16 MiB");
+			break;
+		}
+	content_close(&c);
+	if (n < 0)
+		return -1;
+	l->base_id = *base;
+	l->has_base_cache = 1;
+	return 1;
+}
+
+static int attrs_update(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	struct stream_cmd *c = &l->scratch;
+	struct oid in_tree, base_id, want_id;
+	struct attr_ent *a;
+	uint32_t mode = TREE_MODE_FILE;
+	int found, has_base = 0;
+
+	buf_reset(&l->lines_set);
+	buf_reset(&l->lines_unset);
+	if (tree_walk(rw->ts, rw->cur.root, attr_visit, rw, e) != 0) {
+		if (l->walk_err.kind)
+			*e = l->walk_err;
+		return e->kind == ERR_IO ? ids_lost(rw, e) : -1;
+	}
+	found = tree_lookup(rw->ts, rw->cur.root, ".gitattributes", 14, &mode,
+			    &in_tree, e);
+	if (found < 0)
+		return -1;
+	if (found && tree_mode_is_dir(mode))
+		return 0; /* a directory named .gitattributes: leave it */
+	if (found && (has_base = attr_base(rw, &in_tree, &base_id, e)) < 0)
+		return -1;
+	buf_reset(&l->tmp);
+	if (has_base) {
+		buf_add(&l->tmp, l->base.ptr, l->base.len);
+		if (l->tmp.len && l->tmp.ptr[l->tmp.len - 1] != '\n')
+			buf_addch(&l->tmp, '\n');
+	}
+	add_missing_lines(&l->tmp, &l->base, &l->glob_lines);
+	add_missing_lines(&l->tmp, &l->base, &l->lines_set);
+	add_missing_lines(&l->tmp, &l->base, &l->lines_unset);
+	if (!found && l->tmp.len == 0)
+		return 0;
+	obj_hash_buf(rw->hash, OBJ_BLOB, l->tmp.ptr, l->tmp.len, &want_id);
+	if (found && oid_eq(&in_tree, &want_id))
+		return 0;
+	HASH_FIND(hh, l->attrs, want_id.hash, OID_RAW, a);
+	if (!a && !(has_base && oid_eq(&want_id, &base_id))) {
+		a = xcalloc(1, sizeof(*a));
+		a->ours = want_id;
+		a->base = base_id;
+		a->has_base = has_base;
+		HASH_ADD(hh, l->attrs, ours.hash, OID_RAW, a);
+	}
+	if (tree_set(rw->ts, &rw->cur.root, ".gitattributes", 14, mode, &want_id, e) < 0)
+		return -1;
+	c->kind = STREAM_MODIFY;
+	c->mode = mode;
+	c->dataref.kind = STREAM_REF_INLINE;
+	buf_set(&c->path, ".gitattributes", 14);
+	if (stream_write_data_begin(rw->cout, c, l->tmp.len, e) < 0 ||
+	    stream_write_bytes(rw->cout, l->tmp.ptr, l->tmp.len, e) < 0)
+		return -1;
+	return stream_write_data_end(rw->cout, e);
+}
+
+/* Writes the blobs read since the last commit that no commit decided
+ * on (a tag or a later commit may name them), and lets go of the rest. */
+int lfs_flush(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < l->pending.n && r == 0; i++) {
+		struct emit_ent *p = &l->pending.v[i];
+		if (!p->m->consumed)
+			r = declare(rw, p->m, p->bi, e);
+	}
+	for (i = 0; i < l->pending.n; i++) {
+		held_free(l->pending.v[i].bi->held);
+		l->pending.v[i].bi->held = NULL;
+	}
+	l->pending.n = 0;
+	return r;
+}
+
+int lfs_commit_end(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	const struct buf *text;
+	size_t i;
+	int r = 0;
+
+	if (!rw->no_ids && l->has_lfs && !is_notes(rw))
+		r = attrs_update(rw, e);
+	for (i = 0; i < l->emit.n && r == 0; i++)
+		r = declare(rw, l->emit.v[i].m, l->emit.v[i].bi, e);
+	l->emit.n = 0;
+	if (r == 0)
+		r = lfs_flush(rw, e);
+	if (r == 0 && (r = stream_writer_flush(l->cbuf, e)) == 0) {
+		text = stream_writer_mem(l->cbuf);
+		r = stream_write_raw(rw->out, text->ptr, text->len, e);
+	}
+	stream_writer_free(l->cbuf);
+	l->cbuf = NULL;
+	rw->cout = rw->out;
+	return r;
+}
