@@ -215,13 +215,13 @@ void lfs_free(struct rw *rw)
 
 	if (!l)
 		return;
+	HASH_CLEAR(hh_ptr, l->byptr);
 	HASH_ITER(hh, l->byid, bi, tmp) {
 		HASH_DELETE(hh, l->byid, bi);
 		held_free(bi->held);
 		buf_release(&bi->ptr_text);
 		free(bi);
 	}
-	HASH_CLEAR(hh_ptr, l->byptr);
 	rules_free(l->rules);
 	rules_free(l->globs);
 	ptr_store_free(l->store);
@@ -961,7 +961,8 @@ static int wants_lfs(struct rw *rw, const char *path, size_t len,
 	struct blob_info *bi;
 	const struct rule *rule;
 
-	if (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC)
+	if ((mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC) ||
+	    is_protected(path, len))
 		return 0;
 	HASH_FIND(hh_ptr, rw->lfs->byptr, id->hash, OID_RAW, bi);
 	if (bi)
