@@ -1,0 +1,568 @@
+/*
+ * glob.c - git's wildmatch (wildmatch.c) with git's .gitattributes
+ * matching around it (attr.c path_matches, dir.c match_basename and
+ * match_pathname), rewritten to work on counted paths. The structure and
+ * the early-abort codes follow git's so the answers, including the odd
+ * ones, stay git's: tests/integration/rules_checkattr.sh compares them
+ * with `git check-attr`.
+ */
+#include "rules/glob.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned char uchar;
+
+/* dowild results, as in git: aborts prune the star backtracking. */
+enum {
+	WM_MATCH = 0,
+	WM_NOMATCH = 1,
+	WM_ABORT_ALL = -1,
+	WM_ABORT_TO_STARSTAR = -2,
+	STAR_CONTINUE = 2,	/* match_star consumed "*" "/" and text up to a '/' */
+};
+
+/* Malformed brackets: git aborts on them, so the pattern never matches. */
+enum {
+	BR_UNTERMINATED = -10,
+	BR_BADCLASS = -11,
+};
+
+struct wm {
+	const uchar *pstart;	/* for the "is '**' at a component start" test */
+	const uchar *tend;
+	int pathname;		/* WM_PATHNAME */
+};
+
+/* git's is_glob_special (ctype.c): the bytes wildmatch treats specially. */
+static int glob_special(int c)
+{
+	return c == '*' || c == '?' || c == '[' || c == '\\';
+}
+
+/* ---- character classes, ASCII only, as git's sane_ctype has them ---- */
+
+static int cc_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int cc_digit(int c) { return c >= '0' && c <= '9'; }
+static int cc_graph(int c) { return c > 0x20 && c < 0x7f; }
+
+/*
+ * Whether c belongs to [:name:]; -1 for an unknown name. git's isspace is
+ * its own table: space, \t, \n, \r, but not \v or \f.
+ */
+static int cc_member(const uchar *name, size_t n, int c)
+{
+	static const char *const names[] = {
+		"alnum", "alpha", "blank", "cntrl", "digit", "graph",
+		"lower", "print", "punct", "space", "upper", "xdigit",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && !memcmp(names[i], name, n))
+			break;
+	switch (i) {
+	case 0: return cc_alpha(c) || cc_digit(c);
+	case 1: return cc_alpha(c);
+	case 2: return c == ' ' || c == '\t';
+	case 3: return (c >= 0 && c < 0x20) || c == 0x7f;
+	case 4: return cc_digit(c);
+	case 5: return cc_graph(c);
+	case 6: return c >= 'a' && c <= 'z';
+	case 7: return c >= 0x20 && c < 0x7f;
+	case 8: return cc_graph(c) && !cc_alpha(c) && !cc_digit(c);
+	case 9: return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+	case 10: return c >= 'A' && c <= 'Z';
+	case 11: return cc_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	default: return -1;
+	}
+}
+
+/*
+ * A "[:" inside a bracket at *pp (the '['). Returns 1 when it was a class
+ * (*pp left on its closing ']'), 0 when it is a plain '[' member (as git:
+ * no ":]" before the next ']'), or a BR_ code. *hit is set when c matches.
+ */
+static int bracket_class(const uchar **pp, int c, int *hit)
+{
+	const uchar *s = *pp + 2, *p = s;
+	int m;
+
+	while (*p && *p != ']')
+		p++;
+	if (!*p)
+		return BR_UNTERMINATED;
+	if (p == s || p[-1] != ':') {
+		if (c == '[')
+			*hit = 1;
+		return 0;
+	}
+	m = cc_member(s, (size_t)(p - s - 1), c);
+	if (m < 0)
+		return BR_BADCLASS;
+	if (m)
+		*hit = 1;
+	*pp = p;
+	return 1;
+}
+
+/*
+ * Matches c (a byte, or -1 to only check the syntax) against the bracket
+ * expression at *pp (the '['), git's loop step by step: a ']' first in the
+ * set is a member, '-' is literal first, last or after a range or class.
+ * On success *pp is left on the closing ']' and the result is WM_MATCH or
+ * WM_NOMATCH; a BR_ code for a malformed expression.
+ */
+static int match_bracket(const uchar **pp, int c, int pathname)
+{
+	const uchar *p = *pp;
+	int p_ch, prev_ch = 0, hit = 0, negated, r;
+
+	p_ch = *++p;
+	if (p_ch == '^')
+		p_ch = '!';
+	negated = p_ch == '!';
+	if (negated)
+		p_ch = *++p;
+	for (;;) {
+		if (!p_ch)
+			return BR_UNTERMINATED;
+		if (p_ch == '\\') {
+			p_ch = *++p;
+			if (!p_ch)
+				return BR_UNTERMINATED;
+			if (c == p_ch)
+				hit = 1;
+		} else if (p_ch == '-' && prev_ch && p[1] && p[1] != ']') {
+			p_ch = *++p;
+			if (p_ch == '\\') {
+				p_ch = *++p;
+				if (!p_ch)
+					return BR_UNTERMINATED;
+			}
+			if (c <= p_ch && c >= prev_ch)
+				hit = 1;
+			p_ch = 0;	/* a range cannot start another one */
+		} else if (p_ch == '[' && p[1] == ':') {
+			r = bracket_class(&p, c, &hit);
+			if (r < 0)
+				return r;
+			p_ch = r ? 0 : '[';
+		} else if (c == p_ch) {
+			hit = 1;
+		}
+		prev_ch = p_ch;
+		p_ch = *++p;
+		if (p_ch == ']')
+			break;
+	}
+	*pp = p;
+	if (hit == negated || (pathname && c == '/'))
+		return WM_NOMATCH;
+	return WM_MATCH;
+}
+
+static int dowild(const struct wm *w, const uchar *p, const uchar *t);
+
+/*
+ * Decides whether a run of stars at p may cross '/' (git: without
+ * WM_PATHNAME always; with it only a "**" that fills a whole component),
+ * and handles the "**" "/" matches-nothing case. Returns WM_MATCH when
+ * that case matched, else -1 with *slash set and *pp past the run.
+ */
+static int star_kind(const struct wm *w, const uchar **pp, const uchar *t,
+		     int *slash)
+{
+	const uchar *p = *pp, *prev = p - 1;
+
+	p++;
+	if (*p != '*') {
+		*slash = !w->pathname;
+	} else {
+		while (*++p == '*')
+			;
+		if (!w->pathname) {
+			*slash = 1;
+		} else if ((prev < w->pstart || *prev == '/') &&
+			   (*p == '\0' || *p == '/' || (p[0] == '\\' && p[1] == '/'))) {
+			/* "a/" "**" "/b" also matches "a/b": try "**" "/" as empty */
+			if (p[0] == '/' && dowild(w, p + 1, t) == WM_MATCH)
+				return WM_MATCH;
+			*slash = 1;
+		} else {
+			*slash = 0;
+		}
+	}
+	*pp = p;
+	return -1;
+}
+
+/*
+ * A star run at *pp against the text at *tp: git's backtracking loop.
+ * Returns a WM_ result, or STAR_CONTINUE with *pp on a '/' and *tp on the
+ * next '/' in the text (a single '*' followed by '/').
+ */
+static int match_star(const struct wm *w, const uchar **pp, const uchar **tp)
+{
+	const uchar *p = *pp, *t = *tp, *slash;
+	int match_slash, r;
+
+	if (star_kind(w, &p, t, &match_slash) == WM_MATCH)
+		return WM_MATCH;
+	if (*p == '\0') {
+		/* trailing "**" matches everything, trailing "*" one component */
+		if (!match_slash && memchr(t, '/', (size_t)(w->tend - t)))
+			return WM_NOMATCH;
+		return WM_MATCH;
+	}
+	if (!match_slash && *p == '/') {
+		slash = memchr(t, '/', (size_t)(w->tend - t));
+		if (!slash)
+			return WM_NOMATCH;
+		*pp = p;
+		*tp = slash;
+		return STAR_CONTINUE;
+	}
+	while (t < w->tend) {
+		/* a literal after the star: skip text up to its next occurrence */
+		if (!glob_special(*p)) {
+			while (t < w->tend && (match_slash || *t != '/') && *t != *p)
+				t++;
+			if (t == w->tend || *t != *p)
+				return WM_NOMATCH;
+		}
+		r = dowild(w, p, t);
+		if (r != WM_NOMATCH) {
+			if (!match_slash || r != WM_ABORT_TO_STARSTAR)
+				return r;
+		} else if (!match_slash && *t == '/') {
+			return WM_ABORT_TO_STARSTAR;
+		}
+		t++;
+	}
+	return WM_ABORT_ALL;
+}
+
+/* git's dowild over a NUL-terminated pattern and a counted text. */
+static int dowild(const struct wm *w, const uchar *p, const uchar *t)
+{
+	int r;
+
+	for (; *p; p++, t++) {
+		if (*p == '*') {
+			r = match_star(w, &p, &t);
+			if (r != STAR_CONTINUE)
+				return r;
+			continue;
+		}
+		if (t == w->tend)
+			return WM_ABORT_ALL;
+		switch (*p) {
+		case '\\':
+			/* a lone trailing '\\' matches nothing (git: compares with NUL) */
+			if (!*++p || *t != *p)
+				return WM_NOMATCH;
+			break;
+		case '?':
+			if (w->pathname && *t == '/')
+				return WM_NOMATCH;
+			break;
+		case '[':
+			r = match_bracket(&p, *t, w->pathname);
+			if (r != WM_MATCH)
+				return r < 0 ? WM_ABORT_ALL : r;
+			break;
+		default:
+			if (*t != *p)
+				return WM_NOMATCH;
+		}
+	}
+	return t == w->tend ? WM_MATCH : WM_NOMATCH;
+}
+
+/* ---- checking a pattern ---- */
+
+/*
+ * Walks the pattern as dowild would and reports what makes git never
+ * match it: an unterminated bracket, an unknown class, a lone '\\'.
+ */
+static int check_syntax(const uchar *pat, size_t *bad, const char **msg)
+{
+	const uchar *p, *q;
+	int r;
+
+	for (p = pat; *p; p++) {
+		if (*p == '\\') {
+			if (!p[1]) {
+				*bad = (size_t)(p - pat);
+				*msg = "pattern ends with a lone '\\' (git never "
+				       "matches it; quote a pattern that has blanks)";
+				return -1;
+			}
+			p++;
+		} else if (*p == '[') {
+			q = p;
+			r = match_bracket(&q, -1, 0);
+			if (r == BR_UNTERMINATED || r == BR_BADCLASS) {
+				*bad = (size_t)(p - pat);
+				*msg = r == BR_BADCLASS ?
+					"unknown [:class:] in bracket expression (git never matches it)" :
+					"unterminated '[' (git never matches it; write \\[ for a literal '[')";
+				return -1;
+			}
+			p = q;
+		}
+	}
+	return 0;
+}
+
+/* git's simple_length: bytes before the first glob special. */
+static size_t literal_prefix(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && !glob_special((uchar)s[n]))
+		n++;
+	return n;
+}
+
+/*
+ * git before 2.45 cut the literal prefix off an anchored pattern before
+ * calling wildmatch, so a "**" right after it looked like it started a
+ * component: "foo**" "/bar" matched foo/x/bar. Newer git keeps one byte of
+ * context and reads it as "foo*" "/bar". A rule must mean one thing.
+ */
+static int check_glued_starstar(const struct rules_glob *g, size_t *bad,
+				const char **msg)
+{
+	const char *q = g->pat + g->skip;
+	size_t i = g->prefix;
+
+	if (g->nodir || i == 0 || q[i] != '*' || q[i + 1] != '*' || q[i - 1] == '/')
+		return 0;
+	while (q[i] == '*')
+		i++;
+	if (q[i] && q[i] != '/' && !(q[i] == '\\' && q[i + 1] == '/'))
+		return 0;
+	*bad = g->skip + g->prefix;
+	*msg = "'**' glued to a name: git versions disagree on whether it "
+	       "crosses '/'; write '*', or put '**' between slashes";
+	return -1;
+}
+
+static int check_shape(const char *pat, size_t len, size_t *bad,
+		       const char **msg)
+{
+	*bad = 0;
+	if (len == 0) {
+		*msg = "empty pattern";
+		return -1;
+	}
+	if (memchr(pat, '\0', len)) {
+		*bad = (size_t)((const char *)memchr(pat, '\0', len) - pat);
+		*msg = "NUL byte in pattern";
+		return -1;
+	}
+	if (pat[0] == '!') {
+		*msg = "negative patterns are not allowed in .gitattributes "
+		       "(write \\! for a literal '!')";
+		return -1;
+	}
+	if (pat[len - 1] == '/') {
+		*bad = len - 1;
+		*msg = "pattern ends with '/': .gitattributes never match "
+		       "directories (git never matches it); write 'dir/**' "
+		       "for the files below dir";
+		return -1;
+	}
+	return 0;
+}
+
+int rules_glob_init(struct rules_glob *g, const char *pat, size_t len,
+		    size_t *bad, const char **msg)
+{
+	memset(g, 0, sizeof(*g));
+	if (check_shape(pat, len, bad, msg) < 0)
+		return -1;
+	g->pat = xmemdup(pat, len);
+	g->len = len;
+	if (check_syntax((const uchar *)g->pat, bad, msg) < 0)
+		goto fail;
+	g->nodir = memchr(pat, '/', len) == NULL;
+	g->skip = !g->nodir && pat[0] == '/';
+	g->prefix = literal_prefix(g->pat + g->skip);
+	if (check_glued_starstar(g, bad, msg) < 0)
+		goto fail;
+	return 0;
+fail:
+	rules_glob_release(g);
+	return -1;
+}
+
+void rules_glob_release(struct rules_glob *g)
+{
+	if (!g)
+		return;
+	free(g->pat);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- matching ---- */
+
+/* dir.c match_basename: the whole pattern, no WM_PATHNAME. */
+static int match_basename(const struct rules_glob *g, const char *path,
+			  size_t len)
+{
+	const char *base = path + len;
+	struct wm w;
+
+	while (base > path && base[-1] != '/')
+		base--;
+	w.pstart = (const uchar *)g->pat;
+	w.tend = (const uchar *)path + len;
+	w.pathname = 0;
+	return dowild(&w, w.pstart, (const uchar *)base) == WM_MATCH;
+}
+
+/*
+ * dir.c match_pathname: the literal prefix is compared first, then
+ * wildmatch runs on the rest. pstart stays at the pattern's start, which
+ * is what newer git's "keep one byte of context" amounts to; the patterns
+ * where older git differs were refused by check_glued_starstar.
+ */
+static int match_pathname(const struct rules_glob *g, const char *path,
+			  size_t len)
+{
+	const char *q = g->pat + g->skip;
+	size_t qlen = g->len - g->skip;
+	struct wm w;
+
+	if (g->prefix > len || memcmp(q, path, g->prefix))
+		return 0;
+	if (g->prefix == qlen)
+		return len == qlen;
+	w.pstart = (const uchar *)q;
+	w.tend = (const uchar *)path + len;
+	w.pathname = 1;
+	return dowild(&w, w.pstart + g->prefix,
+		      (const uchar *)path + g->prefix) == WM_MATCH;
+}
+
+int rules_glob_match(const struct rules_glob *g, const char *path, size_t len)
+{
+	return g->nodir ? match_basename(g, path, len)
+			: match_pathname(g, path, len);
+}
+
+/* ---- .gitattributes forms (FORMATS.md §7) ---- */
+
+/* attr.c splits a line on these, so they cannot appear in a pattern. */
+static int attr_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * Copies a bracket expression [p, end] (end on its ']'), blanks as
+ * [:space:]. A blank next to a '-' may be a range end, which a class
+ * cannot replace: refused.
+ */
+static int attr_bracket(struct buf *out, const char *p, const char *end,
+			const char **msg)
+{
+	const char *s, *first;
+
+	for (s = p; s <= end; s++) {
+		first = s;
+		if (*s == '\\' && attr_blank((uchar)s[1]))
+			s++;	/* an escaped blank is a blank member too */
+		if (!attr_blank((uchar)*s)) {
+			if (buf_addch(out, *s) < 0)
+				return -1;
+			continue;
+		}
+		if (first[-1] == '-' || s[1] == '-') {
+			*msg = "a blank next to '-' in [...] cannot be written "
+			       "in .gitattributes";
+			return -1;
+		}
+		if (buf_adds(out, "[:space:]") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int attr_body(struct buf *out, const struct rules_glob *g,
+		     const char **msg)
+{
+	const char *p = g->pat;
+	const uchar *q;
+
+	/* "[attr]..." starts a macro line: the same set, reordered */
+	if (!strncmp(p, "[attr]", 6)) {
+		if (buf_adds(out, "[tatr]") < 0)
+			return -1;
+		p += 6;
+	} else if (*p == '#' || *p == '"') {
+		/* a comment, or a C-quoted pattern to attr.c */
+		if (buf_addch(out, '\\') < 0)
+			return -1;
+	}
+	for (; *p; p++) {
+		if (*p == '\\') {
+			if (attr_blank((uchar)p[1])) {
+				if (buf_adds(out, "[[:space:]]") < 0)
+					return -1;
+			} else if (buf_add(out, p, 2) < 0) {
+				return -1;
+			}
+			p++;
+		} else if (*p == '[') {
+			q = (const uchar *)p;
+			match_bracket(&q, -1, 0);	/* checked at init */
+			if (attr_bracket(out, p, (const char *)q, msg) < 0)
+				return -1;
+			p = (const char *)q;
+		} else if (attr_blank((uchar)*p)) {
+			if (buf_adds(out, "[[:space:]]") < 0)
+				return -1;
+		} else if (buf_addch(out, *p) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int rules_glob_attr(struct buf *out, const struct rules_glob *g,
+		    const char **msg)
+{
+	size_t old = out->len;
+
+	*msg = NULL;
+	if (attr_body(out, g, msg) < 0) {
+		out->len = old;
+		out->ptr[old] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int rules_glob_attr_path(struct buf *out, const char *path, size_t len)
+{
+	size_t old = out->len, i;
+	int r = buf_addch(out, '/');
+
+	for (i = 0; r == 0 && i < len; i++) {
+		if (attr_blank((uchar)path[i]))
+			r = buf_adds(out, "[[:space:]]");
+		else if (glob_special((uchar)path[i]))
+			r = buf_printf(out, "\\%c", path[i]);
+		else
+			r = buf_addch(out, path[i]);
+	}
+	if (r < 0) {
+		out->len = old;
+		out->ptr[old] = '\0';
+	}
+	return r;
+}

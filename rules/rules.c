@@ -1,0 +1,763 @@
+/*
+ * rules.c - the rule-file parser, the rule set and first-match lookup.
+ * The language is described in rules.h; globs live in glob.c.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "rules/rules.h"
+
+#include <errno.h>
+#include <pcre2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules/glob.h"
+
+/* split's options, by index; no other action takes any. */
+enum { OPT_RECORD, OPT_INTO, OPT_HEAD, OPT_COUNT };
+static const char *const opt_names[OPT_COUNT] = { "record", "into", "head" };
+
+static const char *const action_names[] = {
+	[RULES_LFS] = "lfs",
+	[RULES_ANNEX] = "annex",
+	[RULES_DROP] = "drop",
+	[RULES_KEEP] = "keep",
+	[RULES_SPLIT] = "split",
+};
+#define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
+
+#define PATH_SHOWN 200	/* bytes of a path quoted in a message */
+
+struct rule {
+	size_t line;
+	enum rules_action action;
+	char *pattern;		/* unquoted, without re: */
+	size_t pattern_len;
+	int is_regex;
+	struct rules_glob glob;	/* when !is_regex */
+	pcre2_code *re;		/* when is_regex */
+	pcre2_match_data *md;	/* the one mutable part: see rules.h */
+	int has_size;
+	int has_lo, has_hi;
+	uint64_t lo, hi;	/* inclusive */
+	char *opt[OPT_COUNT];	/* NULL when absent */
+	size_t opt_len[OPT_COUNT];
+};
+
+struct rules {
+	char *name;
+	struct rule *v;
+	size_t n, cap;
+	int any_size;
+};
+
+/* ---- cursor over one line ---- */
+
+struct cur {
+	const char *name;
+	const char *s;	/* the line, without its LF or final CR */
+	size_t len;
+	size_t pos;
+	size_t line;
+	struct err *e;
+};
+
+/* Sets "NAME:LINE:COL: msg" (off is 0-based in the line) and returns -1. */
+__attribute__((format(printf, 3, 4)))
+static int fail(const struct cur *c, size_t off, const char *fmt, ...)
+{
+	char msg[800];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return err_set(c->e, ERR_USAGE, "%s:%zu:%zu: %s", c->name, c->line,
+		       off + 1, msg);
+}
+
+static int is_blank(int ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+static void skip_blanks(struct cur *c)
+{
+	while (c->pos < c->len && is_blank(c->s[c->pos]))
+		c->pos++;
+}
+
+/* After skip_blanks: nothing left but maybe a comment. */
+static int at_end(const struct cur *c)
+{
+	return c->pos == c->len || c->s[c->pos] == '#';
+}
+
+static size_t word_end(const struct cur *c, size_t from)
+{
+	while (from < c->len && !is_blank(c->s[from]))
+		from++;
+	return from;
+}
+
+/* Whether the word at [a, b) equals the NUL-terminated s. */
+static int word_is(const struct cur *c, size_t a, size_t b, const char *s)
+{
+	return b - a == strlen(s) && !memcmp(c->s + a, s, b - a);
+}
+
+/* ---- values: 'literal', "with \" and \\", or bare ---- */
+
+static int after_quote(const struct cur *c, size_t q)
+{
+	if (c->pos < c->len && !is_blank(c->s[c->pos]))
+		return fail(c, c->pos, "unexpected '%c' after the quoted value "
+			    "opened at column %zu", c->s[c->pos], q + 1);
+	return 0;
+}
+
+static int read_single(struct cur *c, struct buf *out)
+{
+	size_t q = c->pos;
+	const char *end = memchr(c->s + q + 1, '\'', c->len - q - 1);
+
+	if (!end)
+		return fail(c, q, "unterminated single quote");
+	buf_set(out, c->s + q + 1, (size_t)(end - c->s) - q - 1);
+	c->pos = (size_t)(end - c->s) + 1;
+	return after_quote(c, q);
+}
+
+static int read_double(struct cur *c, struct buf *out)
+{
+	size_t q = c->pos, i;
+
+	buf_reset(out);
+	for (i = q + 1; i < c->len && c->s[i] != '"'; i++) {
+		if (c->s[i] == '\\' && i + 1 < c->len &&
+		    (c->s[i + 1] == '"' || c->s[i + 1] == '\\'))
+			i++;	/* the only two escapes; other '\' stay */
+		buf_addch(out, c->s[i]);
+	}
+	if (i == c->len)
+		return fail(c, q, "unterminated double quote");
+	c->pos = i + 1;
+	return after_quote(c, q);
+}
+
+/*
+ * Reads a value at c->pos into out (NUL-terminated) and leaves the cursor
+ * after it. The line is at most RULES_MAX_LINE bytes, so out cannot fill.
+ */
+static int read_value(struct cur *c, struct buf *out)
+{
+	size_t end;
+
+	if (c->s[c->pos] == '\'')
+		return read_single(c, out);
+	if (c->s[c->pos] == '"')
+		return read_double(c, out);
+	end = word_end(c, c->pos);
+	buf_set(out, c->s + c->pos, end - c->pos);
+	c->pos = end;
+	return 0;
+}
+
+/* ---- sizes ---- */
+
+struct unit {
+	const char *name;
+	uint64_t mul;
+};
+
+static const struct unit units[] = {
+	{ "", 1 }, { "B", 1 },
+	{ "kB", 1000ULL }, { "MB", 1000000ULL }, { "GB", 1000000000ULL },
+	{ "TB", 1000000000000ULL },
+	{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 }, { "GiB", 1ULL << 30 },
+	{ "TiB", 1ULL << 40 },
+};
+
+/* Parses N[unit] at [a, b) into *out. */
+static int parse_amount(const struct cur *c, size_t a, size_t b, uint64_t *out)
+{
+	size_t d = a, i;
+	uint64_t n;
+
+	while (d < b && c->s[d] >= '0' && c->s[d] <= '9')
+		d++;
+	if (d == a)
+		return fail(c, a, "expected a number of bytes after the comparison");
+	if (parse_u64(c->s + a, d - a, UINT64_MAX, &n) < 0)
+		return fail(c, a, "size too large");
+	if (d < b && (c->s[d] == '.' || c->s[d] == ','))
+		return fail(c, d, "sizes are whole numbers (write 1536KiB, not 1.5MiB)");
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (word_is(c, d, b, units[i].name))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return fail(c, d, "unknown size unit '%.*s' (expected B, kB, MB, "
+			    "GB, TB, KiB, MiB, GiB or TiB)", (int)(b - d), c->s + d);
+	if (__builtin_mul_overflow(n, units[i].mul, out))
+		return fail(c, a, "size too large");
+	return 0;
+}
+
+/* Records a bound; each rule has at most one lower and one upper. */
+static int add_bound(const struct cur *c, size_t a, struct rule *r,
+		     int lower, uint64_t v)
+{
+	if (lower ? r->has_lo : r->has_hi)
+		return fail(c, a, "second %s bound on size in one rule",
+			    lower ? "lower" : "upper");
+	if (lower) {
+		r->has_lo = 1;
+		r->lo = v;
+	} else {
+		r->has_hi = 1;
+		r->hi = v;
+	}
+	if (r->lo > r->hi)
+		return fail(c, a, "size conditions exclude every size");
+	r->has_size = 1;
+	return 0;
+}
+
+/* Whether the word at [a, b) is meant as a size condition. */
+static int looks_like_size(const struct cur *c, size_t a, size_t b)
+{
+	return b - a >= 4 && !memcmp(c->s + a, "size", 4) &&
+	       (b - a == 4 || memchr("<>=!", c->s[a + 4], 4));
+}
+
+/* size>N size>=N size<N size<=N at [a, b). */
+static int parse_size(const struct cur *c, size_t a, size_t b, struct rule *r)
+{
+	size_t o = a + 4;
+	int gt, eq;
+	uint64_t v;
+
+	if (o == b || (c->s[o] != '<' && c->s[o] != '>'))
+		return fail(c, a, "expected size>N, size>=N, size<N or size<=N "
+			    "(no blanks inside)");
+	gt = c->s[o] == '>';
+	eq = o + 1 < b && c->s[o + 1] == '=';
+	o += 1 + (size_t)eq;
+	if (parse_amount(c, o, b, &v) < 0)
+		return -1;
+	if (gt && !eq && v == UINT64_MAX)
+		return fail(c, a, "no size is larger than %llu",
+			    (unsigned long long)v);
+	if (!gt && !eq && v == 0)
+		return fail(c, a, "no size is smaller than 0");
+	if (gt)
+		return add_bound(c, a, r, 1, eq ? v : v + 1);
+	return add_bound(c, a, r, 0, eq ? v : v - 1);
+}
+
+/* ---- patterns ---- */
+
+/*
+ * Compiles a PCRE2 pattern; col is where its text starts in the line,
+ * used with PCRE2's error offset (exact unless "..." escapes came first).
+ */
+static pcre2_code *compile_re(const struct cur *c, size_t col,
+			      const struct buf *re, const char *what)
+{
+	int code;
+	PCRE2_SIZE off;
+	PCRE2_UCHAR msg[256];
+	pcre2_code *p;
+
+	if (re->len == 0) {
+		fail(c, col, "empty regex in %s", what);
+		return NULL;
+	}
+	p = pcre2_compile((PCRE2_SPTR)re->ptr, re->len, PCRE2_DOLLAR_ENDONLY,
+			  &code, &off, NULL);
+	if (!p) {
+		pcre2_get_error_message(code, msg, sizeof(msg));
+		fail(c, col + off, "bad regex in %s: %s (at offset %zu)", what,
+		     (const char *)msg, (size_t)off);
+	}
+	return p;
+}
+
+static int action_index(const struct cur *c, size_t a, size_t b)
+{
+	size_t i;
+
+	for (i = 0; i < ACTION_COUNT; i++)
+		if (word_is(c, a, b, action_names[i]))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * A first word that reads as a condition or an action while nothing after
+ * it does means the pattern was left out; say so rather than "missing
+ * action". A file really named like that can be quoted.
+ */
+static int check_missing_pattern(const struct cur *c)
+{
+	size_t a = c->pos, b = word_end(c, a), n;
+	struct cur rest = *c;
+
+	if (looks_like_size(c, a, b))
+		return fail(c, a, "missing pattern before the size condition "
+			    "(use '*' for every file)");
+	if (action_index(c, a, b) < 0)
+		return 0;
+	rest.pos = b;
+	skip_blanks(&rest);
+	n = word_end(&rest, rest.pos);
+	if (at_end(&rest) || (action_index(&rest, rest.pos, n) < 0 &&
+			      !looks_like_size(&rest, rest.pos, n)))
+		return fail(c, a, "missing pattern before action '%.*s' (quote "
+			    "the pattern if a file is named so)",
+			    (int)(b - a), c->s + a);
+	return 0;
+}
+
+static int parse_glob(const struct cur *c, size_t col, struct rule *r)
+{
+	size_t bad;
+	const char *msg;
+
+	if (rules_glob_init(&r->glob, r->pattern, r->pattern_len, &bad, &msg) < 0)
+		return fail(c, col + bad, "%s", msg);
+	return 0;
+}
+
+static int parse_pattern(struct cur *c, struct rule *r, struct buf *tmp)
+{
+	size_t col;
+
+	if (check_missing_pattern(c) < 0)
+		return -1;
+	r->is_regex = c->len - c->pos >= 3 && !memcmp(c->s + c->pos, "re:", 3);
+	if (r->is_regex)
+		c->pos += 3;
+	col = c->pos + (c->pos < c->len && (c->s[c->pos] == '\'' ||
+					    c->s[c->pos] == '"'));
+	if (c->pos == c->len || is_blank(c->s[c->pos])) {
+		buf_reset(tmp);
+	} else if (read_value(c, tmp) < 0) {
+		return -1;
+	}
+	r->pattern = xmemdup(tmp->ptr, tmp->len);
+	r->pattern_len = tmp->len;
+	if (!r->is_regex)
+		return parse_glob(c, col, r);
+	r->re = compile_re(c, col, tmp, "pattern");
+	if (!r->re)
+		return -1;
+	r->md = pcre2_match_data_create_from_pattern(r->re, NULL);
+	if (!r->md)
+		return fail(c, col, "out of memory for the regex");
+	/* best effort: a regex without JIT works, only slower */
+	pcre2_jit_compile(r->re, PCRE2_JIT_COMPLETE);
+	return 0;
+}
+
+/* ---- options ---- */
+
+/* record= must compile; split/ compiles it again for its own use. */
+static int check_record(const struct cur *c, size_t col, const struct buf *v)
+{
+	pcre2_code *p;
+
+	col += c->s[col] == '\'' || c->s[col] == '"';
+	p = compile_re(c, col, v, "record=");
+	if (!p)
+		return -1;
+	pcre2_code_free(p);
+	return 0;
+}
+
+static int parse_option(struct cur *c, struct rule *r, struct buf *tmp)
+{
+	size_t a = c->pos, b = word_end(c, a), k;
+	const char *eq = memchr(c->s + a, '=', b - a);
+	int i;
+
+	if (looks_like_size(c, a, b))
+		return fail(c, a, "size conditions go before the action");
+	if (!eq)
+		return fail(c, a, "unexpected '%.*s' after the action (options "
+			    "are key=value)", (int)(b - a), c->s + a);
+	k = (size_t)(eq - c->s);
+	if (r->action != RULES_SPLIT)
+		return fail(c, a, "action '%s' takes no options",
+			    action_names[r->action]);
+	for (i = 0; i < OPT_COUNT; i++)
+		if (word_is(c, a, k, opt_names[i]))
+			break;
+	if (i == OPT_COUNT)
+		return fail(c, a, "unknown option '%.*s' for split (expected "
+			    "record, into or head)", (int)(k - a), c->s + a);
+	if (r->opt[i])
+		return fail(c, a, "option '%s' given twice", opt_names[i]);
+	c->pos = k + 1;
+	if (c->pos == c->len || is_blank(c->s[c->pos]))
+		return fail(c, c->pos, "missing value after '%s='", opt_names[i]);
+	if (read_value(c, tmp) < 0)
+		return -1;
+	if (tmp->len == 0 || memchr(tmp->ptr, '\0', tmp->len))
+		return fail(c, k + 1, "empty value for '%s'", opt_names[i]);
+	if (i == OPT_RECORD && check_record(c, k + 1, tmp) < 0)
+		return -1;
+	r->opt[i] = xmemdup(tmp->ptr, tmp->len);
+	r->opt_len[i] = tmp->len;
+	return 0;
+}
+
+/* split: record= and into= are required. */
+static int check_split(const struct cur *c, size_t act, const struct rule *r)
+{
+	if (!r->opt[OPT_RECORD] || !r->opt[OPT_INTO])
+		return fail(c, act, "split needs record='REGEX' and into='PATH'");
+	return 0;
+}
+
+/* ---- one line ---- */
+
+static int parse_action(struct cur *c, struct rule *r, size_t *act)
+{
+	size_t a, b;
+	int i;
+
+	for (;;) {
+		skip_blanks(c);
+		if (at_end(c))
+			return fail(c, c->pos, "missing action after the pattern "
+				    "(expected lfs, annex, drop, keep or split)");
+		a = c->pos;
+		b = word_end(c, a);
+		if (!looks_like_size(c, a, b))
+			break;
+		if (parse_size(c, a, b, r) < 0)
+			return -1;
+		c->pos = b;
+	}
+	i = action_index(c, a, b);
+	if (i < 0)
+		return fail(c, a, "unknown action '%.*s' (expected lfs, annex, "
+			    "drop, keep or split)", (int)(b - a), c->s + a);
+	r->action = (enum rules_action)i;
+	*act = a;
+	c->pos = b;
+	return 0;
+}
+
+static void rule_release(struct rule *r)
+{
+	int i;
+
+	free(r->pattern);
+	rules_glob_release(&r->glob);
+	pcre2_match_data_free(r->md);
+	pcre2_code_free(r->re);
+	for (i = 0; i < OPT_COUNT; i++)
+		free(r->opt[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Parses the rule on a non-empty line into r; r is released on failure. */
+static int parse_rule(struct cur *c, struct rule *r, struct buf *tmp)
+{
+	size_t act;
+
+	memset(r, 0, sizeof(*r));
+	r->line = c->line;
+	r->hi = UINT64_MAX;
+	if (parse_pattern(c, r, tmp) < 0 || parse_action(c, r, &act) < 0)
+		goto fail;
+	for (;;) {
+		skip_blanks(c);
+		if (at_end(c))
+			break;
+		if (parse_option(c, r, tmp) < 0)
+			goto fail;
+	}
+	if (r->action == RULES_SPLIT && check_split(c, act, r) < 0)
+		goto fail;
+	return 0;
+fail:
+	rule_release(r);
+	return -1;
+}
+
+static void rules_push(struct rules *set, const struct rule *r)
+{
+	if (set->n == set->cap) {
+		set->cap = set->cap ? set->cap * 2 : 16;
+		set->v = xrealloc(set->v, set->cap * sizeof(*set->v));
+	}
+	set->v[set->n++] = *r;
+	set->any_size |= r->has_size;
+}
+
+/* Handles one line: blank, comment or rule. */
+static int parse_line(struct rules *set, struct cur *c, struct buf *tmp)
+{
+	struct rule r;
+	const char *nul;
+
+	if (c->len && c->s[c->len - 1] == '\r')
+		c->len--;
+	if (c->len > RULES_MAX_LINE)
+		return fail(c, 0, "line longer than %d bytes", RULES_MAX_LINE);
+	nul = memchr(c->s, '\0', c->len);
+	if (nul)
+		return fail(c, (size_t)(nul - c->s), "NUL byte in rule file");
+	c->pos = 0;
+	skip_blanks(c);
+	if (at_end(c))
+		return 0;
+	if (parse_rule(c, &r, tmp) < 0)
+		return -1;
+	rules_push(set, &r);
+	return 0;
+}
+
+int rules_parse(struct rules **out, const char *text, size_t len,
+		const char *name, struct err *e)
+{
+	struct rules *set;
+	struct buf tmp = BUF_INIT(RULES_MAX_LINE + 1);
+	struct cur c = { name, text, 0, 0, 0, e };
+	size_t at = 0;
+	const char *nl;
+
+	if (len > RULES_MAX_FILE)
+		return err_set(e, ERR_USAGE, "%s: rule file larger than %zu bytes",
+			       name, RULES_MAX_FILE);
+	set = xcalloc(1, sizeof(*set));
+	set->name = xstrdup(name);
+	while (at < len) {
+		nl = memchr(text + at, '\n', len - at);
+		c.s = text + at;
+		c.len = nl ? (size_t)(nl - c.s) : len - at;
+		c.line++;
+		at += c.len + (nl != NULL);
+		if (parse_line(set, &c, &tmp) < 0) {
+			buf_release(&tmp);
+			rules_free(set);
+			return -1;
+		}
+	}
+	buf_release(&tmp);
+	*out = set;
+	return 0;
+}
+
+int rules_load(struct rules **out, const char *path, struct err *e)
+{
+	struct buf text = BUF_INIT(RULES_MAX_FILE);
+	char chunk[8192];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+	int r;
+
+	if (!f)
+		return err_errno(e, ERR_USAGE, "cannot open rule file %s", path);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (buf_add(&text, chunk, n) < 0) {
+			fclose(f);
+			buf_release(&text);
+			return err_set(e, ERR_USAGE, "%s: rule file larger than "
+				       "%zu bytes", path, RULES_MAX_FILE);
+		}
+	}
+	if (ferror(f)) {
+		r = err_errno(e, ERR_USAGE, "cannot read rule file %s", path);
+		fclose(f);
+		buf_release(&text);
+		return r;
+	}
+	fclose(f);
+	r = rules_parse(out, text.ptr, text.len, path, e);
+	buf_release(&text);
+	return r;
+}
+
+void rules_free(struct rules *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++)
+		rule_release(&r->v[i]);
+	free(r->v);
+	free(r->name);
+	free(r);
+}
+
+/* ---- matching ---- */
+
+/* 1 match, 0 no match, -1 regex failure (e set). */
+static int pattern_matches(const struct rules *set, const struct rule *r,
+			   const char *path, size_t len, struct err *e)
+{
+	PCRE2_UCHAR msg[256];
+	int rc;
+
+	if (!r->is_regex)
+		return rules_glob_match(&r->glob, path, len);
+	rc = pcre2_match(r->re, (PCRE2_SPTR)path, len, 0, 0, r->md, NULL);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	pcre2_get_error_message(rc, msg, sizeof(msg));
+	return err_set(e, ERR_USAGE, "%s:%zu: regex failed on path '%.*s': %s",
+		       set->name, r->line, (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
+		       path, (const char *)msg);
+}
+
+static int size_ok(const struct rule *r, uint64_t size)
+{
+	return size >= r->lo && size <= r->hi;
+}
+
+int rules_match(const struct rule **out, const struct rules *set,
+		const char *path, size_t len, uint64_t size, struct err *e)
+{
+	size_t i;
+	int m;
+
+	for (i = 0; i < set->n; i++) {
+		if (!size_ok(&set->v[i], size))
+			continue;
+		m = pattern_matches(set, &set->v[i], path, len, e);
+		if (m < 0)
+			return -1;
+		if (m) {
+			*out = &set->v[i];
+			return 0;
+		}
+	}
+	*out = NULL;
+	return 0;
+}
+
+int rules_match_unsized(const struct rule **out, const struct rules *set,
+			const char *path, size_t len, struct err *e)
+{
+	size_t i;
+	int m;
+
+	for (i = 0; i < set->n; i++) {
+		m = pattern_matches(set, &set->v[i], path, len, e);
+		if (m < 0)
+			return -1;
+		if (!m)
+			continue;
+		if (set->v[i].has_size)
+			return RULES_NEED_SIZE;
+		*out = &set->v[i];
+		return 0;
+	}
+	*out = NULL;
+	return 0;
+}
+
+/* ---- accessors ---- */
+
+size_t rules_count(const struct rules *r)
+{
+	return r->n;
+}
+
+const struct rule *rules_get(const struct rules *r, size_t i)
+{
+	return i < r->n ? &r->v[i] : NULL;
+}
+
+int rules_have_size(const struct rules *r)
+{
+	return r->any_size;
+}
+
+size_t rules_rule_line(const struct rule *rule)
+{
+	return rule->line;
+}
+
+enum rules_action rules_rule_action(const struct rule *rule)
+{
+	return rule->action;
+}
+
+const char *rules_action_name(enum rules_action a)
+{
+	return (size_t)a < ACTION_COUNT ? action_names[a] : "?";
+}
+
+const char *rules_rule_pattern(const struct rule *rule, size_t *len)
+{
+	if (len)
+		*len = rule->pattern_len;
+	return rule->pattern;
+}
+
+int rules_rule_is_regex(const struct rule *rule)
+{
+	return rule->is_regex;
+}
+
+int rules_rule_size(const struct rule *rule, uint64_t *lo, uint64_t *hi)
+{
+	if (!rule->has_size)
+		return 0;
+	if (lo)
+		*lo = rule->lo;
+	if (hi)
+		*hi = rule->hi;
+	return 1;
+}
+
+const char *rules_rule_option(const struct rule *rule, const char *key,
+			      size_t *len)
+{
+	int i;
+
+	for (i = 0; i < OPT_COUNT; i++) {
+		if (strcmp(key, opt_names[i]) || !rule->opt[i])
+			continue;
+		if (len)
+			*len = rule->opt_len[i];
+		return rule->opt[i];
+	}
+	return NULL;
+}
+
+int rules_rule_attr_pattern(struct buf *out, const struct rule *rule,
+			    struct err *e)
+{
+	const char *msg;
+
+	if (rule->is_regex)
+		return err_set(e, ERR_USAGE, "line %zu: a regex rule has no "
+			       ".gitattributes pattern", rule->line);
+	if (rules_glob_attr(out, &rule->glob, &msg) < 0)
+		return err_set(e, ERR_USAGE, "line %zu: %s", rule->line,
+			       msg ? msg : ".gitattributes pattern too long");
+	return 0;
+}
+
+int rules_attr_path(struct buf *out, const char *path, size_t len,
+		    struct err *e)
+{
+	if (len == 0 || memchr(path, '\0', len))
+		return err_set(e, ERR_USAGE, "no .gitattributes line for an "
+			       "empty path or one with a NUL byte");
+	if (rules_glob_attr_path(out, path, len) < 0)
+		return err_set(e, ERR_USAGE, "path too long for a .gitattributes "
+			       "line: '%.*s'", (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
+			       path);
+	return 0;
+}

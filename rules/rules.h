@@ -1,0 +1,180 @@
+/*
+ * rules.h - the rule language (DESIGN.md "Rule files"): parsing with
+ * FILE:LINE:COLUMN errors, and matching a path (and a blob size) against
+ * the rules, first match wins.
+ *
+ * A rule line is `pattern [conditions] action [options]`:
+ *
+ *   *.psd                         lfs
+ *   'my dir/big*.bin' size>=1MiB  lfs
+ *   re:^assets/.*\.(wav|ogg)$     lfs
+ *   data/CVE/list   split record='^CVE-(\d{4})-' into='data/CVE/list.{key}'
+ *
+ * Lexical rules. Words are separated by spaces or tabs. A word that starts
+ * with `#` starts a comment that runs to the end of the line (so `a#b` is
+ * a pattern, `a #b` is `a` and a comment). Blank lines are skipped; a final
+ * CR is dropped (CRLF files). A value is quoted only when it starts with a
+ * quote: '...' is literal; "..." knows two escapes, \" and \\, and keeps any
+ * other backslash as it is (so "\d" is \d). An unquoted value runs to the
+ * next blank and takes quotes and backslashes literally. A closing quote
+ * must be followed by a blank or the end of the line.
+ *
+ * Patterns. `re:VALUE` is a PCRE2 pattern (byte mode, PCRE2_DOLLAR_ENDONLY)
+ * SEARCHED in the path: `re:\.bin$` matches every path ending in .bin, and
+ * a regex meant for the whole path is written ^...$ (the choice mirrors
+ * grep and keeps the DESIGN.md example meaning what it says). Any other
+ * word is a glob with .gitattributes semantics, exactly as git applies
+ * them (attr.c path_matches + wildmatch.c, case-sensitive):
+ *   - no `/` in the pattern: matched against the basename at any depth;
+ *   - otherwise anchored at the root (a leading `/` is dropped), matched
+ *     with WM_PATHNAME: `*` and `?` and `[...]` never match `/`, `**` in
+ *     `**` crosses directories only as a whole component: leading
+ *     (`**` then `/x`), trailing (`x/` then `**`) or inner (`a/`, `**`,
+ *     `/b`, which also matches a/b); elsewhere it is `*`;
+ *   - `[...]`, `[!...]`, `[^...]`, ranges, `[[:alpha:]]` classes, `\`
+ *     escapes. Classes are ASCII only and follow git's ctype: [:space:] is
+ *     space, \t, \n, \r (not \v, \f).
+ * `'re:x'` (quoted) is a glob for the literal name re:x. Patterns git
+ * would never match, or that git versions read differently, are errors,
+ * not silent no-ops: a trailing `/` (gitattributes never match
+ * directories: write `dir/` `**` instead), a leading `!` (negative patterns
+ * are not allowed in gitattributes: write \! for a literal !), an
+ * unterminated `[`, an unknown [:class:], a lone trailing `\`, and a `**`
+ * glued to the literal text before it at the start of an anchored pattern
+ * (`foo**` `/bar`: older git lets it cross `/`, newer git reads it as `*`).
+ *
+ * Conditions: size>N, size>=N, size<N, size<=N with N in bytes or with a
+ * unit B kB MB GB TB (powers of 1000) or KiB MiB GiB TiB (powers of 1024),
+ * whole numbers only, overflow checked. At most one lower and one upper
+ * bound per rule; a rule no size can satisfy is an error.
+ *
+ * Actions: lfs, annex, drop, keep, split. Only split takes options:
+ * record= (required, must compile as PCRE2), into= (required), head=.
+ * The parser accepts annex and split; whether the engine supports them is
+ * the engine's business.
+ *
+ * Errors are ERR_USAGE with the message "FILE:LINE:COLUMN: what", columns
+ * counted in bytes from 1 (inside a "..." value, escapes before the spot
+ * PCRE2 reports shift the column by one each).
+ *
+ * Thread safety: a struct rules is read-only after parsing except for the
+ * PCRE2 match data each regex rule owns, so matching on one struct rules
+ * from two threads at once is not safe.
+ */
+#ifndef MIGRATE_RULES_H
+#define MIGRATE_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+/* Limits on rule files: beyond them parsing fails with a message. */
+#define RULES_MAX_FILE ((size_t)16 << 20)
+#define RULES_MAX_LINE 4096
+
+enum rules_action {
+	RULES_LFS,
+	RULES_ANNEX,
+	RULES_DROP,
+	RULES_KEEP,
+	RULES_SPLIT,
+};
+
+struct rules;
+struct rule;
+
+/*
+ * Reads and parses the rule file at path. On success *out is a new rule
+ * set the caller frees with rules_free. On failure returns -1, *out is
+ * untouched and e says where (ERR_USAGE, also for a file that cannot be
+ * read).
+ */
+int rules_load(struct rules **out, const char *path, struct err *e);
+
+/*
+ * Parses len bytes of rule text; name is the file name used in messages.
+ * Same ownership and failure as rules_load.
+ */
+int rules_parse(struct rules **out, const char *text, size_t len,
+		const char *name, struct err *e);
+
+/* Frees a rule set and every rule in it. NULL is fine. */
+void rules_free(struct rules *r);
+
+/* Number of rules, and rule i (0-based, file order; borrowed). */
+size_t rules_count(const struct rules *r);
+const struct rule *rules_get(const struct rules *r, size_t i);
+
+/* 1 when some rule has a size condition, else 0. Cannot fail. */
+int rules_have_size(const struct rules *r);
+
+/*
+ * Finds the first rule matching the path (len bytes, no NUL needed) and
+ * the blob size. Returns 0 with *out set to the rule, or to NULL when no
+ * rule matches; -1 when a regex match fails (PCRE2 match limit), with e
+ * naming the rule. *out is borrowed from r.
+ */
+int rules_match(const struct rule **out, const struct rules *r,
+		const char *path, size_t len, uint64_t size, struct err *e);
+
+/* rules_match_unsized returns this when the answer depends on the size. */
+#define RULES_NEED_SIZE 1
+
+/*
+ * Like rules_match, for a blob whose size is not known yet: returns 0 with
+ * *out set (rule or NULL) when the answer is the same for every size, and
+ * RULES_NEED_SIZE (*out untouched) when a rule with a size condition
+ * matches the path before any rule without one does. -1 as rules_match.
+ */
+int rules_match_unsized(const struct rule **out, const struct rules *r,
+			const char *path, size_t len, struct err *e);
+
+/* ---- one rule (all borrowed from the rule set, none can fail) ---- */
+
+size_t rules_rule_line(const struct rule *rule);	/* 1-based */
+enum rules_action rules_rule_action(const struct rule *rule);
+/* "lfs", "annex", "drop", "keep" or "split". */
+const char *rules_action_name(enum rules_action a);
+/* The pattern after unquoting, without any re: prefix; NUL-terminated. */
+const char *rules_rule_pattern(const struct rule *rule, size_t *len);
+int rules_rule_is_regex(const struct rule *rule);
+/*
+ * 1 when the rule has a size condition, with the inclusive bounds in *lo
+ * and *hi (either may be NULL); 0 otherwise (bounds untouched).
+ */
+int rules_rule_size(const struct rule *rule, uint64_t *lo, uint64_t *hi);
+/*
+ * The value of option key ("record", "into", "head"), unquoted and
+ * NUL-terminated, with its length in *len (may be NULL); NULL when the
+ * rule does not have it.
+ */
+const char *rules_rule_option(const struct rule *rule, const char *key,
+			      size_t *len);
+
+/* ---- .gitattributes lines (FORMATS.md §7) ---- */
+
+/*
+ * Appends to out the .gitattributes pattern for a glob rule, as
+ * `git lfs track` writes it: blanks (space, tab, CR, LF) become
+ * [[:space:]] ([:space:] inside a bracket), and a first character git's
+ * attribute parser would take specially (# or ") is escaped. git matches
+ * the result exactly like the rule except that a blank matches any of the
+ * four blanks. Returns -1 with ERR_USAGE for a regex rule, a blank used as
+ * a range end inside [...], or when out would exceed its max (out is then
+ * as it was).
+ */
+int rules_rule_attr_pattern(struct buf *out, const struct rule *rule,
+			    struct err *e);
+
+/*
+ * Appends to out the anchored .gitattributes pattern matching exactly one
+ * path, as `git lfs migrate import --above` writes it: a leading `/`, the
+ * glob specials * ? [ \ escaped with a backslash, blanks as [[:space:]].
+ * Returns -1 with ERR_USAGE for an empty path or one with a NUL byte, or
+ * when out would exceed its max (out is then as it was).
+ */
+int rules_attr_path(struct buf *out, const char *path, size_t len,
+		    struct err *e);
+
+#endif

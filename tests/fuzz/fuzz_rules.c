@@ -1,0 +1,67 @@
+/*
+ * fuzz_rules.c - libFuzzer target for the rule parser and matcher.
+ * Input: rule text, optionally followed by a NUL and a path. A text that
+ * parses is matched against that path (or a few fixed ones), with and
+ * without a size, and every rule's .gitattributes form is built.
+ * Any crash, sanitizer report or leak is a bug; parse errors are not.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rules/rules.h"
+
+static const char *const paths[] = {
+	"a", "a.bin", "dir/x.bin", "my dir/sub/f i l e.PSD", ".hidden/x",
+	"data/CVE/list", "assets/a/b/c.wav", "é/[x]*?\\",
+};
+
+static void match_one(const struct rules *r, const char *p, size_t len)
+{
+	const struct rule *hit = NULL;
+	struct buf out = BUF_INIT(1 << 16);
+	struct err e = ERR_INIT;
+
+	rules_match(&hit, r, p, len, 0, &e);
+	rules_match(&hit, r, p, len, 12345678, &e);
+	rules_match_unsized(&hit, r, p, len, &e);
+	rules_attr_path(&out, p, len, &e);
+	buf_release(&out);
+}
+
+static void attr_forms(const struct rules *r)
+{
+	struct buf out = BUF_INIT(1 << 16);
+	struct err e = ERR_INIT;
+	size_t i, n;
+
+	for (i = 0; i < rules_count(r); i++) {
+		const struct rule *x = rules_get(r, i);
+
+		buf_reset(&out);
+		rules_rule_attr_pattern(&out, x, &e);
+		rules_rule_pattern(x, &n);
+		rules_rule_option(x, "record", &n);
+		rules_rule_size(x, NULL, NULL);
+	}
+	buf_release(&out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+	const char *nul = memchr(text, '\0', size);
+	size_t tlen = nul ? (size_t)(nul - text) : size, i;
+	struct rules *r = NULL;
+	struct err e = ERR_INIT;
+
+	if (rules_parse(&r, text, tlen, "fuzz", &e) < 0)
+		return 0;
+	if (nul)
+		match_one(r, nul + 1, size - tlen - 1);
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		match_one(r, paths[i], strlen(paths[i]));
+	attr_forms(r);
+	rules_free(r);
+	return 0;
+}

@@ -1,0 +1,556 @@
+/*
+ * test_rules.c - the rule language: what parses into what, every error
+ * with its FILE:LINE:COLUMN, first-match lookup with sizes and regexes,
+ * the .gitattributes forms, and every .rules file in examples/.
+ *
+ * Glob semantics themselves are judged by git in
+ * tests/integration/rules_checkattr.sh; the few glob cases here only pin
+ * the ones the engine leans on.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules/rules.h"
+
+/* ---- helpers ---- */
+
+static struct rules *parse_ok(const char *text)
+{
+	struct rules *r = NULL;
+	struct err e = ERR_INIT;
+
+	if (rules_parse(&r, text, strlen(text), "t.rules", &e) < 0)
+		fail_msg("unexpected error: %s", e.msg);
+	return r;
+}
+
+/* The rule the path (with size) gets, as "LINE:ACTION", or "none". */
+static const char *verdict(const struct rules *r, const char *path,
+			   uint64_t size)
+{
+	static char out[64];
+	const struct rule *hit = NULL;
+	struct err e = ERR_INIT;
+
+	assert_int_equal(rules_match(&hit, r, path, strlen(path), size, &e), 0);
+	if (!hit)
+		return "none";
+	snprintf(out, sizeof(out), "%zu:%s", rules_rule_line(hit),
+		 rules_action_name(rules_rule_action(hit)));
+	return out;
+}
+
+struct bad_case {
+	const char *text;
+	const char *where;	/* "t.rules:LINE:COL: " */
+	const char *says;	/* a phrase of the message */
+};
+
+static void expect_error(const struct bad_case *c)
+{
+	struct rules *r = NULL;
+	struct err e = ERR_INIT;
+
+	if (rules_parse(&r, c->text, strlen(c->text), "t.rules", &e) == 0)
+		fail_msg("parsed, expected %s%s: %s", c->where, c->says, c->text);
+	assert_null(r);
+	assert_int_equal(e.kind, ERR_USAGE);
+	if (strncmp(e.msg, c->where, strlen(c->where)) || !strstr(e.msg, c->says))
+		fail_msg("for %s\n  got: %s\n  expected: %s...%s", c->text,
+			 e.msg, c->where, c->says);
+}
+
+/* ---- parsing ---- */
+
+static void test_design_example(void **state)
+{
+	struct rules *r;
+	const struct rule *x;
+	uint64_t lo = 0, hi = 0;
+	size_t n;
+
+	(void)state;
+	r = parse_ok(
+		"# pattern             conditions    action  options\n"
+		"*.psd                               lfs\n"
+		"*.bin                 size>=1MiB    lfs\n"
+		"re:^assets/.*\\.(wav|ogg)$           lfs\n"
+		"/vendor/keep.bin                    keep\n"
+		"/secrets.env                        drop\n"
+		"data/CVE/list                       split   record='^CVE-(\\d{4})-' "
+		"into='data/CVE/list.{key}' head='data/CVE/list.head'\n"
+		"*.iso                               annex\n");
+	assert_int_equal(rules_count(r), 7);
+	assert_true(rules_have_size(r));
+
+	x = rules_get(r, 0);
+	assert_int_equal(rules_rule_line(x), 2);
+	assert_int_equal(rules_rule_action(x), RULES_LFS);
+	assert_string_equal(rules_rule_pattern(x, &n), "*.psd");
+	assert_int_equal(n, 5);
+	assert_false(rules_rule_is_regex(x));
+	assert_false(rules_rule_size(x, &lo, &hi));
+
+	x = rules_get(r, 1);
+	assert_true(rules_rule_size(x, &lo, &hi));
+	assert_true(lo == 1048576 && hi == UINT64_MAX);
+
+	x = rules_get(r, 2);
+	assert_true(rules_rule_is_regex(x));
+	assert_string_equal(rules_rule_pattern(x, NULL), "^assets/.*\\.(wav|ogg)$");
+
+	assert_int_equal(rules_rule_action(rules_get(r, 3)), RULES_KEEP);
+	assert_int_equal(rules_rule_action(rules_get(r, 4)), RULES_DROP);
+
+	x = rules_get(r, 5);
+	assert_int_equal(rules_rule_action(x), RULES_SPLIT);
+	assert_string_equal(rules_rule_option(x, "record", &n), "^CVE-(\\d{4})-");
+	assert_int_equal(n, 13);
+	assert_string_equal(rules_rule_option(x, "into", NULL), "data/CVE/list.{key}");
+	assert_string_equal(rules_rule_option(x, "head", NULL), "data/CVE/list.head");
+	assert_null(rules_rule_option(rules_get(r, 0), "record", NULL));
+	assert_null(rules_rule_option(x, "nope", NULL));
+
+	assert_int_equal(rules_rule_action(rules_get(r, 6)), RULES_ANNEX);
+	assert_string_equal(rules_action_name(RULES_ANNEX), "annex");
+	assert_null(rules_get(r, 7));
+	rules_free(r);
+}
+
+static void test_comment_positions(void **state)
+{
+	struct rules *r;
+	struct err e = ERR_INIT;
+	const char *bad = "d keep#x\n";
+
+	(void)state;
+	r = parse_ok("\n   \n\t# whole line\n"
+		     "a#b lfs # trailing comment\r\n"
+		     "c\tdrop\t#tab comment\n"
+		     "'#d' keep\n");
+	assert_int_equal(rules_count(r), 3);
+	assert_int_equal(rules_rule_line(rules_get(r, 0)), 4);
+	assert_string_equal(rules_rule_pattern(rules_get(r, 0), NULL), "a#b");
+	assert_int_equal(rules_rule_line(rules_get(r, 2)), 6);
+	assert_string_equal(verdict(r, "x/#d", 0), "6:keep");
+	rules_free(r);
+
+	/* '#' inside a word is not a comment: keep#x is no action */
+	r = NULL;
+	assert_int_equal(rules_parse(&r, bad, strlen(bad), "t.rules", &e), -1);
+	assert_non_null(strstr(e.msg, "t.rules:1:3: unknown action 'keep#x'"));
+}
+
+static void test_quoting(void **state)
+{
+	struct rules *r;
+
+	(void)state;
+	r = parse_ok("'my dir/*.bin' lfs\n"
+		     "\"say \\\"hi\\\" \\\\ \\d\" keep\n"
+		     "'re:literal' drop\n"
+		     "re:'^a b$' lfs\n"
+		     "x split record=\"^(\\d+) \\\"\" into='p/{key}' head=h\n"
+		     "it's lfs\n");
+	assert_string_equal(rules_rule_pattern(rules_get(r, 0), NULL), "my dir/*.bin");
+	/* only \" and \\ are escapes in "..."; \d stays */
+	assert_string_equal(rules_rule_pattern(rules_get(r, 1), NULL),
+			    "say \"hi\" \\ \\d");
+	assert_false(rules_rule_is_regex(rules_get(r, 2)));
+	assert_string_equal(rules_rule_pattern(rules_get(r, 2), NULL), "re:literal");
+	assert_true(rules_rule_is_regex(rules_get(r, 3)));
+	assert_string_equal(rules_rule_pattern(rules_get(r, 3), NULL), "^a b$");
+	assert_string_equal(rules_rule_option(rules_get(r, 4), "record", NULL),
+			    "^(\\d+) \"");
+	assert_string_equal(rules_rule_option(rules_get(r, 4), "head", NULL), "h");
+	/* a quote inside a bare word is literal */
+	assert_string_equal(rules_rule_pattern(rules_get(r, 5), NULL), "it's");
+
+	assert_string_equal(verdict(r, "my dir/x.bin", 0), "1:lfs");
+	assert_string_equal(verdict(r, "re:literal", 0), "3:drop");
+	assert_string_equal(verdict(r, "a b", 0), "4:lfs");
+	assert_string_equal(verdict(r, "a bc", 0), "none");
+	rules_free(r);
+}
+
+static void test_sizes(void **state)
+{
+	static const struct {
+		const char *cond;
+		uint64_t lo, hi;
+	} cases[] = {
+		{ "size>0", 1, UINT64_MAX },
+		{ "size>=10", 10, UINT64_MAX },
+		{ "size<10", 0, 9 },
+		{ "size<=10B", 0, 10 },
+		{ "size>=1kB", 1000, UINT64_MAX },
+		{ "size>=2MB", 2000000, UINT64_MAX },
+		{ "size>=3GB", 3000000000ULL, UINT64_MAX },
+		{ "size>=1TB", 1000000000000ULL, UINT64_MAX },
+		{ "size>=1KiB", 1024, UINT64_MAX },
+		{ "size>=1MiB", 1048576, UINT64_MAX },
+		{ "size>=1GiB", 1073741824ULL, UINT64_MAX },
+		{ "size>=1TiB", 1099511627776ULL, UINT64_MAX },
+		{ "size<=18446744073709551615", 0, UINT64_MAX },
+		{ "size>=1kB size<1MB", 1000, 999999 },
+		{ "size<=5 size>=5", 5, 5 },
+	};
+	char text[128];
+	struct rules *r;
+	uint64_t lo, hi;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "* %s lfs\n", cases[i].cond);
+		r = parse_ok(text);
+		assert_true(rules_rule_size(rules_get(r, 0), &lo, &hi));
+		if (lo != cases[i].lo || hi != cases[i].hi)
+			fail_msg("%s: got [%llu, %llu]", cases[i].cond,
+				 (unsigned long long)lo, (unsigned long long)hi);
+		assert_true(rules_have_size(r));
+		rules_free(r);
+	}
+	r = parse_ok("* lfs\n");
+	assert_false(rules_have_size(r));
+	rules_free(r);
+}
+
+/* ---- every error, with its place ---- */
+
+static void test_errors(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "*.bin lfz\n", "t.rules:1:7: ", "unknown action 'lfz'" },
+		{ "*.bin size>10mb lfs\n", "t.rules:1:14: ", "unknown size unit 'mb'" },
+		{ "*.bin size>10 KiB lfs\n", "t.rules:1:15: ", "unknown action 'KiB'" },
+		{ "'abc lfs\n", "t.rules:1:1: ", "unterminated single quote" },
+		{ "\"abc lfs\n", "t.rules:1:1: ", "unterminated double quote" },
+		{ "x split record='a into=b\n", "t.rules:1:16: ", "unterminated single quote" },
+		{ "'a'b lfs\n", "t.rules:1:4: ", "unexpected 'b' after the quoted value" },
+		{ "re:a(b lfs\n", "t.rules:1:7: ", "bad regex in pattern: missing closing parenthesis" },
+		{ "re:'x)' lfs\n", "t.rules:1:6: ", "bad regex in pattern" },
+		{ "re: lfs\n", "t.rules:1:4: ", "empty regex in pattern" },
+		{ "size>1MB lfs\n", "t.rules:1:1: ", "missing pattern before the size condition" },
+		{ "lfs\n", "t.rules:1:1: ", "missing pattern before action 'lfs'" },
+		{ "split record=x into=y\n", "t.rules:1:1: ", "missing pattern before action 'split'" },
+		{ "*.bin\n", "t.rules:1:6: ", "missing action after the pattern" },
+		{ "*.bin   # only a comment\n", "t.rules:1:9: ", "missing action" },
+		{ "*.bin size>1\n", "t.rules:1:13: ", "missing action" },
+		{ "x split foo=1 record=a into=b\n", "t.rules:1:9: ", "unknown option 'foo' for split" },
+		{ "x lfs a=b\n", "t.rules:1:7: ", "action 'lfs' takes no options" },
+		{ "x keep record=a\n", "t.rules:1:8: ", "action 'keep' takes no options" },
+		{ "x lfs extra\n", "t.rules:1:7: ", "unexpected 'extra' after the action" },
+		{ "x lfs size>1\n", "t.rules:1:7: ", "size conditions go before the action" },
+		{ "x split record=a record=b into=c\n", "t.rules:1:18: ", "option 'record' given twice" },
+		{ "x split into=y\n", "t.rules:1:3: ", "split needs record=" },
+		{ "x split record=a\n", "t.rules:1:3: ", "split needs record=" },
+		{ "x split record= into=y\n", "t.rules:1:16: ", "missing value after 'record='" },
+		{ "x split record='' into=y\n", "t.rules:1:16: ", "empty value for 'record'" },
+		{ "x split record='(' into=y\n", "t.rules:1:18: ", "bad regex in record=" },
+		{ "x split record=a[ into=y\n", "t.rules:1:18: ", "bad regex in record=" },
+		{ "dir/ lfs\n", "t.rules:1:4: ", "pattern ends with '/'" },
+		{ "/ lfs\n", "t.rules:1:1: ", "pattern ends with '/'" },
+		{ "!x lfs\n", "t.rules:1:1: ", "negative patterns are not allowed" },
+		{ "a[b lfs\n", "t.rules:1:2: ", "unterminated '['" },
+		{ "x/[[:alpha:] lfs\n", "t.rules:1:3: ", "unterminated '['" },
+		{ "[[:foo:]] lfs\n", "t.rules:1:1: ", "unknown [:class:]" },
+		{ "a\\ lfs\n", "t.rules:1:2: ", "lone '\\'" },
+		{ "a/b**/c lfs\n", "t.rules:1:4: ", "'**' glued to a name" },
+		{ "/a/b** lfs\n", "t.rules:1:5: ", "'**' glued to a name" },
+		{ "'' lfs\n", "t.rules:1:2: ", "empty pattern" },
+		{ "x size>99999999999999999999 lfs\n", "t.rules:1:8: ", "size too large" },
+		{ "x size>20000000000GiB lfs\n", "t.rules:1:8: ", "size too large" },
+		{ "x size>1.5MB lfs\n", "t.rules:1:9: ", "whole numbers" },
+		{ "x size>MB lfs\n", "t.rules:1:8: ", "expected a number" },
+		{ "x size 10 lfs\n", "t.rules:1:3: ", "expected size>N" },
+		{ "x size=10 lfs\n", "t.rules:1:3: ", "expected size>N" },
+		{ "x size!=10 lfs\n", "t.rules:1:3: ", "expected size>N" },
+		{ "x size>1 size>=2 lfs\n", "t.rules:1:10: ", "second lower bound" },
+		{ "x size<1 size<=2 lfs\n", "t.rules:1:10: ", "second upper bound" },
+		{ "x size>10 size<5 lfs\n", "t.rules:1:11: ", "exclude every size" },
+		{ "x size<0 lfs\n", "t.rules:1:3: ", "no size is smaller than 0" },
+		{ "x size>18446744073709551615 lfs\n", "t.rules:1:3: ", "no size is larger" },
+		/* line numbers count blank and comment lines */
+		{ "\n# c\n*.x  bad\n", "t.rules:3:6: ", "unknown action 'bad'" },
+		{ "a lfs\nb lfs\r\nc nope\r\n", "t.rules:3:3: ", "unknown action 'nope'" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_error(&cases[i]);
+}
+
+static void test_error_nul_and_long_line(void **state)
+{
+	static const char nul[] = "a lfs\nb\0c lfs\n";
+	char *longl = malloc(RULES_MAX_LINE + 16);
+	struct rules *r = NULL;
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_int_equal(rules_parse(&r, nul, sizeof(nul) - 1, "t.rules", &e), -1);
+	assert_string_equal(e.msg, "t.rules:2:2: NUL byte in rule file");
+
+	memset(longl, 'x', RULES_MAX_LINE + 10);
+	memcpy(longl + RULES_MAX_LINE + 6, " lfs", 4);
+	assert_int_equal(rules_parse(&r, longl, RULES_MAX_LINE + 10, "t.rules", &e), -1);
+	assert_non_null(strstr(e.msg, "t.rules:1:1: line longer than"));
+	/* exactly at the limit is fine */
+	memcpy(longl + RULES_MAX_LINE - 4, " lfs", 4);
+	assert_int_equal(rules_parse(&r, longl, RULES_MAX_LINE, "t.rules", &e), 0);
+	rules_free(r);
+	free(longl);
+}
+
+static void test_error_file(void **state)
+{
+	size_t big = RULES_MAX_FILE + 1;
+	char *text = calloc(1, big);
+	struct rules *r = NULL;
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_int_equal(rules_load(&r, "/nonexistent/x.rules", &e), -1);
+	assert_int_equal(e.kind, ERR_USAGE);
+	assert_non_null(strstr(e.msg, "cannot open rule file /nonexistent/x.rules"));
+	assert_null(r);
+
+	assert_int_equal(rules_parse(&r, text, big, "big.rules", &e), -1);
+	assert_non_null(strstr(e.msg, "big.rules: rule file larger than"));
+	free(text);
+}
+
+/* ---- matching ---- */
+
+static void test_first_match_and_sizes(void **state)
+{
+	struct rules *r;
+
+	(void)state;
+	r = parse_ok("/vendor/keep.bin keep\n"
+		     "*.bin size>=1MiB lfs\n"
+		     "*.bin drop\n"
+		     "docs/**/*.png lfs\n"
+		     "re:\\.(wav|ogg)$ annex\n");
+	assert_string_equal(verdict(r, "vendor/keep.bin", 1 << 30), "1:keep");
+	assert_string_equal(verdict(r, "x/vendor/keep.bin", 1 << 30), "2:lfs");
+	assert_string_equal(verdict(r, "a/b.bin", 1048576), "2:lfs");
+	assert_string_equal(verdict(r, "a/b.bin", 1048575), "3:drop");
+	assert_string_equal(verdict(r, "docs/a/b/c.png", 0), "4:lfs");
+	assert_string_equal(verdict(r, "docs/c.png", 0), "4:lfs");
+	assert_string_equal(verdict(r, "x/docs/c.png", 0), "none");
+	/* re: is searched: no anchors means anywhere */
+	assert_string_equal(verdict(r, "music/a.wav", 0), "5:annex");
+	assert_string_equal(verdict(r, "music/a.wav.txt", 0), "none");
+	/* a path is counted, not NUL-terminated */
+	assert_string_equal(verdict(r, "", 0), "none");
+	rules_free(r);
+}
+
+static void test_unsized(void **state)
+{
+	struct rules *r;
+	const struct rule *hit = NULL;
+	struct err e = ERR_INIT;
+
+	(void)state;
+	r = parse_ok("*.txt keep\n*.bin size>1kB lfs\n*.bin drop\n");
+	assert_int_equal(rules_match_unsized(&hit, r, "a.txt", 5, &e), 0);
+	assert_int_equal(rules_rule_line(hit), 1);
+	assert_int_equal(rules_match_unsized(&hit, r, "a.bin", 5, &e), RULES_NEED_SIZE);
+	assert_int_equal(rules_match_unsized(&hit, r, "a.png", 5, &e), 0);
+	assert_null(hit);
+	rules_free(r);
+}
+
+static void test_glob_basics(void **state)
+{
+	struct rules *r;
+
+	(void)state;
+	r = parse_ok("foo lfs\n"		/* basename, any depth */
+		     "/top keep\n"		/* anchored */
+		     "a/*.c drop\n"		/* inner slash anchors; * stays in a component */
+		     "**/deep/x annex\n"
+		     "w/** lfs\n"
+		     "q?q keep\n");
+	assert_string_equal(verdict(r, "foo", 0), "1:lfs");
+	assert_string_equal(verdict(r, "a/b/foo", 0), "1:lfs");
+	assert_string_equal(verdict(r, "foo/bar", 0), "none");
+	assert_string_equal(verdict(r, "top", 0), "2:keep");
+	assert_string_equal(verdict(r, "x/top", 0), "none");
+	assert_string_equal(verdict(r, "a/b.c", 0), "3:drop");
+	assert_string_equal(verdict(r, "a/x/b.c", 0), "none");
+	assert_string_equal(verdict(r, "x/a/b.c", 0), "none");
+	assert_string_equal(verdict(r, "deep/x", 0), "4:annex");
+	assert_string_equal(verdict(r, "1/2/deep/x", 0), "4:annex");
+	assert_string_equal(verdict(r, "w/1/2", 0), "5:lfs");
+	assert_string_equal(verdict(r, "w", 0), "none");
+	assert_string_equal(verdict(r, "d/qxq", 0), "6:keep");
+	assert_string_equal(verdict(r, "q/q", 0), "none");
+	rules_free(r);
+}
+
+static void test_regex_match_limit(void **state)
+{
+	char path[64];
+	struct rules *r;
+	const struct rule *hit = NULL;
+	struct err e = ERR_INIT;
+
+	(void)state;
+	/* catastrophic backtracking: PCRE2's match limit, reported, not guessed */
+	memset(path, 'a', 40);
+	path[40] = 'b';
+	r = parse_ok("\n\nre:^(a|a)+$ lfs\n");
+	assert_int_equal(rules_match(&hit, r, path, 41, 0, &e), -1);
+	assert_int_equal(e.kind, ERR_USAGE);
+	assert_non_null(strstr(e.msg, "t.rules:3: regex failed on path 'aaaa"));
+	rules_free(r);
+}
+
+/* ---- .gitattributes forms ---- */
+
+static void expect_attr(const char *rule, const char *want)
+{
+	struct rules *r = parse_ok(rule);
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT);
+	struct err e = ERR_INIT;
+
+	buf_adds(&out, "<");
+	assert_int_equal(rules_rule_attr_pattern(&out, rules_get(r, 0), &e), 0);
+	if (strcmp(out.ptr + 1, want))
+		fail_msg("%s: got %s, want %s", rule, out.ptr + 1, want);
+	buf_release(&out);
+	rules_free(r);
+}
+
+static void test_attr_pattern(void **state)
+{
+	struct rules *r;
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT);
+	struct err e = ERR_INIT;
+
+	(void)state;
+	expect_attr("*.psd lfs\n", "*.psd");
+	expect_attr("'dir with space/*.dat' lfs\n",
+		    "dir[[:space:]]with[[:space:]]space/*.dat");
+	expect_attr("weird\\[1\\].psd lfs\n", "weird\\[1\\].psd");
+	expect_attr("'a\tb' lfs\n", "a[[:space:]]b");
+	expect_attr("'a\\ b' lfs\n", "a[[:space:]]b");
+	expect_attr("'x[ab ]' lfs\n", "x[ab[:space:]]");
+	expect_attr("'#x' lfs\n", "\\#x");
+	expect_attr("'\"x' lfs\n", "\\\"x");
+	expect_attr("\\!x lfs\n", "\\!x");
+	expect_attr("[attr]x lfs\n", "[tatr]x");
+
+	r = parse_ok("re:x lfs\n'[ -~]' lfs\n");
+	buf_adds(&out, "keep");
+	assert_int_equal(rules_rule_attr_pattern(&out, rules_get(r, 0), &e), -1);
+	assert_non_null(strstr(e.msg, "line 1: a regex rule has no .gitattributes pattern"));
+	assert_int_equal(rules_rule_attr_pattern(&out, rules_get(r, 1), &e), -1);
+	assert_non_null(strstr(e.msg, "line 2: a blank next to '-'"));
+	assert_string_equal(out.ptr, "keep");	/* left as it was */
+	buf_release(&out);
+	rules_free(r);
+}
+
+static void test_attr_path(void **state)
+{
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT), small = BUF_INIT(8);
+	struct err e = ERR_INIT;
+	static const char path[] = "dir/my file[1]*?\\.bin";
+
+	(void)state;
+	assert_int_equal(rules_attr_path(&out, path, strlen(path), &e), 0);
+	assert_string_equal(out.ptr, "/dir/my[[:space:]]file\\[1]\\*\\?\\\\.bin");
+	buf_reset(&out);
+	assert_int_equal(rules_attr_path(&out, "a\tb", 3, &e), 0);
+	assert_string_equal(out.ptr, "/a[[:space:]]b");
+	assert_int_equal(rules_attr_path(&out, "", 0, &e), -1);
+	assert_int_equal(rules_attr_path(&out, "a\0b", 3, &e), -1);
+	assert_non_null(strstr(e.msg, "empty path or one with a NUL byte"));
+	/* a full buffer fails and is left as it was */
+	buf_adds(&small, "ab");
+	assert_int_equal(rules_attr_path(&small, "0123456789", 10, &e), -1);
+	assert_string_equal(small.ptr, "ab");
+	buf_release(&small);
+	buf_release(&out);
+}
+
+/* ---- examples/ ---- */
+
+/* The source tree's root, from this file's path (absolute under CMake). */
+static void source_root(char *out, size_t n)
+{
+	const char *me = __FILE__, *tail = strstr(me, "tests/unit/test_rules.c");
+	size_t len = tail ? (size_t)(tail - me) : 0;
+
+	snprintf(out, n, "%.*s", (int)len, me);
+	if (!*out)
+		snprintf(out, n, "./");
+}
+
+static void test_examples_parse(void **state)
+{
+	char dir[4096], path[8192];
+	struct dirent *d;
+	struct rules *r;
+	struct err e = ERR_INIT;
+	size_t n, found = 0;
+	DIR *dh;
+
+	(void)state;
+	source_root(dir, sizeof(dir));
+	strncat(dir, "examples", sizeof(dir) - strlen(dir) - 1);
+	dh = opendir(dir);
+	if (!dh)
+		fail_msg("cannot open %s", dir);
+	while ((d = readdir(dh)) != NULL) {
+		n = strlen(d->d_name);
+		if (n < 6 || strcmp(d->d_name + n - 6, ".rules"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		r = NULL;
+		if (rules_load(&r, path, &e) < 0)
+			fail_msg("%s", e.msg);
+		assert_true(rules_count(r) > 0);
+		rules_free(r);
+		found++;
+	}
+	closedir(dh);
+	assert_true(found >= 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_design_example),
+		cmocka_unit_test(test_comment_positions),
+		cmocka_unit_test(test_quoting),
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_error_nul_and_long_line),
+		cmocka_unit_test(test_error_file),
+		cmocka_unit_test(test_first_match_and_sizes),
+		cmocka_unit_test(test_unsized),
+		cmocka_unit_test(test_glob_basics),
+		cmocka_unit_test(test_regex_match_limit),
+		cmocka_unit_test(test_attr_pattern),
+		cmocka_unit_test(test_attr_path),
+		cmocka_unit_test(test_examples_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
