@@ -1,0 +1,120 @@
+# shellcheck shell=bash
+# tests/integration/lib.sh - helpers shared by the integration tests.
+#
+# Source it from a test script:
+#     . "$(dirname "$0")/lib.sh"
+# It sets: ROOT (the repository root), HERE (this folder), MIGRATE (the
+# binary under test, ${MIGRATE:-$ROOT/build/migrate}), SCRATCH (a fresh
+# temporary directory, removed on exit unless KEEP_SCRATCH=1), and a git
+# environment that does not depend on the user's configuration.
+
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+MIGRATE="${MIGRATE:-$ROOT/build/migrate}"
+# A relative path given by the caller is taken from the repository root,
+# a bare word (e.g. MIGRATE=cat for a dry run of the tests) from PATH.
+case "$MIGRATE" in
+/*) ;;
+*/*) MIGRATE="$ROOT/$MIGRATE" ;;
+esac
+
+# The shared corpora: ../shared beside the repository (the layout of the
+# work tree and of CI), or wherever MIGRATE_SHARED says.
+export SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
+
+SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/migrate-it.XXXXXX")"
+cleanup_scratch() {
+	if [ "${KEEP_SCRATCH:-0}" = 1 ]; then
+		echo "info: scratch kept in $SCRATCH" >&2
+	else
+		rm -rf "$SCRATCH"
+	fi
+}
+trap cleanup_scratch EXIT
+
+# Git must not read the caller's configuration, and every commit made by a
+# test has a fixed identity.
+export GIT_CONFIG_NOSYSTEM=1
+export GIT_CONFIG_GLOBAL="$SCRATCH/gitconfig"
+: >"$GIT_CONFIG_GLOBAL"
+git config --global init.defaultBranch main
+git config --global user.name "Migrate Tester"
+git config --global user.email "tester@example.org"
+git config --global commit.gpgsign false
+git config --global tag.gpgsign false
+git config --global advice.detachedHead false
+git config --global advice.nestedTag false
+export GIT_AUTHOR_NAME="Migrate Tester" GIT_AUTHOR_EMAIL="tester@example.org"
+export GIT_COMMITTER_NAME="Migrate Tester" GIT_COMMITTER_EMAIL="tester@example.org"
+export LC_ALL=C
+
+die() {
+	printf 'FAIL: %s\n' "$*" >&2
+	exit 1
+}
+
+info() {
+	printf 'info: %s\n' "$*"
+}
+
+# The export flags every test uses (DESIGN.md, issue 2).
+EXPORT_FLAGS=(--show-original-ids --signed-tags=verbatim --reencode=no
+	--mark-tags --tag-of-filtered-object=drop)
+
+# export_stream REPO [REV-ARGS...] > FILE
+# Without REV-ARGS, exports --all.
+export_stream() {
+	local repo="$1"
+	shift
+	if [ "$#" -eq 0 ]; then
+		set -- --all
+	fi
+	git -C "$repo" fast-export "${EXPORT_FLAGS[@]}" "$@"
+}
+
+# import_stream NEWREPO MARKSFILE [FAST-IMPORT-OPTIONS...] < STREAM
+# Creates NEWREPO if needed (git init) and runs git fast-import into it,
+# writing fast-import's own marks to MARKSFILE.
+import_stream() {
+	local repo="$1" marks="$2"
+	shift 2
+	if [ ! -d "$repo" ]; then
+		git init -q "$repo"
+	fi
+	git -C "$repo" fast-import --quiet --export-marks="$marks" "$@"
+}
+
+# run_migrate [ARGS...] < IN > OUT: the binary under test, with the exit
+# status reported on failure.
+run_migrate() {
+	local rc=0
+	"$MIGRATE" "$@" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		printf 'FAIL: %s exited %d\n' "$MIGRATE" "$rc" >&2
+	fi
+	return "$rc"
+}
+
+# refs_of REPO: every ref with its value, sorted ('<id> <refname>').
+refs_of() {
+	git -C "$1" for-each-ref --format='%(objectname) %(refname)' | LC_ALL=C sort
+}
+
+# check_ids STREAM MARKS_MIGRATE MARKS_FASTIMPORT COMMITMAP REFMAP NEWREPO [OPTIONS]
+# Asserts that the ids migrate computed are the ids fast-import wrote:
+#  - migrate's --export-marks equals fast-import's --export-marks, line by line;
+#  - every '<old> <new>' of the commit map equals fast-import's id for the
+#    mark that carried original-oid <old> in STREAM, and every commit of
+#    STREAM with an original-oid is in the map;
+#  - every ref-map line's new id equals 'git -C NEWREPO rev-parse <ref>',
+#    and every ref of NEWREPO is in the ref map.
+# OPTIONS (passed to check_ids.py): --orig-repo DIR (ref-map old ids must
+# be that repo's refs), --partial-refs (NEWREPO may hold refs this stream did
+# not set), --map-may-have-more (the commit map holds entries of earlier runs).
+check_ids() {
+	python3 "$HERE/check_ids.py" --stream "$1" --migrate-marks "$2" \
+		--fastimport-marks "$3" --commit-map "$4" --ref-map "$5" \
+		--repo "$6" "${@:7}"
+}
