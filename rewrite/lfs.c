@@ -277,39 +277,12 @@ static void list_push(struct emit_list *list, struct mark_ent *m,
 	list->n++;
 }
 
-/* Reads the pending data of rw->cmd into a new held copy, hashing it. */
-static int hold_data(struct rw *rw, struct held **out, struct oid *id,
-		     uint64_t *size, struct err *e)
+/* Hashes what h holds, for delimited data whose length came last. */
+static int hash_held(struct rw *rw, struct held *h, uint64_t total,
+		     struct oid *id, struct err *e)
 {
-	struct held *h = xcalloc(1, sizeof(*h));
-	const char *chunk;
 	size_t len;
-	uint64_t total = 0;
-	int r;
 
-	buf_init(&h->mem, HELD_IN_MEMORY);
-	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
-		if (!h->spool && buf_add(&h->mem, chunk, len) == 0) {
-			total += len;
-			continue;
-		}
-		if (!h->spool) {
-			h->spool = tmpfile();
-			if (!h->spool || fwrite(h->mem.ptr, 1, h->mem.len, h->spool) != h->mem.len)
-				goto io;
-			buf_release(&h->mem);
-		}
-		if (fwrite(chunk, 1, len, h->spool) != len)
-			goto io;
-		total += len;
-	}
-	if (r < 0) {
-		held_free(h);
-		return -1;
-	}
-	*size = total;
-	*out = h;
-	/* hashing needs the length first: a second pass over what we hold */
 	obj_hash_begin(rw->hash, OBJ_BLOB, total);
 	if (!h->spool) {
 		obj_hash_update(rw->hash, h->mem.ptr, h->mem.len);
@@ -318,9 +291,59 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 		while ((len = fread(rw->lfs->chunk, 1, CHUNK, h->spool)) > 0)
 			obj_hash_update(rw->hash, rw->lfs->chunk, len);
 		if (ferror(h->spool))
-			goto io;
+			return err_errno(e, ERR_IO, "cannot read a spooled blob");
 	}
 	obj_hash_final(rw->hash, id);
+	return 0;
+}
+
+/*
+ * Reads the pending data of rw->cmd into a new held copy: in memory up to
+ * HELD_IN_MEMORY, then in an unlinked temp file, so memory does not grow
+ * with the blob. Hashed on the way when the length is known up front.
+ */
+static int hold_data(struct rw *rw, struct held **out, struct oid *id,
+		     uint64_t *size, struct err *e)
+{
+	struct held *h = xcalloc(1, sizeof(*h));
+	int known = rw->cmd.data_len != UINT64_MAX;
+	const char *chunk;
+	uint64_t total = 0;
+	size_t len;
+	int r;
+
+	buf_init(&h->mem, HELD_IN_MEMORY);
+	if (known)
+		obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
+	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
+		total += len;
+		if (known)
+			obj_hash_update(rw->hash, chunk, len);
+		if (!h->spool && buf_add(&h->mem, chunk, len) == 0)
+			continue;
+		if (!h->spool) {
+			h->spool = tmpfile();
+			if (!h->spool || fwrite(h->mem.ptr, 1, h->mem.len, h->spool) != h->mem.len)
+				goto io;
+			buf_release(&h->mem);
+		}
+		if (fwrite(chunk, 1, len, h->spool) != len)
+			goto io;
+	}
+	if (r < 0 || (h->spool && fflush(h->spool) != 0)) {
+		if (r >= 0)
+			goto io;
+		held_free(h);
+		return -1;
+	}
+	if (known)
+		obj_hash_final(rw->hash, id);
+	else if (hash_held(rw, h, total, id, e) < 0) {
+		held_free(h);
+		return -1;
+	}
+	*size = total;
+	*out = h;
 	return 0;
 io:
 	held_free(h);

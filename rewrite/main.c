@@ -9,10 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../rules/rules.h"
 #include "rewrite.h"
 
 static const char usage_text[] =
 "usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
+"   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
 "new id of every object it writes, so the old->new commit map exists even\n"
@@ -44,6 +46,11 @@ static const char usage_text[] =
 "whole run succeeded, so git fast-import commits nothing from a failed run;\n"
 "the map files are then left as they were.\n"
 "\n"
+"check-rules prints, for each PATH (or each line of standard input), the\n"
+"rule that decides it: '<path> <TAB> <file>:<line> <TAB> <action> <TAB>\n"
+"<pattern>', or 'no rule'. SIZE is in bytes; without it, a path whose\n"
+"rule depends on the size says so.\n"
+"\n"
 "Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
 "3 I/O, store or repository failure.\n";
 
@@ -67,7 +74,7 @@ static const struct option long_options[] = {
 };
 
 static int parse_options(int argc, char **argv, struct rw_options *opt,
-			 struct err *e)
+			 struct err *e, int allow_args)
 {
 	int c;
 
@@ -94,9 +101,82 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 				       argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc && !allow_args)
 		return err_set(e, ERR_USAGE, "unexpected argument '%s'", argv[optind]);
 	return 0;
+}
+
+/* PATH or PATH:SIZE (the last colon, if digits follow it). */
+static void split_path_size(const char *arg, size_t *len, uint64_t *size,
+			    int *has_size)
+{
+	const char *colon = strrchr(arg, ':');
+
+	*len = strlen(arg);
+	*has_size = 0;
+	if (colon && colon[1] &&
+	    parse_u64(colon + 1, strlen(colon + 1), UINT64_MAX, size) == 0) {
+		*len = (size_t)(colon - arg);
+		*has_size = 1;
+	}
+}
+
+static int check_one(const struct rules *rules, const char *file,
+		     const char *arg, struct err *e)
+{
+	const struct rule *rule = NULL;
+	uint64_t size = 0;
+	size_t len, plen;
+	int has_size, r;
+
+	split_path_size(arg, &len, &size, &has_size);
+	r = has_size ? rules_match(&rule, rules, arg, len, size, e)
+		     : rules_match_unsized(&rule, rules, arg, len, e);
+	if (r < 0)
+		return -1;
+	if (r == RULES_NEED_SIZE) {
+		printf("%.*s\tdepends on the size: give PATH:SIZE\n", (int)len, arg);
+		return 0;
+	}
+	if (!rule) {
+		printf("%.*s\tno rule\n", (int)len, arg);
+		return 0;
+	}
+	const char *pat = rules_rule_pattern(rule, &plen);
+	printf("%.*s\t%s:%zu\t%s\t%s%.*s\n", (int)len, arg, file,
+	       rules_rule_line(rule), rules_action_name(rules_rule_action(rule)),
+	       rules_rule_is_regex(rule) ? "re:" : "", (int)plen, pat);
+	return 0;
+}
+
+/* migrate check-rules --rules FILE [PATH[:SIZE]...] */
+static int check_rules(int argc, char **argv, struct err *e)
+{
+	struct rw_options opt = { 0 };
+	struct rules *rules;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int i, r = 0;
+
+	if (parse_options(argc, argv, &opt, e, 1) < 0)
+		return -1;
+	if (!opt.rules)
+		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE");
+	if (rules_load(&rules, opt.rules, e) < 0)
+		return -1;
+	for (i = optind; i < argc && r == 0; i++)
+		r = check_one(rules, opt.rules, argv[i], e);
+	if (optind == argc) {
+		while (r == 0 && (n = getline(&line, &cap, stdin)) > 0) {
+			if (line[n - 1] == '\n')
+				line[n - 1] = '\0';
+			r = check_one(rules, opt.rules, line, e);
+		}
+		free(line);
+	}
+	rules_free(rules);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -107,7 +187,14 @@ int main(int argc, char **argv)
 	/* a closed pipe is an error we report, not a silent death */
 	signal(SIGPIPE, SIG_IGN);
 	opt.input_name = "<stdin>";
-	if (parse_options(argc, argv, &opt, &e) < 0) {
+	if (argc > 1 && !strcmp(argv[1], "check-rules")) {
+		if (check_rules(argc - 1, argv + 1, &e) < 0) {
+			fprintf(stderr, "migrate: %s\n", e.msg);
+			return e.kind ? e.kind : 3;
+		}
+		return 0;
+	}
+	if (parse_options(argc, argv, &opt, &e, 0) < 0) {
 		fprintf(stderr, "migrate: %s\n(see migrate --help)\n", e.msg);
 		return e.kind;
 	}

@@ -236,7 +236,7 @@ static int parse_size(const struct cur *c, size_t a, size_t b, struct rule *r)
 {
 	size_t o = a + 4;
 	int gt, eq;
-	uint64_t v;
+	uint64_t v = 0;
 
 	if (o == b || (c->s[o] != '<' && c->s[o] != '>'))
 		return fail(c, a, "expected size>N, size>=N, size<N or size<=N "
@@ -467,7 +467,7 @@ static void rule_release(struct rule *r)
 /* Parses the rule on a non-empty line into r; r is released on failure. */
 static int parse_rule(struct cur *c, struct rule *r, struct buf *tmp)
 {
-	size_t act;
+	size_t act = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->line = c->line;
