@@ -702,10 +702,11 @@ static int dispatch(struct rw *rw, struct err *e)
 	if (in_commit)
 		return at_offset(rw, (err_set(e, ERR_STREAM,
 			"commit not ended before the next command"), e));
-	/* blobs no commit took are written as they came before anything
-	 * else can name them */
-	if (rw->lfs && cmd->kind != STREAM_BLOB && cmd->kind != STREAM_COMMIT &&
-	    cmd->kind != STREAM_PROGRESS && lfs_flush(rw, e) < 0)
+	/* blobs no commit took are written as they came before a query or
+	 * alias can name them (a reset comes between blobs and their commit) */
+	if (rw->lfs && (cmd->kind == STREAM_ALIAS || cmd->kind == STREAM_GET_MARK ||
+			cmd->kind == STREAM_CAT_BLOB || cmd->kind == STREAM_LS) &&
+	    lfs_flush(rw, e) < 0)
 		return -1;
 	switch (cmd->kind) {
 	case STREAM_BLOB:

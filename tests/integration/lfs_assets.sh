@@ -13,10 +13,7 @@
 #    makes of the same patterns;
 #  - a second run over the result changes nothing.
 . "$(dirname "$0")/lib.sh"
-
-export HOME="$SCRATCH/home"
-mkdir -p "$HOME"
-git lfs install --skip-repo >/dev/null
+. "$HERE/lfs_lib.sh"
 
 "$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null
 ORIG="$SCRATCH/corpus/assets"
@@ -49,37 +46,7 @@ info "git lfs fsck ok; $nlfs distinct LFS paths in all history"
 [ "$(du -sk "$NEW/.git/objects" | cut -f1)" -lt "$(du -sk "$ORIG/.git/objects" | cut -f1)" ] ||
 	die "history did not shrink"
 
-# every ref, checked out with smudging, against the original
-nrefs=0
-while read -r ref; do
-	nrefs=$((nrefs + 1))
-	w="$SCRATCH/w"
-	o="$SCRATCH/o"
-	rm -rf "$w" "$o"
-	git -C "$NEW" worktree prune
-	git -C "$NEW" worktree add -q --detach "$w" "$ref" ||
-		die "$ref: checkout failed"
-	mkdir "$o"
-	git -C "$ORIG" archive "$ref" | tar -x -m -C "$o"
-	# .gitattributes is ours to change; everything else must be identical
-	diff -r --no-dereference -x .gitattributes "$o" "$w" -x .git >/dev/null ||
-		die "$ref: the checkout differs from the original"
-	[ -z "$(git -C "$w" status --porcelain)" ] ||
-		die "$ref: git status is not clean: $(git -C "$w" status --porcelain | head -3)"
-	git -C "$w" ls-files -z | git -C "$w" check-attr --stdin -z filter |
-		tr '\0' '\n' | paste - - - | awk -F'\t' '$3 == "lfs" { print $1 }' |
-		sort >"$SCRATCH/attr.lfs"
-	git -C "$w" lfs ls-files --name-only | sort >"$SCRATCH/lfs.files"
-	# empty files under an lfs rule are their own pointers
-	(cd "$w" && git ls-files -z | xargs -0 -r sh -c \
-		'for f; do if [ -f "$f" ] && [ ! -L "$f" ] && [ ! -s "$f" ]; then echo "$f"; fi; done' sh) |
-		sort >"$SCRATCH/empty"
-	comm -23 "$SCRATCH/attr.lfs" "$SCRATCH/empty" >"$SCRATCH/attr.nonempty"
-	diff -u "$SCRATCH/lfs.files" "$SCRATCH/attr.nonempty" ||
-		die "$ref: check-attr filter=lfs differs from the LFS files"
-	git -C "$NEW" worktree remove --force "$w"
-done < <(git -C "$NEW" for-each-ref --format='%(refname)' refs/heads refs/tags)
-info "$nrefs refs checked out: identical to the original, clean, attributes exact"
+check_ref_checkouts "$ORIG" "$NEW"
 
 # the oracle for which paths convert: git lfs migrate with the glob rules
 LM="$SCRATCH/lfs-migrate"

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# lfs_cases.sh - hand-made histories for the cases that break LFS
+# migrations, each judged by git and git-lfs (lfs_lib.sh):
+#  - one blob at a converted and at a kept path, in one commit, across
+#    branches, and again later after only converted uses;
+#  - a rename (-M export) out of and into a converted name;
+#  - drop: the path and its content vanish from all history;
+#  - .gitattributes written by history (no final LF, later edited, in a
+#    subdirectory) survives, with our lines once;
+#  - executables stay executable, symlinks and protected files are never
+#    converted, a file that already is a pointer is left alone;
+#  - a --no-data export: blobs read from the source repository;
+#  - bad rules: FILE:LINE:COLUMN, exit 1, nothing written.
+. "$(dirname "$0")/lib.sh"
+. "$HERE/lfs_lib.sh"
+
+ORIG="$SCRATCH/orig"
+git init -q "$ORIG"
+cd "$ORIG"
+big() { head -c "$2" /dev/urandom >"$1"; }
+big a.bin 300000
+cp a.bin same-as-a.txt			# same blob, kept path, same commit
+# already.bin is LFS already (its object in the store); no final LF
+printf 'already.bin filter=lfs diff=lfs merge=lfs -text\n*.md text' >.gitattributes
+mkdir sub && printf 'sub.bin -text\n' >sub/.gitattributes
+big run.bin 1000 && chmod +x run.bin
+ln -s a.bin link.bin			# a symlink named *.bin
+printf 'lfs\n' >"$SCRATCH/content" && git lfs pointer --file="$SCRATCH/content" >already.bin 2>/dev/null
+git lfs install --local >/dev/null
+oid=$(sha256sum "$SCRATCH/content" | cut -c1-64)
+mkdir -p ".git/lfs/objects/${oid:0:2}/${oid:2:2}"
+cp "$SCRATCH/content" ".git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
+printf 'SECRET=1\n' >secrets.env
+: >empty.bin
+git add -A && git commit -qm one
+git checkout -qb side
+cp a.bin on-side.dat			# same blob on another branch, kept
+git add -A && git commit -qm side
+git checkout -q main
+big b.bin 200000 && git add b.bin && git commit -qm two
+git rm -q b.bin && git commit -qm "drop b"
+cp "$ORIG/a.bin" later.dat		# a.bin's blob again, kept, later
+printf 'already.bin filter=lfs diff=lfs merge=lfs -text\n*.md text\n*.cfg eol=lf\n' >.gitattributes
+git add -A && git commit -qm three
+git mv a.bin renamed.txt		# out of a converted name
+git mv same-as-a.txt renamed.bin	# into one
+git commit -qm rename
+printf 'SECRET=2\n' >secrets.env && git commit -qam "secret again"
+git merge -q --no-ff side -m merge
+git tag -a v1 -m v1
+cd - >/dev/null
+
+cat >"$SCRATCH/rules" <<'EOF'
+secrets.env   drop
+*.bin         lfs
+EOF
+
+# -M so that renames reach migrate as R lines
+git -C "$ORIG" fast-export --all -M "${EXPORT_FLAGS[@]}" >"$SCRATCH/in.fe"
+grep -q '^R ' "$SCRATCH/in.fe" || die "the export has no rename"
+NEW="$SCRATCH/new"
+git init -q "$NEW"
+run_migrate --rules "$SCRATCH/rules" --source-repo "$ORIG" \
+	--store "$NEW/.git/lfs/objects" --commit-map "$SCRATCH/M" \
+	--ref-map "$SCRATCH/R" --export-marks "$SCRATCH/MM" \
+	<"$SCRATCH/in.fe" >"$SCRATCH/out.fi" || die "migrate failed"
+import_stream "$NEW" "$SCRATCH/X" <"$SCRATCH/out.fi" || die "fast-import failed"
+check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" "$NEW"
+# already.bin was LFS before: its object is the user's to copy over
+mkdir -p "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}"
+cp "$SCRATCH/content" "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
+(cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed"
+
+# the dropped file is gone from every commit, and its contents with it
+git -C "$NEW" log --all --format=%H -- secrets.env | grep -q . &&
+	die "secrets.env is still in history"
+for v in 1 2; do
+	id=$(printf 'SECRET=%s\n' "$v" | git hash-object --stdin)
+	git -C "$NEW" cat-file -e "$id" 2>/dev/null && die "secret blob $id is in the new repository"
+done
+info "drop: path and content gone"
+
+# checkouts, except the dropped file: compare against the original minus it
+git -C "$ORIG" filter-branch -f --index-filter \
+	'git rm -q --cached --ignore-unmatch secrets.env' --tag-name-filter cat -- --all \
+	>/dev/null 2>&1 || die "could not make the reference history"
+check_ref_checkouts "$ORIG" "$NEW"
+
+# pointers where *.bin (and nothing else), modes kept
+ls_new() { git -C "$NEW" ls-tree -r "$1" | awk -v p="$2" '$4 == p { print $1, $3 }'; }
+blob_new() { git -C "$NEW" cat-file -p "$1:$2"; }
+blob_new main renamed.bin | grep -q '^version https://git-lfs' || die "renamed.bin is not a pointer"
+blob_new main renamed.txt | cmp -s - "$ORIG/renamed.txt" 2>/dev/null ||
+	git -C "$ORIG" cat-file -p main:renamed.txt | cmp -s - <(blob_new main renamed.txt) ||
+	die "renamed.txt does not hold the original bytes"
+[ "$(ls_new main run.bin | cut -d' ' -f1)" = 100755 ] || die "run.bin lost its mode"
+[ "$(ls_new main link.bin | cut -d' ' -f1)" = 120000 ] || die "link.bin is no symlink"
+[ "$(blob_new main link.bin)" = a.bin ] || die "the symlink was converted"
+[ "$(git -C "$NEW" rev-parse main:already.bin)" = "$(git -C "$ORIG" rev-parse main:already.bin)" ] ||
+	die "a pointer was converted again"
+[ "$(git -C "$NEW" rev-parse main:sub/.gitattributes)" = "$(git -C "$ORIG" rev-parse main:sub/.gitattributes)" ] ||
+	die "sub/.gitattributes changed"
+info "pointers, modes, symlinks, existing pointers, nested .gitattributes: ok"
+
+# .gitattributes: the user's lines first, as they were, ours once
+for c in $(git -C "$NEW" rev-list --all); do
+	attrs="$(git -C "$NEW" cat-file -p "$c:.gitattributes")" ||
+		die "commit $c has no .gitattributes"
+	[ "$(grep -c '^\*\.bin filter=lfs diff=lfs merge=lfs -text$' <<<"$attrs")" = 1 ] ||
+		die "commit $c: the lfs line is not there exactly once"
+	grep -q '^\*\.md text$' <<<"$attrs" || die "commit $c lost the user's line"
+done
+git -C "$NEW" cat-file -p main:.gitattributes | head -3 | grep -qx '\*\.cfg eol=lf' ||
+	die "the history's edit of .gitattributes did not survive"
+info ".gitattributes: user lines kept, edits survive, ours once"
+
+# --no-data: only converted blobs are read, from the source repository
+git -C "$ORIG" fast-export --all --no-data "${EXPORT_FLAGS[@]}" >"$SCRATCH/nodata.fe"
+ND="$SCRATCH/nodata"
+git clone -q --bare "$ORIG" "$ND/.git" && git -C "$ND" config core.bare false
+git -C "$ND" for-each-ref --format='delete %(refname)' | git -C "$ND" update-ref --stdin
+run_migrate --rules "$SCRATCH/rules" --source-repo "$ORIG" --store "$ND/.git/lfs/objects" \
+	<"$SCRATCH/nodata.fe" | git -C "$ND" fast-import --quiet || die "--no-data run failed"
+for ref in $(git -C "$NEW" for-each-ref --format='%(refname)'); do
+	[ "$(git -C "$ND" rev-parse "$ref")" = "$(git -C "$NEW" rev-parse "$ref")" ] ||
+		die "--no-data gives another $ref than the full export"
+done
+info "--no-data export: the same commits as the full export"
+
+# bad rules: one message with FILE:LINE:COLUMN, exit 1, nothing written
+printf '*.bin lfs\n*.psd  lfz\n' >"$SCRATCH/bad.rules"
+rc=0
+"$MIGRATE" --rules "$SCRATCH/bad.rules" --store "$SCRATCH/bad-store" \
+	--commit-map "$SCRATCH/bad-map" <"$SCRATCH/in.fe" >"$SCRATCH/bad.out" 2>"$SCRATCH/bad.err" || rc=$?
+[ "$rc" = 1 ] || die "bad rules: exit $rc, expected 1"
+grep -q "bad.rules:2:8:" "$SCRATCH/bad.err" || die "bad rules: no FILE:LINE:COLUMN in: $(cat "$SCRATCH/bad.err")"
+[ ! -e "$SCRATCH/bad-map" ] || die "bad rules: a commit map was written"
+! grep -q '^done$' "$SCRATCH/bad.out" || die "bad rules: the output ends with done"
+info "bad rules: $(head -1 "$SCRATCH/bad.err")"
+echo "lfs_cases: ok"
