@@ -42,28 +42,53 @@ install_packages() {
 		apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# run_logged NAME CMD...: run a build step with its output in
+# ${TMPDIR:-/tmp}/migrate-NAME.log; on failure show the end of it.
+run_logged() {
+	local name="$1" log
+	shift
+	log="${TMPDIR:-/tmp}/migrate-$name.log"
+	if ! "$@" >"$log" 2>&1; then
+		grep -E 'error|Error|warning' "$log" | head -n 40 >&2 || true
+		echo "---- last lines of $log:" >&2
+		tail -n 25 "$log" >&2
+		echo "$name failed: $*" >&2
+		return 1
+	fi
+}
+
 # build_release: build/ (RelWithDebInfo), the binary scripts/demo runs.
 build_release() {
 	say "build/ (RelWithDebInfo)"
-	cmake -S "$MIGRATE_ROOT" -B "$MIGRATE_ROOT/build" \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build "$MIGRATE_ROOT/build" -j2
+	run_logged build-configure cmake -S "$MIGRATE_ROOT" -B "$MIGRATE_ROOT/build" \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo
+	run_logged build cmake --build "$MIGRATE_ROOT/build" -j2
 }
 
 # build_asan: build-asan/ with ASan+UBSan; the unit and integration tests
 # run this one.
 build_asan() {
 	say "build-asan/ (ASan+UBSan)"
-	cmake -S "$MIGRATE_ROOT" -B "$MIGRATE_ROOT/build-asan" \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMIGRATE_SANITIZE=ON >/dev/null
-	cmake --build "$MIGRATE_ROOT/build-asan" -j2
+	run_logged build-asan-configure cmake -S "$MIGRATE_ROOT" -B "$MIGRATE_ROOT/build-asan" \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMIGRATE_SANITIZE=ON
+	run_logged build-asan cmake --build "$MIGRATE_ROOT/build-asan" -j2
 }
 
-# build_fuzz: build-fuzz/ with clang and libFuzzer, no unit tests.
+# build_fuzz: build-fuzz/ with clang, libFuzzer and ASan+UBSan, no unit
+# tests. Only the fuzz_* targets are built: the migrate binary is not a
+# fuzzer and does not link libFuzzer's coverage hooks.
 build_fuzz() {
-	say "build-fuzz/ (clang, libFuzzer)"
-	CC=clang cmake -S "$MIGRATE_ROOT" -B "$MIGRATE_ROOT/build-fuzz" \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMIGRATE_FUZZ=ON \
-		-DMIGRATE_TESTS=OFF >/dev/null
-	cmake --build "$MIGRATE_ROOT/build-fuzz" -j2
+	say "build-fuzz/ (clang, libFuzzer, ASan+UBSan)"
+	CC=clang run_logged build-fuzz-configure cmake -S "$MIGRATE_ROOT" \
+		-B "$MIGRATE_ROOT/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DMIGRATE_FUZZ=ON -DMIGRATE_SANITIZE=ON -DMIGRATE_TESTS=OFF
+	local targets
+	mapfile -t targets < <(cmake --build "$MIGRATE_ROOT/build-fuzz" --target help |
+		sed -n 's/^\.\.\. \(fuzz_[A-Za-z0-9_]*\).*/\1/p')
+	if [ "${#targets[@]}" -eq 0 ]; then
+		say "no fuzz_* targets"
+		return 0
+	fi
+	run_logged build-fuzz cmake --build "$MIGRATE_ROOT/build-fuzz" -j2 \
+		--target "${targets[@]}"
 }

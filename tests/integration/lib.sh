@@ -49,6 +49,7 @@ git config --global advice.nestedTag false
 export GIT_AUTHOR_NAME="Migrate Tester" GIT_AUTHOR_EMAIL="tester@example.org"
 export GIT_COMMITTER_NAME="Migrate Tester" GIT_COMMITTER_EMAIL="tester@example.org"
 export LC_ALL=C
+export PYTHONDONTWRITEBYTECODE=1
 
 die() {
 	printf 'FAIL: %s\n' "$*" >&2
