@@ -32,12 +32,18 @@ mkdir -p ".git/lfs/objects/${oid:0:2}/${oid:2:2}"
 cp "$SCRATCH/content" ".git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
 printf 'SECRET=1\n' >secrets.env
 : >empty.bin
+cp a.bin copy-of-a.bin			# same content, two converted paths
+printf 'small\n' >grow.log		# under the size threshold for now
 git add -A && git commit -qm one
+git tag t-one
 git checkout -qb side
 cp a.bin on-side.dat			# same blob on another branch, kept
+git rm -q .gitattributes already.bin	# history deletes .gitattributes
 git add -A && git commit -qm side
 git checkout -q main
 big b.bin 200000 && git add b.bin && git commit -qm two
+big grow.log 150000 && git add grow.log && git commit -qm "grow.log grows"
+git tag t-grown
 git rm -q b.bin && git commit -qm "drop b"
 cp "$ORIG/a.bin" later.dat		# a.bin's blob again, kept, later
 printf 'already.bin filter=lfs diff=lfs merge=lfs -text\n*.md text\n*.cfg eol=lf\n' >.gitattributes
@@ -46,13 +52,15 @@ git mv a.bin renamed.txt		# out of a converted name
 git mv same-as-a.txt renamed.bin	# into one
 git commit -qm rename
 printf 'SECRET=2\n' >secrets.env && git commit -qam "secret again"
-git merge -q --no-ff side -m merge
+git merge -q --no-ff side -m merge >/dev/null 2>&1 || {
+	git checkout -q HEAD -- .gitattributes already.bin && git commit -qm merge; }
 git tag -a v1 -m v1
 cd - >/dev/null
 
 cat >"$SCRATCH/rules" <<'EOF'
 secrets.env   drop
 *.bin         lfs
+*.log         size>=100kB   lfs
 EOF
 
 # -M so that renames reach migrate as R lines
@@ -102,17 +110,35 @@ blob_new main renamed.txt | cmp -s - "$ORIG/renamed.txt" 2>/dev/null ||
 	die "sub/.gitattributes changed"
 info "pointers, modes, symlinks, existing pointers, nested .gitattributes: ok"
 
-# .gitattributes: the user's lines first, as they were, ours once
-for c in $(git -C "$NEW" rev-list --all); do
-	attrs="$(git -C "$NEW" cat-file -p "$c:.gitattributes")" ||
-		die "commit $c has no .gitattributes"
+# .gitattributes: the user's file first, as it was (an LF added where it
+# had none), ours once; where history deleted it, ours alone
+tail -n +2 "$SCRATCH/M" | while read -r old new; do
+	attrs="$(git -C "$NEW" cat-file -p "$new:.gitattributes")" ||
+		die "commit $new has no .gitattributes"
 	[ "$(grep -c '^\*\.bin filter=lfs diff=lfs merge=lfs -text$' <<<"$attrs")" = 1 ] ||
-		die "commit $c: the lfs line is not there exactly once"
-	grep -q '^\*\.md text$' <<<"$attrs" || die "commit $c lost the user's line"
+		die "commit $new: the lfs line is not there exactly once"
+	if user="$(git -C "$ORIG" cat-file -p "$old:.gitattributes" 2>/dev/null)"; then
+		[ "${attrs:0:${#user}}" = "$user" ] ||
+			die "commit $new does not start with the user's .gitattributes"
+	fi
 done
-git -C "$NEW" cat-file -p main:.gitattributes | head -3 | grep -qx '\*\.cfg eol=lf' ||
+git -C "$NEW" cat-file -p main:.gitattributes | grep -qx '\*\.cfg eol=lf' ||
 	die "the history's edit of .gitattributes did not survive"
-info ".gitattributes: user lines kept, edits survive, ours once"
+git -C "$NEW" cat-file -p side:.gitattributes | grep -q 'md text' &&
+	die "the deleted user lines came back"
+info ".gitattributes: user lines kept, edits and deletion survive, ours once"
+
+# identical content at two converted paths: one pointer, one store object
+[ "$(git -C "$NEW" rev-parse main:copy-of-a.bin)" = "$(git -C "$NEW" rev-parse t-one:a.bin)" ] ||
+	die "the same content gave two pointers"
+[ "$(find "$NEW/.git/lfs/objects" -type f | wc -l)" = \
+	"$(git -C "$NEW" lfs ls-files --all --long | awk '{print $1}' | sort -u | wc -l)" ] ||
+	die "the store does not hold one object per content"
+# a file that grows past the threshold: kept before, LFS after
+git -C "$NEW" cat-file -p t-one:grow.log | grep -qx small || die "small grow.log was converted"
+git -C "$NEW" cat-file -p t-grown:grow.log | grep -q '^version https://git-lfs' ||
+	die "grown grow.log is not a pointer"
+info "shared content, size threshold over time: ok"
 
 # --no-data: only converted blobs are read, from the source repository
 git -C "$ORIG" fast-export --all --no-data "${EXPORT_FLAGS[@]}" >"$SCRATCH/nodata.fe"
