@@ -1,0 +1,195 @@
+/*
+ * fuzz_split.c - libFuzzer target for split/: the incremental cache must
+ * give exactly what a fresh cache gives, for arbitrary bytes.
+ *
+ * Input: byte 0 picks a spec, bytes 1..8 drive two edits, the rest is the
+ * first version. The second and third versions are byte-level edits of the
+ * one before (a deleted span and an inserted copy of some other span).
+ * Each version is split with a long-lived cache and with a fresh one; the
+ * parts (paths, bytes, order, head flag), the reassembly verdict and the
+ * errors must agree, every byte must land in exactly one part, and each
+ * `unchanged` flag must match a byte comparison with the previous result.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "split/split.h"
+
+static const struct {
+	const char *re, *into, *head;
+} specs[] = {
+	{ "^CVE-(\\d{4})-", "data/CVE/list.{1}", "data/CVE/list.head" },
+	{ "^CVE-(\\d{4})-(\\d+)", "data/CVE/{1}/{2}", NULL },
+	{ "^(.)", "p/{1}", "h" },		/* every key shape, bad ones too */
+	{ "^(?<k>[a-c]*)x?$", "d/{k}.txt", "d/head" },
+	{ "^(\\w+) ", "w/{key}", NULL },
+};
+
+struct copy {
+	size_t n;
+	char **path;
+	struct buf *bytes;
+	int *unchanged, *is_head;
+	int reassembles;
+};
+
+static void copy_free(struct copy *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->path[i]);
+		buf_release(&c->bytes[i]);
+	}
+	free(c->path);
+	free(c->bytes);
+	free(c->unchanged);
+	free(c->is_head);
+	memset(c, 0, sizeof(*c));
+}
+
+static void copy_take(struct copy *c, const struct split_result *r,
+		      const char *d, size_t len)
+{
+	struct err e = ERR_INIT;
+	size_t i, total = 0;
+
+	copy_free(c);
+	c->n = split_result_count(r);
+	c->path = calloc(c->n + 1, sizeof(*c->path));
+	c->bytes = calloc(c->n + 1, sizeof(*c->bytes));
+	c->unchanged = calloc(c->n + 1, sizeof(int));
+	c->is_head = calloc(c->n + 1, sizeof(int));
+	for (i = 0; i < c->n; i++) {
+		const struct split_part *p = split_result_part(r, i);
+
+		c->path[i] = xmemdup(p->path, p->path_len);
+		buf_init(&c->bytes[i], (size_t)1 << 30);
+		if (split_part_copy(&c->bytes[i], p, &e) < 0 ||
+		    c->bytes[i].len != p->size || p->size == 0)
+			abort();
+		c->unchanged[i] = p->unchanged;
+		c->is_head[i] = p->is_head;
+		if (p->is_head && i != 0)
+			abort();
+		total += p->size;
+	}
+	c->reassembles = split_result_reassembles(r);
+	if (total != len)
+		abort();
+	if (c->reassembles) {
+		size_t at = 0;
+
+		for (i = 0; i < c->n; i++) {
+			if (memcmp(d + at, c->bytes[i].ptr, c->bytes[i].len))
+				abort();
+			at += c->bytes[i].len;
+		}
+	}
+}
+
+static void same(const struct copy *a, const struct copy *b)
+{
+	size_t i;
+
+	if (a->n != b->n || a->reassembles != b->reassembles)
+		abort();
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->path[i], b->path[i]) ||
+		    a->bytes[i].len != b->bytes[i].len ||
+		    memcmp(a->bytes[i].ptr, b->bytes[i].ptr, a->bytes[i].len) ||
+		    a->is_head[i] != b->is_head[i])
+			abort();
+}
+
+static void flags_right(const struct copy *cur, const struct copy *prev)
+{
+	size_t i, j;
+
+	for (i = 0; i < cur->n; i++) {
+		int want = 0;
+
+		for (j = 0; j < prev->n; j++)
+			if (!strcmp(cur->path[i], prev->path[j])) {
+				want = cur->bytes[i].len == prev->bytes[j].len &&
+				       !memcmp(cur->bytes[i].ptr,
+					       prev->bytes[j].ptr,
+					       cur->bytes[i].len);
+				break;
+			}
+		if (cur->unchanged[i] != want)
+			abort();
+	}
+}
+
+/* v = v[0..at) + v[src..src+ins) + v[at+del..), all clamped. */
+static void edit(struct buf *v, const uint8_t *k)
+{
+	struct buf t = BUF_INIT((size_t)1 << 30);
+	size_t len = v->len;
+	size_t at = len ? (k[0] | (size_t)k[1] << 8) % (len + 1) : 0;
+	size_t del = k[2] % 8, src = len ? (k[3] * 131u) % len : 0;
+	size_t ins = k[3] & 1 ? 0 : 1 + (k[3] >> 1) % 40;
+
+	if (del > len - at)
+		del = len - at;
+	if (ins > len - src)
+		ins = len - src;
+	buf_add(&t, v->ptr, at);
+	buf_add(&t, v->ptr + src, ins);
+	buf_add(&t, v->ptr + at + del, len - at - del);
+	buf_set(v, t.ptr, t.len);
+	buf_release(&t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct split_spec *sp[5];
+	struct split_cache *inc;
+	struct copy prev = { 0 }, a = { 0 }, b = { 0 };
+	struct buf v = BUF_INIT((size_t)1 << 30);
+	size_t which, round;
+	int had_prev = 0;
+
+	if (size < 9)
+		return 0;
+	which = data[0] % 5;
+	if (!sp[which]) {
+		struct err e = ERR_INIT;
+		if (split_spec_new(&sp[which], specs[which].re, specs[which].into,
+				   specs[which].head, &e) < 0)
+			abort();
+	}
+	inc = split_cache_new(sp[which]);
+	buf_add(&v, data + 9, size - 9);
+	for (round = 0; round < 3; round++) {
+		struct split_cache *fresh = split_cache_new(sp[which]);
+		const struct split_result *ri = NULL, *rf = NULL;
+		struct err ei = ERR_INIT, ef = ERR_INIT;
+		int xi = split_run(inc, v.ptr, v.len, &ri, &ei);
+		int xf = split_run(fresh, v.ptr, v.len, &rf, &ef);
+
+		if (xi != xf || (xi < 0 && strcmp(ei.msg, ef.msg)))
+			abort();
+		if (xi == 0) {
+			copy_take(&a, ri, v.ptr, v.len);
+			copy_take(&b, rf, v.ptr, v.len);
+			same(&a, &b);
+			if (had_prev)
+				flags_right(&a, &prev);
+			copy_take(&prev, ri, v.ptr, v.len);
+		}
+		had_prev = xi == 0;
+		split_cache_free(fresh);
+		if (round < 2)
+			edit(&v, data + 1 + round * 4);
+	}
+	copy_free(&prev);
+	copy_free(&a);
+	copy_free(&b);
+	buf_release(&v);
+	split_cache_free(inc);
+	return 0;
+}
