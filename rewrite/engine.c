@@ -447,6 +447,8 @@ static int do_change(struct rw *rw, struct err *e)
 	if (rw->lfs && !rw->no_ids &&
 	    (cmd->kind == STREAM_COPY || cmd->kind == STREAM_RENAME))
 		return lfs_copy(rw, e);
+	if (rw->lfs && !rw->no_ids && cmd->kind == STREAM_DELETE)
+		return lfs_delete(rw, e);
 	if (cmd->kind == STREAM_NOTEMODIFY)
 		return notes_modify(rw, e);
 	if (!rw->no_ids) {
@@ -757,6 +759,8 @@ static void rw_release(struct rw *rw)
 	buf_release(&rw->scratch);
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
+	splits_free(rw);
+	stream_cmd_release(&rw->splits_cmd);
 	lfs_free(rw);
 	stream_writer_free(rw->out);
 	tree_state_free(rw->ts);
@@ -776,6 +780,7 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	rw->out = stream_writer_new_fd(out_fd, "<stdout>");
 	rw->cout = rw->out;
 	stream_cmd_init(&rw->cmd);
+	stream_cmd_init(&rw->splits_cmd);
 	rw->tags_tail = &rw->tags;
 	rw->ts = tree_state_new(tree_loader, rw);
 	rw->src = odb_new(opt->source_repo);
@@ -829,6 +834,10 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	}
 	rw_init(&rw, opt, in_fd, out_fd);
 	r = run(&rw, e);
+	if (rw.split_failures)
+		fprintf(stderr, "migrate: verify-split: %llu version(s) do not "
+			"reassemble from their parts\n",
+			(unsigned long long)rw.split_failures);
 	if (r == 0 && rw.want_ids && rw.no_ids)
 		r = err_set(e, ERR_IO, "object ids could not be computed");
 	if (r == 0)

@@ -89,6 +89,9 @@ struct rw {
 	 * after the blobs the commit turns out to need (lfs.c) */
 	struct stream_writer *cout;
 	struct lfs *lfs;	/* NULL without rules */
+	struct splits *splits;	/* split files seen so far (splits.c) */
+	struct stream_cmd splits_cmd;
+	uint64_t split_failures;	/* --verify-split: versions that fail */
 	int want_ids;		/* a map or marks file was asked for */
 	int no_ids;		/* ids could not be followed any more */
 };
@@ -116,10 +119,25 @@ void lfs_free(struct rw *rw);
 int lfs_blob(struct rw *rw, struct err *e);
 int lfs_modify(struct rw *rw, struct err *e);
 int lfs_copy(struct rw *rw, struct err *e);
+int lfs_delete(struct rw *rw, struct err *e);
 int lfs_commit_begin(struct rw *rw, struct err *e);
 int lfs_commit_end(struct rw *rw, struct err *e);
 int lfs_flush(struct rw *rw, struct err *e);
 int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e);
+
+/* lfs.c, for splits.c */
+int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
+		  struct err *e);
+const struct oid *blob_id(const struct blob_info *bi);
+
+/* splits.c: the split action */
+struct rule;
+int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
+		 const struct rule *rule, struct err *e);
+int splits_delete(struct rw *rw, const char *path, size_t len,
+		  const struct rule *rule, struct err *e);
+struct blob_info *splits_source(struct rw *rw, const char *path, size_t len);
+void splits_free(struct rw *rw);
 
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);

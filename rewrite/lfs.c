@@ -22,6 +22,9 @@
 #include "engine.h"
 
 #define HELD_IN_MEMORY ((size_t)1 << 20)
+/* Split files are read whole for every version: spooling them would copy
+ * each version twice more (DESIGN.md: a memcmp per byte). */
+#define HELD_SPLIT_IN_MEMORY ((size_t)256 << 20)
 #define CHUNK ((size_t)1 << 20)
 
 static const char lfs_attrs[] = " filter=lfs diff=lfs merge=lfs -text\n";
@@ -73,6 +76,7 @@ struct lfs {
 	struct buf glob_lines;	/* their .gitattributes lines */
 	int has_lfs;
 	struct ptr_store *store;
+	size_t held_max;	/* held in memory up to this, then spooled */
 	struct blob_info *byid, *byptr;
 	struct emit_list pending;	/* blobs read since the last commit */
 	struct emit_list emit;		/* blobs the commit keeps */
@@ -115,7 +119,7 @@ static void quote_pattern(struct buf *out, const char *p, size_t len)
  * those globs alone, to tell which paths the lines cover (per-path lines
  * then add or remove exactly the difference).
  */
-static int build_globs(struct lfs *l, struct err *e)
+static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 {
 	struct buf text = BUF_INIT(RULES_MAX_FILE);
 	size_t i;
@@ -127,10 +131,12 @@ static int build_globs(struct lfs *l, struct err *e)
 		const char *pat;
 		size_t len;
 
-		if (a == RULES_ANNEX || a == RULES_SPLIT)
+		if (a == RULES_SPLIT)
+			l->held_max = HELD_SPLIT_IN_MEMORY;
+		if (a == RULES_ANNEX)
 			return err_set(e, ERR_USAGE,
 				       "%s:%zu: action '%s' is not supported yet",
-				       l->rules ? "rules" : "", rules_rule_line(rule),
+				       rw->opt->rules, rules_rule_line(rule),
 				       rules_action_name(a));
 		if (a != RULES_LFS)
 			continue;
@@ -189,9 +195,10 @@ int lfs_init(struct rw *rw, struct err *e)
 	buf_init(&l->base, (size_t)16 << 20);
 	l->blobcmd.kind = STREAM_BLOB;
 	l->chunk = xmalloc(CHUNK);
+	l->held_max = HELD_IN_MEMORY;
 	if (rules_load(&l->rules, rw->opt->rules, e) < 0)
 		return -1;
-	if (build_globs(l, e) < 0)
+	if (build_globs(rw, l, e) < 0)
 		return -1;
 	if (l->has_lfs && open_store(rw, e) < 0)
 		return -1;
@@ -312,7 +319,7 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 	size_t len;
 	int r;
 
-	buf_init(&h->mem, HELD_IN_MEMORY);
+	buf_init(&h->mem, rw->lfs->held_max);
 	if (known)
 		obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
@@ -501,6 +508,36 @@ static int emit_blob(struct rw *rw, struct blob_info *bi, uint64_t mark,
 fail:
 	content_close(&c);
 	return -1;
+}
+
+int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
+		  struct err *e)
+{
+	struct content c;
+	char end;
+	ssize_t n = 0;
+
+	buf_reset(out);
+	if (buf_grow(out, bi->size) < 0)
+		return err_set(e, ERR_IO, "blob %s too large to read whole",
+			       oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }));
+	if (bi->held && !bi->held->spool)
+		return buf_add(out, bi->held->mem.ptr, bi->held->mem.len);
+	if (content_open(rw, bi, &c, e) < 0)
+		return -1;
+	while (out->len < bi->size &&
+	       (n = content_read(&c, out->ptr + out->len, bi->size - out->len, e)) > 0)
+		out->len += (size_t)n;
+	if (n >= 0) /* to the end: the object reader eats its final LF there */
+		n = content_read(&c, &end, 0, e);
+	content_close(&c);
+	out->ptr[out->len] = '\0';
+	return n < 0 ? -1 : 0;
+}
+
+const struct oid *blob_id(const struct blob_info *bi)
+{
+	return &bi->id;
 }
 
 /* ---- decisions ---- */
@@ -748,6 +785,8 @@ static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
 		return -1;
 	if (rule && rules_rule_action(rule) == RULES_DROP)
 		return place_drop(rw, c, e);
+	if (rule && rules_rule_action(rule) == RULES_SPLIT)
+		return splits_place(rw, c, bi, rule, e);
 	if (!rule || rules_rule_action(rule) != RULES_LFS || bi->size == 0)
 		return place_keep(rw, c, mode, m, bi, e);
 	p = is_pointer(rw, bi, e);
@@ -777,6 +816,25 @@ int lfs_modify(struct rw *rw, struct err *e)
 	if (modify_blob(rw, &m, &bi, e) < 0)
 		return -1;
 	return place(rw, c, m, bi, e);
+}
+
+/* D: a split file's path is not in the tree, its parts are. */
+int lfs_delete(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *c = &rw->cmd;
+	const struct rule *rule = NULL;
+	int r;
+
+	if (!is_notes(rw) && rules_match_unsized(&rule, rw->lfs->rules, c->path.ptr,
+						 c->path.len, e) < 0)
+		return -1;
+	if (rule && rules_rule_action(rule) == RULES_SPLIT &&
+	    splits_source(rw, c->path.ptr, c->path.len))
+		return splits_delete(rw, c->path.ptr, c->path.len, rule, e);
+	r = tree_remove(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, e);
+	if (r < 0)
+		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+	return stream_write_cmd(rw->cout, c, e);
 }
 
 /* ---- C and R, re-decided file by file ---- */
@@ -888,6 +946,29 @@ static int delete_path(struct rw *rw, const struct buf *path, struct err *e)
 	return stream_write_cmd(rw->cout, c, e);
 }
 
+/* C/R from a split file: its parts go (for R) and the whole file is
+ * placed at the destination by the rules. */
+static int copy_split_source(struct rw *rw, const struct buf *src,
+			     const struct buf *dst, struct err *e)
+{
+	struct stream_cmd *c = &rw->cmd;
+	struct blob_info *bi = splits_source(rw, src->ptr, src->len);
+	const struct rule *rule;
+	struct stream_cmd *m = &rw->lfs->scratch;
+
+	if (c->kind == STREAM_RENAME) {
+		if (rules_match_unsized(&rule, rw->lfs->rules, src->ptr, src->len, e) < 0 ||
+		    splits_delete(rw, src->ptr, src->len, rule, e) < 0)
+			return -1;
+	}
+	if (delete_path(rw, dst, e) < 0)
+		return -1;
+	m->kind = STREAM_MODIFY;
+	m->mode = TREE_MODE_FILE;
+	buf_set(&m->path, dst->ptr, dst->len);
+	return place(rw, m, NULL, bi, e);
+}
+
 /*
  * C/R copy what the source holds, but the rules may decide otherwise at
  * the destination (a *.bin renamed to *.txt stops being LFS), so the
@@ -907,6 +988,10 @@ int lfs_copy(struct rw *rw, struct err *e)
 	buf_set(&dst, c->path2.ptr, c->path2.len);
 	r = src.len ? tree_lookup(rw->ts, rw->cur.root, src.ptr, src.len, &mode,
 				  &id, e) : 1;
+	if (r == 0 && splits_source(rw, src.ptr, src.len)) {
+		r = copy_split_source(rw, &src, &dst, e);
+		goto out;
+	}
 	if (r == 0)
 		r = err_set(e, ERR_STREAM, "path '%s' not in branch", src.ptr);
 	if (r < 0) {

@@ -26,7 +26,8 @@ static const char usage_text[] =
 "Options:\n"
 "  --rules FILE            the rule file: 'PATTERN [size>N] ACTION' per line,\n"
 "                          first match wins; patterns as in .gitattributes or\n"
-"                          re:REGEX; actions lfs, drop, keep (see examples/)\n"
+"                          re:REGEX; actions lfs, drop, keep, split (see\n"
+"                          examples/)\n"
 "  --store DIR             where LFS objects go (default <git-dir>/lfs/objects)\n"
 "  --commit-map FILE       write the old->new commit map; an existing file is\n"
 "                          loaded first (raw ids it knows are translated) and\n"
@@ -41,6 +42,8 @@ static const char usage_text[] =
 "                          (default: the current directory's)\n"
 "  --target-repo DIR       repository holding the new commits of an earlier\n"
 "                          run (default: the source repository)\n"
+"  --verify-split          report every version of a split file that does\n"
+"                          not reassemble from its parts byte for byte\n"
 "  -q, --quiet             no warnings\n"
 "  -h, --help              this text\n"
 "\n"
@@ -59,6 +62,7 @@ static const char usage_text[] =
 enum {
 	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
 	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
+	OPT_VERIFY_SPLIT,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +74,7 @@ static const struct option long_options[] = {
 	{ "export-marks", required_argument, NULL, OPT_EXPORT_MARKS },
 	{ "source-repo", required_argument, NULL, OPT_SOURCE_REPO },
 	{ "target-repo", required_argument, NULL, OPT_TARGET_REPO },
+	{ "verify-split", no_argument, NULL, OPT_VERIFY_SPLIT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -91,6 +96,7 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 		case OPT_EXPORT_MARKS: opt->export_marks = optarg; break;
 		case OPT_SOURCE_REPO: opt->source_repo = optarg; break;
 		case OPT_TARGET_REPO: opt->target_repo = optarg; break;
+		case OPT_VERIFY_SPLIT: opt->verify_split = 1; break;
 		case 'q': opt->quiet = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);

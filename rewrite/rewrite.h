@@ -19,6 +19,7 @@ struct rw_options {
 	const char *target_repo;	/* NULL: same as source */
 	const char *input_name;		/* for messages: "<stdin>" */
 	int quiet;
+	int verify_split;		/* report versions that do not reassemble */
 };
 
 /*
