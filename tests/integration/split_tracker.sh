@@ -32,10 +32,21 @@ orig, new, cmap, mode, path = sys.argv[1:6]
 def git(repo, *a):
     return subprocess.run(["git", "-C", repo] + list(a), capture_output=True,
                           check=True).stdout
+batches = {}
 def show(repo, rev, p):
-    r = subprocess.run(["git", "-C", repo, "cat-file", "blob", "%s:%s" % (rev, p)],
-                       capture_output=True)
-    return r.stdout if r.returncode == 0 else None
+    # one git cat-file --batch per repository: thousands of parts per commit
+    if repo not in batches:
+        batches[repo] = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    b = batches[repo]
+    b.stdin.write(("%s:%s\n" % (rev, p)).encode())
+    b.stdin.flush()
+    head = b.stdout.readline().split()
+    if head[-1] == b"missing":
+        return None
+    data = b.stdout.read(int(head[2]))
+    b.stdout.read(1)
+    return data
 rec = re.compile(rb"^CVE-(\d{4})-(\d+)" if mode == "record" else rb"^CVE-(\d{4})-")
 def part_path(m):
     if mode == "record":
