@@ -462,6 +462,7 @@ static int do_change(struct rw *rw, struct err *e)
 		else if (cmd->kind == STREAM_DELETEALL) {
 			rw->cur.root = tree_new_empty(rw->ts);
 			rw->cur.branch->num_notes = 0;
+			splits_forget(rw);
 		}
 		if (r < 0)
 			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
@@ -529,6 +530,7 @@ static int commit_end(struct rw *rw, struct err *e)
 	}
 	if (c->has_orig)
 		cmap_put(rw->cmap, &c->orig, &id);
+	splits_commit_end(rw, &id);
 	tree_state_freeze(rw->ts);
 	return stream_write_cmd(rw->cout, &rw->cmd, e);
 }

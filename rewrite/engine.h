@@ -137,6 +137,9 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 int splits_delete(struct rw *rw, const char *path, size_t len,
 		  const struct rule *rule, struct err *e);
 struct blob_info *splits_source(struct rw *rw, const char *path, size_t len);
+void splits_commit_end(struct rw *rw, const struct oid *id);
+/* The tree changed under the split files (deleteall): look next time. */
+void splits_forget(struct rw *rw);
 void splits_free(struct rw *rw);
 
 /* notes.c */

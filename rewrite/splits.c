@@ -29,6 +29,16 @@ struct split_file {
 	struct oid source;		/* the last version's blob */
 	struct blob_info *source_blob;
 	char *into, *head;
+	/*
+	 * Where the last version's parts are known to be in the tree: the
+	 * branch, and the commit that holds them (updated as that branch
+	 * grows without touching the file). When the next version's parent
+	 * is that commit, unchanged parts need no look at the tree at all.
+	 */
+	struct branch *branch;
+	struct oid last_commit;
+	int pending;			/* placed in the commit being built */
+	size_t nids;
 	UT_hash_handle hh;
 };
 
@@ -219,10 +229,13 @@ static int write_part(struct rw *rw, struct split_file *f,
 			obj_hash_update(s->hash, p->ranges[i].ptr, p->ranges[i].len);
 		obj_hash_final(s->hash, &id);
 	}
-	nw = xcalloc(1, sizeof(*nw));
-	nw->path = xmemdup(p->path, p->path_len);
+	HASH_FIND(hh, *ids, p->path, p->path_len, nw);
+	if (!nw) {
+		nw = xcalloc(1, sizeof(*nw));
+		nw->path = xmemdup(p->path, p->path_len);
+		HASH_ADD_KEYPTR(hh, *ids, nw->path, p->path_len, nw);
+	}
 	nw->id = id;
-	HASH_ADD_KEYPTR(hh, *ids, nw->path, p->path_len, nw);
 
 	r = tree_lookup(rw->ts, rw->cur.root, p->path, p->path_len, &mode, &have, e);
 	if (r < 0)
@@ -244,30 +257,57 @@ static int write_part(struct rw *rw, struct split_file *f,
 	return stream_write_data_end(rw->cout, e);
 }
 
-static int in_result(const struct split_result *res, const char *path,
-		     size_t len)
-{
-	size_t i;
+/* The paths of a result, as a set (uthash, keys borrowed from res). */
+struct path_ent {
+	UT_hash_handle hh;
+};
 
-	for (i = 0; i < split_result_count(res); i++) {
+struct path_set {
+	struct path_ent *set;
+	struct path_ent *mem;
+};
+
+static void path_set_build(struct path_set *ps, const struct split_result *res)
+{
+	size_t i, n = split_result_count(res);
+
+	ps->set = NULL;
+	ps->mem = xcalloc(n ? n : 1, sizeof(*ps->mem));
+	for (i = 0; i < n; i++) {
 		const struct split_part *p = split_result_part(res, i);
-		if (p->path_len == len && !memcmp(p->path, path, len))
-			return 1;
+		HASH_ADD_KEYPTR(hh, ps->set, p->path, p->path_len, &ps->mem[i]);
 	}
-	return 0;
+}
+
+static int path_set_has(const struct path_set *ps, const char *path, size_t len)
+{
+	struct path_ent *pe;
+
+	HASH_FIND(hh, ps->set, path, len, pe);
+	return pe != NULL;
+}
+
+static void path_set_free(struct path_set *ps)
+{
+	HASH_CLEAR(hh, ps->set);
+	free(ps->mem);
 }
 
 /* Deletes the parts in the tree that res does not have (all, for NULL). */
 static int delete_vanished(struct rw *rw, struct split_file *f,
 			   const struct split_result *res, struct err *e)
 {
+	struct path_set ps = { NULL, NULL };
 	struct old_parts o;
 	const char *p;
 	int r = parts_in_tree(rw, f, &o, e);
 
+	if (res)
+		path_set_build(&ps, res);
 	for (p = o.list.ptr; r == 0 && p < o.list.ptr + o.list.len; p += strlen(p) + 1)
-		if (!res || !in_result(res, p, strlen(p)))
+		if (!res || !path_set_has(&ps, p, strlen(p)))
 			r = write_delete(rw, p, strlen(p), e) < 0 ? -1 : 0;
+	path_set_free(&ps);
 	buf_release(&o.list);
 	return r;
 }
@@ -280,15 +320,80 @@ static void commit_name(struct rw *rw, char *out, size_t n)
 		snprintf(out, n, "on %s", rw->cur.branch->name);
 }
 
+/* The previous version's parts are what the parent's tree holds. */
+static int cache_valid(const struct rw *rw, const struct split_file *f)
+{
+	return f->ids && f->branch == rw->cur.branch && rw->cur.nparents > 0 &&
+	       oid_eq(&f->last_commit, &rw->cur.parents[0]);
+}
+
+/*
+ * Fast path: the tree holds the previous version's parts, so only parts
+ * split/ reports as changed are looked at; ids are updated in place.
+ */
+static int place_known(struct rw *rw, struct split_file *f,
+		       const struct split_result *res, struct err *e)
+{
+	size_t i, n = split_result_count(res), fresh = 0;
+	struct path_set ps;
+	struct part_id *p, *t;
+	int r = 0;
+
+	for (i = 0; i < n && r == 0; i++) {
+		const struct split_part *part = split_result_part(res, i);
+		if (part->unchanged)
+			continue;
+		HASH_FIND(hh, f->ids, part->path, part->path_len, p);
+		fresh += !p;
+		r = write_part(rw, f, part, &f->ids, e);
+	}
+	if (r < 0 || f->nids + fresh == n)
+		goto out;
+	/* some parts vanished: find them (rare) */
+	path_set_build(&ps, res);
+	HASH_ITER(hh, f->ids, p, t) {
+		if (path_set_has(&ps, p->path, strlen(p->path)))
+			continue;
+		if (write_delete(rw, p->path, strlen(p->path), e) < 0) {
+			r = -1;
+			break;
+		}
+		HASH_DEL(f->ids, p);
+		free(p->path);
+		free(p);
+	}
+	path_set_free(&ps);
+out:
+	f->nids = HASH_COUNT(f->ids);
+	return r;
+}
+
+/* Slow path: every part compared with the tree, the template's directory
+ * walked for parts that vanished. */
+static int place_unknown(struct rw *rw, struct split_file *f,
+			 const struct split_result *res, struct err *e)
+{
+	struct part_id *ids = NULL;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < split_result_count(res) && r == 0; i++)
+		r = write_part(rw, f, split_result_part(res, i), &ids, e);
+	if (r == 0)
+		r = delete_vanished(rw, f, res, e);
+	ids_free(&f->ids);
+	f->ids = ids;
+	f->nids = HASH_COUNT(ids);
+	return r;
+}
+
 int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 		 const struct rule *rule, struct err *e)
 {
 	const struct split_result *res;
 	struct split_file *f;
-	struct part_id *ids = NULL;
 	char where[OID_HEX + 256];
-	size_t i;
-	int r = 0;
+	int r;
 
 	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0)
 		return -1;
@@ -309,15 +414,33 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 			"contiguous)\n", (int)c->path.len, c->path.ptr, where);
 		rw->split_failures++;
 	}
-	for (i = 0; i < split_result_count(res) && r == 0; i++)
-		r = write_part(rw, f, split_result_part(res, i), &ids, e);
-	if (r == 0)
-		r = delete_vanished(rw, f, res, e);
-	ids_free(&f->ids);
-	f->ids = ids;
+	r = cache_valid(rw, f) ? place_known(rw, f, res, e)
+			       : place_unknown(rw, f, res, e);
 	f->source = *blob_id(bi);
 	f->source_blob = bi;
+	f->branch = rw->cur.branch;
+	f->pending = 1;
 	return r;
+}
+
+/*
+ * At the end of every commit: a split file placed in it is known to be in
+ * this commit; one whose last commit is this commit's parent on the same
+ * branch stays known (the commit did not touch it). Anything else may
+ * have changed the parts behind our back: forget, and look next time.
+ */
+void splits_commit_end(struct rw *rw, const struct oid *id)
+{
+	struct split_file *f, *t;
+
+	if (!rw->splits)
+		return;
+	HASH_ITER(hh, rw->splits->files, f, t) {
+		if (f->pending || (f->branch == rw->cur.branch && rw->cur.nparents > 0 &&
+				   oid_eq(&f->last_commit, &rw->cur.parents[0])))
+			f->last_commit = *id;
+		f->pending = 0;
+	}
 }
 
 int splits_delete(struct rw *rw, const char *path, size_t len,
@@ -327,7 +450,21 @@ int splits_delete(struct rw *rw, const char *path, size_t len,
 
 	if (file_get(rw, path, len, rule, &f, e) < 0)
 		return -1;
+	ids_free(&f->ids); /* the tree no longer holds the parts */
+	f->nids = 0;
 	return delete_vanished(rw, f, NULL, e);
+}
+
+void splits_forget(struct rw *rw)
+{
+	struct split_file *f, *t;
+
+	if (!rw->splits)
+		return;
+	HASH_ITER(hh, rw->splits->files, f, t) {
+		ids_free(&f->ids);
+		f->nids = 0;
+	}
 }
 
 struct blob_info *splits_source(struct rw *rw, const char *path, size_t len)
