@@ -63,6 +63,20 @@ int ptr_store_object_path(struct buf *out, const struct ptr_store *s,
 int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
 			  int *fd, uint64_t *size, struct err *e);
 
+/*
+ * Batch mode (on: 1): a put's object is written and its writeback
+ * started, but fsync and the rename into place wait for ptr_store_sync,
+ * which makes them all durable at once (as git's core.fsyncMethod=batch
+ * does); until then ptr_store_open_object finds it under its temp name.
+ * Objects never synced (ptr_store_free first) are removed: a failed run
+ * leaves no object behind. Cannot fail.
+ */
+void ptr_store_set_batch(struct ptr_store *s, int on);
+
+/* fsyncs every pending object, renames them into place, fsyncs their
+ * directories. On failure the objects not yet in place are removed. */
+int ptr_store_sync(struct ptr_store *s, struct err *e);
+
 /* ---- streaming put ---- */
 
 struct ptr_put;

@@ -23,10 +23,19 @@
 /* Attempts at finding an unused temp name before giving up. */
 #define TMP_TRIES 32
 
+/* An object written but not yet durable and renamed (batch mode). */
+struct pending {
+	char *tmp, *final, *leaf;
+	struct ptr_oid oid;
+};
+
 struct ptr_store {
 	char *dir;	     /* root, without trailing slashes */
 	char *tmpdir;	     /* <dir>/tmp */
 	unsigned long seq;   /* makes temp names unique within the process */
+	int batch;	     /* defer fsync and rename to ptr_store_sync */
+	struct pending *pend;
+	size_t npend, pend_alloc;
 };
 
 struct ptr_put {
@@ -39,6 +48,10 @@ struct ptr_put {
 	uint64_t size;
 	int failed;	     /* a write failed: finish must refuse */
 };
+
+static struct pending *find_pending(const struct ptr_store *s,
+				    const struct ptr_oid *oid);
+static void drop_pending(struct ptr_store *s, int unlink_tmp);
 
 /* ---- small file-system helpers ---- */
 
@@ -161,6 +174,8 @@ void ptr_store_free(struct ptr_store *s)
 {
 	if (!s)
 		return;
+	drop_pending(s, 1); /* never synced: the run failed */
+	free(s->pend);
 	free(s->dir);
 	free(s->tmpdir);
 	free(s);
@@ -194,8 +209,14 @@ int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
 	struct stat st;
 	int f, r = -1;
 
-	if (ptr_store_object_path(&path, s, oid) < 0)
+	struct pending *pd = find_pending(s, oid);
+
+	if (pd) {
+		if (buf_set(&path, pd->tmp, strlen(pd->tmp)) < 0)
+			return err_set(e, ERR_IO, "LFS store path too long");
+	} else if (ptr_store_object_path(&path, s, oid) < 0) {
 		return err_set(e, ERR_IO, "LFS store path too long");
+	}
 	f = open(path.ptr, O_RDONLY | O_CLOEXEC);
 	if (f < 0 && errno == ENOENT)
 		err_set(e, ERR_IO, "LFS object '%s' is missing", path.ptr);
@@ -345,8 +366,14 @@ static int put_close(struct ptr_put *p, struct err *e)
 {
 	int fd = p->fd;
 
-	if (put_flush(p, e) < 0 || fsync_fd(fd, p->tmp, e) < 0)
+	if (put_flush(p, e) < 0)
 		return -1;
+	if (p->s->batch) {
+		/* start the writeback now; ptr_store_sync waits for it */
+		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	} else if (fsync_fd(fd, p->tmp, e) < 0) {
+		return -1;
+	}
 	p->fd = -1;
 	/* close can report a deferred write error (NFS); EINTR leaves the fd
 	 * closed on Linux, so it is not retried. */
@@ -396,6 +423,86 @@ static int existing_object(const char *path, uint64_t size, struct err *e)
 	return 1;
 }
 
+static struct pending *find_pending(const struct ptr_store *s,
+				    const struct ptr_oid *oid)
+{
+	size_t i;
+
+	for (i = 0; i < s->npend; i++)
+		if (!memcmp(s->pend[i].oid.sha256, oid->sha256, sizeof(oid->sha256)))
+			return &s->pend[i];
+	return NULL;
+}
+
+static void add_pending(struct ptr_store *s, char *tmp, const char *final,
+			const char *leaf, const struct ptr_oid *oid)
+{
+	struct pending *pd;
+
+	if (s->npend == s->pend_alloc) {
+		s->pend_alloc = s->pend_alloc ? 2 * s->pend_alloc : 64;
+		s->pend = xrealloc(s->pend, s->pend_alloc * sizeof(*s->pend));
+	}
+	pd = &s->pend[s->npend++];
+	pd->tmp = tmp;
+	pd->final = xstrdup(final);
+	pd->leaf = xstrdup(leaf);
+	pd->oid = *oid;
+}
+
+static void drop_pending(struct ptr_store *s, int unlink_tmp)
+{
+	size_t i;
+
+	for (i = 0; i < s->npend; i++) {
+		if (unlink_tmp && s->pend[i].tmp)
+			unlink(s->pend[i].tmp);
+		free(s->pend[i].tmp);
+		free(s->pend[i].final);
+		free(s->pend[i].leaf);
+	}
+	s->npend = 0;
+}
+
+void ptr_store_set_batch(struct ptr_store *s, int on)
+{
+	s->batch = on;
+}
+
+int ptr_store_sync(struct ptr_store *s, struct err *e)
+{
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; i < s->npend && r == 0; i++) {
+		int fd = open(s->pend[i].tmp, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			r = err_errno(e, ERR_IO, "cannot open '%s'", s->pend[i].tmp);
+		else if (fsync_fd(fd, s->pend[i].tmp, e) < 0)
+			r = -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	for (i = 0; i < s->npend && r == 0; i++) {
+		if (rename(s->pend[i].tmp, s->pend[i].final) < 0) {
+			r = err_errno(e, ERR_IO, "cannot rename '%s' to '%s'",
+				      s->pend[i].tmp, s->pend[i].final);
+			break;
+		}
+		free(s->pend[i].tmp);
+		s->pend[i].tmp = NULL;
+	}
+	/* each directory once */
+	for (i = 0; i < s->npend && r == 0; i++) {
+		for (j = 0; j < i && strcmp(s->pend[j].leaf, s->pend[i].leaf); j++)
+			;
+		if (j == i)
+			r = fsync_dir(s->pend[i].leaf, e);
+	}
+	drop_pending(s, 1);
+	return r;
+}
+
 /*
  * Moves the closed temp file to its final name. A concurrent writer of
  * the same object between the lstat and the rename is harmless: rename
@@ -417,7 +524,12 @@ static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
 		r = err_set(e, ERR_IO, "LFS store path too long");
 	if (r == 0)
 		r = existing_object(path.ptr, p->size, e);
-	if (r == 0) {
+	if (r == 0 && p->s->batch && find_pending(p->s, oid))
+		r = 1; /* the same content is on its way already */
+	if (r == 0 && p->s->batch) {
+		add_pending(p->s, p->tmp, path.ptr, leaf.ptr, oid);
+		p->tmp = NULL; /* the store owns it now */
+	} else if (r == 0) {
 		if (rename(p->tmp, path.ptr) < 0) {
 			r = err_errno(e, ERR_IO, "cannot rename '%s' to '%s'",
 				      p->tmp, path.ptr);

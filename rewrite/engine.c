@@ -844,6 +844,9 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 		r = err_set(e, ERR_IO, "object ids could not be computed");
 	if (r == 0)
 		r = outputs_prepare(&rw, tmp, e);
+	/* store objects in place before `done` lets fast-import commit */
+	if (r == 0 && rw.lfs)
+		r = lfs_finish(&rw, e);
 	/* `done` last: fast-import commits nothing unless we got here */
 	if (r == 0)
 		r = stream_write_raw(rw.out, done, sizeof(done) - 1, e);

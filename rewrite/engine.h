@@ -123,6 +123,8 @@ int lfs_delete(struct rw *rw, struct err *e);
 int lfs_commit_begin(struct rw *rw, struct err *e);
 int lfs_commit_end(struct rw *rw, struct err *e);
 int lfs_flush(struct rw *rw, struct err *e);
+/* Makes the store's objects durable and puts them in place. */
+int lfs_finish(struct rw *rw, struct err *e);
 int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e);
 
 /* lfs.c, for splits.c */

@@ -89,7 +89,16 @@ struct lfs {
 	struct buf tmp, lines_set, lines_unset;
 	struct stream_cmd scratch;	/* synthesized M and D lines */
 	struct err walk_err;		/* from inside tree walks */
+	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
 	char *chunk;
+};
+
+/* Whether a path is covered by the glob lines, remembered: every commit's
+ * tree is walked, and its paths repeat from commit to commit. */
+struct glob_ent {
+	char *path;
+	int covered;
+	UT_hash_handle hh;
 };
 
 /* ---- setup ---- */
@@ -202,6 +211,8 @@ int lfs_init(struct rw *rw, struct err *e)
 		return -1;
 	if (l->has_lfs && open_store(rw, e) < 0)
 		return -1;
+	if (l->store)
+		ptr_store_set_batch(l->store, 1);
 	return 0;
 }
 
@@ -245,6 +256,14 @@ void lfs_free(struct rw *rw)
 	}
 	buf_release(&l->base);
 	stream_cmd_release(&l->scratch);
+	{
+		struct glob_ent *g, *gt;
+		HASH_ITER(hh, l->glob_memo, g, gt) {
+			HASH_DEL(l->glob_memo, g);
+			free(g->path);
+			free(g);
+		}
+	}
 	buf_release(&l->glob_lines);
 	buf_release(&l->tmp);
 	buf_release(&l->lines_set);
@@ -1087,16 +1106,34 @@ static int wants_lfs(struct rw *rw, const char *path, size_t len,
 	return is_pointer(rw, bi, e);
 }
 
+static int glob_covers(struct lfs *l, const char *path, size_t len,
+		       struct err *e)
+{
+	struct glob_ent *g;
+	const struct rule *rule;
+
+	HASH_FIND(hh, l->glob_memo, path, len, g);
+	if (g)
+		return g->covered;
+	if (rules_match(&rule, l->globs, path, len, 0, e) < 0)
+		return -1;
+	g = xcalloc(1, sizeof(*g));
+	g->path = xmemdup(path, len);
+	g->covered = rule != NULL;
+	HASH_ADD_KEYPTR(hh, l->glob_memo, g->path, len, g);
+	return g->covered;
+}
+
 static int attr_visit(void *ctx, const char *path, size_t len, uint32_t mode,
 		      const struct oid *id)
 {
 	struct rw *rw = ctx;
 	struct lfs *l = rw->lfs;
 	struct err *e = &l->walk_err;
-	const struct rule *glob;
 	int want = wants_lfs(rw, path, len, mode, id, e);
+	int glob = want < 0 ? -1 : glob_covers(l, path, len, e);
 
-	if (want < 0 || rules_match(&glob, l->globs, path, len, 0, e) < 0)
+	if (want < 0 || glob < 0)
 		return -1;
 	if (want && !glob) {
 		if (rules_attr_path(&l->lines_set, path, len, e) < 0)
@@ -1220,6 +1257,11 @@ int lfs_flush(struct rw *rw, struct err *e)
 	}
 	l->pending.n = 0;
 	return r;
+}
+
+int lfs_finish(struct rw *rw, struct err *e)
+{
+	return rw->lfs->store ? ptr_store_sync(rw->lfs->store, e) : 0;
 }
 
 int lfs_commit_end(struct rw *rw, struct err *e)

@@ -437,6 +437,42 @@ static void test_put_abort_leaves_nothing(void **state)
 	ptr_store_free(s);
 }
 
+/* Batch mode: nothing under its final name before ptr_store_sync, yet
+ * readable; in place after it; removed if the store goes unsynced. */
+static void test_batch_put_sync(void **state)
+{
+	struct fixture *f = *state;
+	struct ptr_store *s = open_store(f->store);
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	struct ptr_oid oid, oid2;
+	struct err e = ERR_INIT;
+	struct stat st;
+	uint64_t size = 0;
+	unsigned char *back;
+	int fd;
+
+	ptr_store_set_batch(s, 1);
+	assert_int_equal(put_chunks(s, "hello lfs\n", 10, 4, &oid, &size, &e), 0);
+	assert_int_equal(put_chunks(s, "hello lfs\n", 10, 3, &oid2, &size, &e), 0);
+	assert_int_equal(count_files(f->store), 1); /* one temp, deduplicated */
+	object_path(s, &oid, &path);
+	assert_int_equal(stat(path.ptr, &st), -1);
+	assert_int_equal(ptr_store_open_object(s, &oid, &fd, &size, &e), 0);
+	back = read_fd(fd, 10);
+	close(fd);
+	assert_memory_equal(back, "hello lfs\n", 10);
+	free(back);
+	assert_int_equal(ptr_store_sync(s, &e), 0);
+	assert_int_equal(stat(path.ptr, &st), 0);
+	assert_int_equal(count_files(f->store), 1);
+	/* a put never synced leaves nothing behind */
+	assert_int_equal(put_chunks(s, "other\n", 6, 2, &oid, &size, &e), 0);
+	assert_int_equal(count_files(f->store), 2);
+	ptr_store_free(s);
+	assert_int_equal(count_files(f->store), 1);
+	buf_release(&path);
+}
+
 static void test_hash_only_writes_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -731,6 +767,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pointer_hello),
+		cmocka_unit_test_setup_teardown(test_batch_put_sync, setup, teardown),
 		cmocka_unit_test(test_pointer_replaces_content),
 		cmocka_unit_test(test_pointer_empty),
 		cmocka_unit_test(test_pointer_size_limits),
