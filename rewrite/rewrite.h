@@ -20,6 +20,15 @@ struct rw_options {
 	const char *input_name;		/* for messages: "<stdin>" */
 	int quiet;
 	int verify_split;		/* report versions that do not reassemble */
+
+	/* dry runs and reports (issue 5) */
+	int dry_run;			/* store nothing; no output unless output */
+	const char *output;		/* -o FILE: where the stream goes in a dry run */
+	const char *report;		/* human table; "-" is stderr */
+	const char *report_json;
+	int progress;			/* 1 force, 0 when stderr is a tty, -1 never */
+	uint64_t progress_total;	/* commits to expect (0: unknown) */
+	int rewrite_message_ids;	/* old ids in messages -> new (default 1) */
 };
 
 /*
