@@ -368,6 +368,9 @@ static int do_commit(struct rw *rw, struct err *e)
 	c->branch = b;
 	c->nparents = 0;
 	c->mark = cmd->mark;
+	rw->commits_seen++;
+	if (rw->opt->rewrite_message_ids && cmd->message.len)
+		msgids_rewrite(rw, &cmd->message);
 	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
 		return at_offset(rw, e);
 	if (!rw->no_ids && commit_from(rw, b, e) < 0)
@@ -762,6 +765,7 @@ static void rw_release(struct rw *rw)
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
 	splits_free(rw);
+	msgids_free(rw);
 	stream_cmd_release(&rw->splits_cmd);
 	lfs_free(rw);
 	stream_writer_free(rw->out);
@@ -808,14 +812,18 @@ static int run(struct rw *rw, struct err *e)
 		return -1;
 	if (stream_write_raw(rw->out, feature_done, sizeof(feature_done) - 1, e) < 0)
 		return -1;
-	while ((r = stream_reader_next(rw->in, &rw->cmd, e)) > 0)
+	progress_init(rw);
+	while ((r = stream_reader_next(rw->in, &rw->cmd, e)) > 0) {
 		if (dispatch(rw, e) < 0)
 			return -1;
+		progress_tick(rw);
+	}
 	if (r < 0)
 		return -1;
 	if (rw->cur.active)
 		return err_set(e, ERR_STREAM, "stream %s: ended inside a commit",
 			       input_name(rw));
+	progress_done(rw);
 	return rw->lfs ? lfs_flush(rw, e) : 0;
 }
 

@@ -92,6 +92,12 @@ struct rw {
 	struct splits *splits;	/* split files seen so far (splits.c) */
 	struct stream_cmd splits_cmd;
 	uint64_t split_failures;	/* --verify-split: versions that fail */
+	struct msgids *msgids;		/* old ids in messages (msgids.c) */
+	struct report *report;		/* --report, --report-json (report.c) */
+	/* progress.c */
+	int progress_on;
+	int64_t progress_start, progress_last;
+	uint64_t commits_seen, objects_converted;
 	int want_ids;		/* a map or marks file was asked for */
 	int no_ids;		/* ids could not be followed any more */
 };
@@ -143,6 +149,15 @@ void splits_commit_end(struct rw *rw, const struct oid *id);
 /* The tree changed under the split files (deleteall): look next time. */
 void splits_forget(struct rw *rw);
 void splits_free(struct rw *rw);
+
+/* msgids.c: old ids in commit messages become new ids; returns how many */
+int msgids_rewrite(struct rw *rw, struct buf *msg);
+void msgids_free(struct rw *rw);
+
+/* progress.c */
+void progress_init(struct rw *rw);
+void progress_tick(struct rw *rw);
+void progress_done(struct rw *rw);
 
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);

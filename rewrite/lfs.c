@@ -209,7 +209,8 @@ int lfs_init(struct rw *rw, struct err *e)
 		return -1;
 	if (build_globs(rw, l, e) < 0)
 		return -1;
-	if (l->has_lfs && open_store(rw, e) < 0)
+	/* a dry run hashes what it would store, and stores nothing */
+	if (l->has_lfs && !rw->opt->dry_run && open_store(rw, e) < 0)
 		return -1;
 	if (l->store)
 		ptr_store_set_batch(l->store, 1);
@@ -623,6 +624,7 @@ static int convert(struct rw *rw, struct blob_info *bi, struct err *e)
 	obj_hash_buf(rw->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
 		     &bi->ptr_id);
 	bi->converted = 1;
+	rw->objects_converted++;
 	HASH_ADD(hh_ptr, l->byptr, ptr_id.hash, OID_RAW, bi);
 	return 0;
 }

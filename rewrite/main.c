@@ -2,6 +2,7 @@
  * main.c - the command line: option parsing, usage, and the one place
  * that turns an error into a message and an exit status.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +45,18 @@ static const char usage_text[] =
 "                          run (default: the source repository)\n"
 "  --verify-split          report every version of a split file that does\n"
 "                          not reassemble from its parts byte for byte\n"
-"  -q, --quiet             no warnings\n"
+"  --dry-run               read and decide everything, store nothing, write\n"
+"                          no stream (unless -o); maps and reports as usual\n"
+"  -o, --output FILE       with --dry-run: write the stream to FILE\n"
+"  --report FILE           a table of what moves and how much history\n"
+"                          shrinks ('-': standard error)\n"
+"  --report-json FILE      the same as JSON\n"
+"  --progress              a progress line on standard error even when it\n"
+"                          is not a terminal\n"
+"  --no-rewrite-message-ids, --rewrite-message-ids\n"
+"                          old commit ids in messages become the new ids\n"
+"                          (default: with --rules; without, nothing changes)\n"
+"  -q, --quiet             no warnings, no progress\n"
 "  -h, --help              this text\n"
 "\n"
 "The output starts with 'feature done' and ends with 'done' only when the\n"
@@ -62,7 +74,8 @@ static const char usage_text[] =
 enum {
 	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
 	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
-	OPT_VERIFY_SPLIT,
+	OPT_VERIFY_SPLIT, OPT_DRY_RUN, OPT_REPORT, OPT_REPORT_JSON, OPT_PROGRESS,
+	OPT_NO_MSG_IDS, OPT_MSG_IDS,
 };
 
 static const struct option long_options[] = {
@@ -75,6 +88,13 @@ static const struct option long_options[] = {
 	{ "source-repo", required_argument, NULL, OPT_SOURCE_REPO },
 	{ "target-repo", required_argument, NULL, OPT_TARGET_REPO },
 	{ "verify-split", no_argument, NULL, OPT_VERIFY_SPLIT },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "output", required_argument, NULL, 'o' },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "report-json", required_argument, NULL, OPT_REPORT_JSON },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "no-rewrite-message-ids", no_argument, NULL, OPT_NO_MSG_IDS },
+	{ "rewrite-message-ids", no_argument, NULL, OPT_MSG_IDS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -86,7 +106,7 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "qh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qho:", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_RULES: opt->rules = optarg; break;
 		case OPT_STORE: opt->store = optarg; break;
@@ -97,7 +117,14 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 		case OPT_SOURCE_REPO: opt->source_repo = optarg; break;
 		case OPT_TARGET_REPO: opt->target_repo = optarg; break;
 		case OPT_VERIFY_SPLIT: opt->verify_split = 1; break;
-		case 'q': opt->quiet = 1; break;
+		case OPT_DRY_RUN: opt->dry_run = 1; break;
+		case 'o': opt->output = optarg; break;
+		case OPT_REPORT: opt->report = optarg; break;
+		case OPT_REPORT_JSON: opt->report_json = optarg; break;
+		case OPT_PROGRESS: opt->progress = 1; break;
+		case OPT_NO_MSG_IDS: opt->rewrite_message_ids = 0; break;
+		case OPT_MSG_IDS: opt->rewrite_message_ids = 1; break;
+		case 'q': opt->quiet = 1; opt->progress = -1; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -187,14 +214,31 @@ static int check_rules(int argc, char **argv, struct err *e)
 	return r;
 }
 
+/* Where the stream goes: standard output, or in a dry run -o FILE or
+ * nowhere. */
+static int dry_run_output(const struct rw_options *opt, struct err *e)
+{
+	const char *path = opt->output ? opt->output : "/dev/null";
+	int fd;
+
+	if (!opt->dry_run)
+		return 1;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return err_errno(e, ERR_IO, "%s: cannot open", path);
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
 	struct rw_options opt = { 0 };
 	struct err e = ERR_INIT;
+	int out;
 
 	/* a closed pipe is an error we report, not a silent death */
 	signal(SIGPIPE, SIG_IGN);
 	opt.input_name = "<stdin>";
+	opt.rewrite_message_ids = -1; /* default: with rules only */
 	if (argc > 1 && !strcmp(argv[1], "check-rules")) {
 		if (check_rules(argc - 1, argv + 1, &e) < 0) {
 			fprintf(stderr, "migrate: %s\n", e.msg);
@@ -210,7 +254,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "migrate: reading a fast-export stream from a "
 				"terminal; see migrate --help\n");
 	}
-	if (rw_filter(&opt, 0, 1, &e) < 0) {
+	/* without rules migrate changes nothing, messages included */
+	if (opt.rewrite_message_ids < 0)
+		opt.rewrite_message_ids = opt.rules != NULL;
+	if (opt.output && !opt.dry_run) {
+		fprintf(stderr, "migrate: -o is for --dry-run; the stream goes to "
+				"standard output\n");
+		return ERR_USAGE;
+	}
+	out = dry_run_output(&opt, &e);
+	if (out < 0 || rw_filter(&opt, 0, out, &e) < 0) {
 		fprintf(stderr, "migrate: error: %s\n", e.msg);
 		return e.kind ? e.kind : 3;
 	}

@@ -18,6 +18,8 @@ struct cmap_ent {
 struct cmap {
 	struct cmap_ent *byold;
 	size_t seq;
+	struct cmap_ent **order;	/* by seq */
+	size_t order_alloc;
 };
 
 int cmap_format_parse(const char *s, enum cmap_format *out)
@@ -48,6 +50,7 @@ void cmap_free(struct cmap *m)
 		HASH_DEL(m->byold, en);
 		free(en);
 	}
+	free(m->order);
 	free(m);
 }
 
@@ -69,8 +72,25 @@ void cmap_put(struct cmap *m, const struct oid *old, const struct oid *new)
 		en->old = *old;
 		en->seq = m->seq++;
 		HASH_ADD(hh, m->byold, old.hash, OID_RAW, en);
+		if (en->seq == m->order_alloc) {
+			m->order_alloc = m->order_alloc ? 2 * m->order_alloc : 1024;
+			m->order = xrealloc(m->order, m->order_alloc * sizeof(*m->order));
+		}
+		m->order[en->seq] = en;
 	}
 	en->new = *new;
+}
+
+size_t cmap_each_from(const struct cmap *m, size_t from,
+		      int (*fn)(void *ctx, const struct oid *old,
+				const struct oid *new),
+		      void *ctx)
+{
+	size_t i;
+
+	for (i = from; i < m->seq; i++)
+		fn(ctx, &m->order[i]->old, &m->order[i]->new);
+	return m->seq > from ? m->seq - from : 0;
 }
 
 size_t cmap_count(const struct cmap *m)

@@ -31,6 +31,12 @@ const struct oid *cmap_get(const struct cmap *m, const struct oid *old);
 /* Records old -> new, replacing an earlier value for old. */
 void cmap_put(struct cmap *m, const struct oid *old, const struct oid *new);
 size_t cmap_count(const struct cmap *m);
+/* Calls fn for the entries recorded from the from-th on (in recording
+ * order); returns how many it visited. */
+size_t cmap_each_from(const struct cmap *m, size_t from,
+		      int (*fn)(void *ctx, const struct oid *old,
+				const struct oid *new),
+		      void *ctx);
 
 /* Appends the map in format fmt to out (entries in recording order,
  * except BFG's, sorted by old). */
