@@ -246,6 +246,8 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 		if (r < 0)
 			return -1;
 		obj_hash_buf(rw->hash, OBJ_BLOB, rw->scratch.ptr, rw->scratch.len, id);
+		rw->data_size = rw->scratch.len;
+		rw->data_est = report_est_buf(rw, rw->scratch.ptr, rw->scratch.len);
 		if (stream_write_data_begin(w, &rw->cmd, rw->scratch.len, e) < 0 ||
 		    stream_write_bytes(w, rw->scratch.ptr, rw->scratch.len, e) < 0)
 			return -1;
@@ -254,14 +256,20 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	if (stream_write_data_begin(w, &rw->cmd, rw->cmd.data_len, e) < 0)
 		return -1;
 	obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
+	report_est_begin(rw);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
 		obj_hash_update(rw->hash, chunk, len);
+		report_est_feed(rw, chunk, len);
 		if (stream_write_bytes(w, chunk, len, e) < 0)
 			return -1;
 	}
 	if (r < 0)
 		return -1;
 	obj_hash_final(rw->hash, id);
+	rw->data_size = rw->cmd.data_len;
+	rw->data_est = report_est_end(rw, rw->cmd.data_len);
+	report_input_blob(rw, id, rw->data_size, rw->data_est);
+	report_output_blob(rw, id, rw->data_size, rw->data_est);
 	return stream_write_data_end(w, e);
 }
 
@@ -296,6 +304,8 @@ static int do_blob(struct rw *rw, struct err *e)
 		return -1;
 	if (rw->cmd.mark) {
 		m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, &id);
+		m->size = rw->data_size;
+		m->est = rw->data_est;
 		m->orig = orig;
 		m->has_orig = has_orig;
 	}
@@ -429,6 +439,11 @@ static int do_modify(struct rw *rw, struct err *e)
 	} else {
 		if (!rw->no_ids && modify_id(rw, &id, e) < 0)
 			return at_offset(rw, e);
+		if (rw->report && cmd->dataref.kind == STREAM_REF_MARK) {
+			struct mark_ent *m = mark_get(rw, cmd->dataref.mark);
+			if (m && m->type == OBJ_BLOB)
+				report_path(rw, cmd->path.ptr, cmd->path.len, &id, m->size);
+		}
 		if (stream_write_cmd(rw->cout, cmd, e) < 0)
 			return -1;
 	}
@@ -533,6 +548,8 @@ static int commit_end(struct rw *rw, struct err *e)
 	}
 	if (c->has_orig)
 		cmap_put(rw->cmap, &c->orig, &id);
+	if (c->has_orig && !oid_eq(&c->orig, &id))
+		rw->commits_rewritten++;
 	splits_commit_end(rw, &id);
 	tree_state_freeze(rw->ts);
 	return stream_write_cmd(rw->cout, &rw->cmd, e);
@@ -766,6 +783,7 @@ static void rw_release(struct rw *rw)
 	stream_reader_free(rw->in);
 	splits_free(rw);
 	msgids_free(rw);
+	report_free(rw);
 	stream_cmd_release(&rw->splits_cmd);
 	lfs_free(rw);
 	stream_writer_free(rw->out);
@@ -810,6 +828,7 @@ static int run(struct rw *rw, struct err *e)
 		return -1;
 	if (rw->opt->rules && lfs_init(rw, e) < 0)
 		return -1;
+	report_init(rw);
 	if (stream_write_raw(rw->out, feature_done, sizeof(feature_done) - 1, e) < 0)
 		return -1;
 	progress_init(rw);
@@ -831,7 +850,7 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	      struct err *e)
 {
 	static const char done[] = "done\n";
-	char *tmp[OUT_N] = { NULL, NULL, NULL };
+	char *tmp[OUT_N] = { NULL };
 	struct rw rw;
 	int r;
 

@@ -23,6 +23,7 @@ struct mark_ent {
 	int has_orig;
 	struct tnode *tree;	/* commits */
 	struct blob_info *blob;	/* blobs, with rules */
+	uint64_t size, est;	/* blobs: size and packed estimate (reports) */
 	int declared;		/* with rules: the blob went out under it */
 	int consumed;		/* with rules: a commit decided its fate */
 	UT_hash_handle hh;
@@ -98,6 +99,8 @@ struct rw {
 	int progress_on;
 	int64_t progress_start, progress_last;
 	uint64_t commits_seen, objects_converted;
+	uint64_t commits_rewritten;	/* this run: new id differs from old */
+	uint64_t data_size, data_est;	/* of the data copy_data last copied */
 	int want_ids;		/* a map or marks file was asked for */
 	int no_ids;		/* ids could not be followed any more */
 };
@@ -154,6 +157,54 @@ void splits_free(struct rw *rw);
 int msgids_rewrite(struct rw *rw, struct buf *msg);
 void msgids_free(struct rw *rw);
 
+/* report.c: --report, --report-json (all no-ops without them) */
+void report_init(struct rw *rw);
+void report_free(struct rw *rw);
+void report_est_begin(struct rw *rw);
+void report_est_feed(struct rw *rw, const void *p, size_t n);
+uint64_t report_est_end(struct rw *rw, uint64_t size);
+uint64_t report_est_buf(struct rw *rw, const void *p, size_t n);
+void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
+		       uint64_t est);
+void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
+			uint64_t est);
+void report_path(struct rw *rw, const char *path, size_t len,
+		 const struct oid *id, uint64_t size);
+void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
+		 const struct oid *id, uint64_t size, uint64_t est);
+void report_split(struct rw *rw, const char *path, size_t len,
+		  uint64_t version_bytes, const char *part, size_t plen,
+		  uint64_t part_bytes);
+int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
+		 uint64_t rewritten, char **tmp_txt, char **tmp_json,
+		 struct err *e);
+/* lfs.c: the rule set (for reports) */
+const struct rules *lfs_rules(const struct rw *rw);
+
+/* report.c: --report, --report-json (all no-ops without them) */
+void report_init(struct rw *rw);
+void report_free(struct rw *rw);
+void report_est_begin(struct rw *rw);
+void report_est_feed(struct rw *rw, const void *p, size_t n);
+uint64_t report_est_end(struct rw *rw, uint64_t size);
+uint64_t report_est_buf(struct rw *rw, const void *p, size_t n);
+void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
+		       uint64_t est);
+void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
+			uint64_t est);
+void report_path(struct rw *rw, const char *path, size_t len,
+		 const struct oid *id, uint64_t size);
+void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
+		 const struct oid *id, uint64_t size, uint64_t est);
+void report_split(struct rw *rw, const char *path, size_t len,
+		  uint64_t version_bytes, const char *part, size_t plen,
+		  uint64_t part_bytes);
+int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
+		 uint64_t rewritten, char **tmp_txt, char **tmp_json,
+		 struct err *e);
+/* lfs.c: the rule set (for reports) */
+const struct rules *lfs_rules(const struct rw *rw);
+
 /* progress.c */
 void progress_init(struct rw *rw);
 void progress_tick(struct rw *rw);
@@ -166,7 +217,7 @@ int64_t notes_change_fanout(struct rw *rw, struct tnode **root,
 int notes_modify(struct rw *rw, struct err *e);
 
 /* outputs.c: the files left behind, written to temp names first */
-enum { OUT_CMAP, OUT_REFMAP, OUT_MARKS, OUT_N };
+enum { OUT_CMAP, OUT_REFMAP, OUT_MARKS, OUT_REPORT, OUT_REPORT_JSON, OUT_N };
 int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e);
 int outputs_commit(struct rw *rw, char *tmp[OUT_N], struct err *e);
 void outputs_drop(char *tmp[OUT_N]);

@@ -39,6 +39,7 @@ struct held {
 struct blob_info {
 	struct oid id;		/* of the content itself */
 	uint64_t size;
+	uint64_t est;		/* packed estimate (reports) */
 	struct held *held;
 	int emitted;		/* the content is in the output (or target) */
 	int pointer_state;	/* 0 unknown, 1 is an LFS pointer, 2 is not */
@@ -342,8 +343,10 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 	buf_init(&h->mem, rw->lfs->held_max);
 	if (known)
 		obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
+	report_est_begin(rw);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
 		total += len;
+		report_est_feed(rw, chunk, len);
 		if (known)
 			obj_hash_update(rw->hash, chunk, len);
 		if (!h->spool && buf_add(&h->mem, chunk, len) == 0)
@@ -371,6 +374,8 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 	}
 	*size = total;
 	*out = h;
+	rw->data_est = report_est_end(rw, total);
+	report_input_blob(rw, id, total, rw->data_est);
 	return 0;
 io:
 	held_free(h);
@@ -393,6 +398,7 @@ int lfs_blob(struct rw *rw, struct err *e)
 	if (hold_data(rw, &h, &id, &size, e) < 0)
 		return -1;
 	bi = blob_get(l, &id, size);
+	bi->est = rw->data_est;
 	if (!bi->held && !bi->emitted)
 		bi->held = h;
 	else
@@ -664,6 +670,7 @@ static int modify_blob(struct rw *rw, struct mark_ent **mark,
 		if (hold_data(rw, &h, &id, &size, e) < 0)
 			return -1;
 		*out = blob_get(rw->lfs, &id, size);
+		(*out)->est = rw->data_est;
 		if (!(*out)->held && !(*out)->emitted)
 			(*out)->held = h;
 		else
@@ -693,6 +700,7 @@ static int modify_blob(struct rw *rw, struct mark_ent **mark,
 			       "(see --source-repo)", hex, odb_name(rw->src));
 	*out = blob_get(rw->lfs, &id, size);
 	(*out)->emitted = 1;
+	report_input_blob(rw, &id, size, 0); /* not read: no estimate */
 	return 0;
 }
 
@@ -725,6 +733,20 @@ int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e)
 	return declare(rw, m, m->blob, e);
 }
 
+static size_t rule_index(const struct rules *rules, const struct rule *rule)
+{
+	size_t i;
+
+	for (i = 0; i < rules_count(rules) && rules_get(rules, i) != rule; i++)
+		;
+	return i;
+}
+
+const struct rules *lfs_rules(const struct rw *rw)
+{
+	return rw->lfs->rules;
+}
+
 /* M with the original content: queued to be written before the commit. */
 static int place_keep(struct rw *rw, struct stream_cmd *c, uint32_t mode,
 		      struct mark_ent *m, struct blob_info *bi, struct err *e)
@@ -741,6 +763,8 @@ static int place_keep(struct rw *rw, struct stream_cmd *c, uint32_t mode,
 	if (bi && tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, mode,
 			   &bi->id, e) < 0)
 		return at_offset(rw, e);
+	if (bi)
+		report_output_blob(rw, &bi->id, bi->size, bi->est);
 	return stream_write_cmd(rw->cout, c, e);
 }
 
@@ -755,6 +779,9 @@ static int place_pointer(struct rw *rw, struct stream_cmd *c, uint32_t mode,
 	if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, mode,
 		     &bi->ptr_id, e) < 0)
 		return at_offset(rw, e);
+	if (rw->report)
+		report_output_blob(rw, &bi->ptr_id, bi->ptr_text.len,
+				   report_est_buf(rw, bi->ptr_text.ptr, bi->ptr_text.len));
 	c->mode = mode;
 	if (bi->ptr_written) {
 		c->dataref.kind = STREAM_REF_OID;
@@ -804,6 +831,12 @@ static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
 		m->consumed = 1;
 	if (decide(rw, c, mode, bi, &rule, e) < 0)
 		return -1;
+	if (rw->report && bi) {
+		report_path(rw, c->path.ptr, c->path.len, &bi->id, bi->size);
+		if (rule)
+			report_rule(rw, rule_index(rw->lfs->rules, rule), c->path.ptr,
+				    c->path.len, &bi->id, bi->size, bi->est);
+	}
 	if (rule && rules_rule_action(rule) == RULES_DROP)
 		return place_drop(rw, c, e);
 	if (rule && rules_rule_action(rule) == RULES_SPLIT)
@@ -1230,6 +1263,9 @@ static int attrs_update(struct rw *rw, struct err *e)
 	}
 	if (tree_set(rw->ts, &rw->cur.root, ".gitattributes", 14, mode, &want_id, e) < 0)
 		return -1;
+	if (rw->report)
+		report_output_blob(rw, &want_id, l->tmp.len,
+				   report_est_buf(rw, l->tmp.ptr, l->tmp.len));
 	c->kind = STREAM_MODIFY;
 	c->mode = mode;
 	c->dataref.kind = STREAM_REF_INLINE;

@@ -34,7 +34,8 @@ static int ref_by_name(struct ref_line *a, struct ref_line *b)
 }
 
 /* Refs as fast-import leaves them: branches, then tags over them. */
-static void format_ref_map(struct rw *rw, struct buf *out)
+static void format_ref_map(struct rw *rw, struct buf *out, uint64_t *nrefs,
+			   uint64_t *nchanged)
 {
 	struct ref_line *all = NULL, *r, *tmp;
 	struct branch *b, *bt;
@@ -52,9 +53,12 @@ static void format_ref_map(struct rw *rw, struct buf *out)
 		ref_put(&all, name.ptr, t->has_orig ? &t->orig : &oid_null, &t->oid);
 	}
 	HASH_SORT(all, ref_by_name);
+	*nrefs = *nchanged = 0;
 	HASH_ITER(hh, all, r, tmp) {
 		buf_printf(out, "%s %s %s\n", oid_hex(&r->old, h1),
 			   oid_hex(&r->new, h2), r->name);
+		(*nrefs)++;
+		*nchanged += !oid_eq(&r->old, &r->new);
 		HASH_DEL(all, r);
 		free(r->name);
 		free(r);
@@ -79,42 +83,57 @@ static void format_marks(struct rw *rw, struct buf *out)
 			   oid_hex(&m->oid, hex));
 }
 
+static const char *out_path(const struct rw *rw, int i)
+{
+	switch (i) {
+	case OUT_CMAP: return rw->opt->commit_map;
+	case OUT_REFMAP: return rw->opt->ref_map;
+	case OUT_MARKS: return rw->opt->export_marks;
+	case OUT_REPORT:
+		/* "-" went to stderr already */
+		return rw->opt->report && strcmp(rw->opt->report, "-") ? rw->opt->report : NULL;
+	default: return rw->opt->report_json;
+	}
+}
+
 /* Writes every requested file to a temp name; outputs_commit renames. */
 int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 {
-	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
-				    rw->opt->export_marks };
-	struct buf data = BUF_INIT(SIZE_MAX / 2);
+	struct buf data = BUF_INIT(SIZE_MAX / 2), refs = BUF_INIT(SIZE_MAX / 2);
 	enum cmap_format fmt = CMAP_FILTER_REPO;
+	uint64_t nrefs, nchanged;
 	int i, r = 0;
 
 	if (rw->opt->commit_map_format)
 		cmap_format_parse(rw->opt->commit_map_format, &fmt);
-	for (i = 0; i < OUT_N && r == 0; i++) {
-		if (!path[i])
+	format_ref_map(rw, &refs, &nrefs, &nchanged);
+	for (i = 0; i < OUT_REPORT && r == 0; i++) {
+		if (!out_path(rw, i))
 			continue;
 		buf_reset(&data);
 		if (i == OUT_CMAP)
 			cmap_format(rw->cmap, fmt, &data);
 		else if (i == OUT_REFMAP)
-			format_ref_map(rw, &data);
+			buf_add(&data, refs.ptr, refs.len);
 		else
 			format_marks(rw, &data);
-		r = rw_atomic_prepare(path[i], &data, &tmp[i], e);
+		r = rw_atomic_prepare(out_path(rw, i), &data, &tmp[i], e);
 	}
+	if (r == 0)
+		r = report_write(rw, nrefs, nchanged, rw->commits_rewritten,
+				 &tmp[OUT_REPORT], &tmp[OUT_REPORT_JSON], e);
 	buf_release(&data);
+	buf_release(&refs);
 	return r;
 }
 
 int outputs_commit(struct rw *rw, char *tmp[OUT_N], struct err *e)
 {
-	const char *path[OUT_N] = { rw->opt->commit_map, rw->opt->ref_map,
-				    rw->opt->export_marks };
 	int i, r = 0;
 
 	for (i = 0; i < OUT_N; i++) {
 		if (tmp[i] && r == 0)
-			r = rw_atomic_commit(tmp[i], path[i], e);
+			r = rw_atomic_commit(tmp[i], out_path(rw, i), e);
 		else if (tmp[i])
 			remove(tmp[i]);
 		free(tmp[i]);

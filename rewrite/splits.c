@@ -245,6 +245,14 @@ static int write_part(struct rw *rw, struct split_file *f,
 	if (tree_set(rw->ts, &rw->cur.root, p->path, p->path_len, TREE_MODE_FILE,
 		     &id, e) < 0)
 		return -1;
+	if (rw->report) {
+		report_est_begin(rw);
+		for (i = 0; i < p->nranges; i++)
+			report_est_feed(rw, p->ranges[i].ptr, p->ranges[i].len);
+		report_output_blob(rw, &id, p->size, report_est_end(rw, p->size));
+		report_split(rw, f->path, strlen(f->path), 0, p->path, p->path_len,
+			     p->size);
+	}
 	c->kind = STREAM_MODIFY;
 	c->mode = TREE_MODE_FILE;
 	c->dataref.kind = STREAM_REF_INLINE;
@@ -399,6 +407,7 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 		return -1;
 	if (blob_read_all(rw, bi, &f->data, e) < 0)
 		return -1;
+	report_split(rw, f->path, strlen(f->path), f->data.len, NULL, 0, 0);
 	if (split_run(f->cache, f->data.ptr, f->data.len, &res, e) < 0) {
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));

@@ -1,0 +1,498 @@
+/*
+ * report.c - what a run moves and how much history shrinks: the human
+ * table (--report) and the JSON document (--report-json). Blob counts and
+ * bytes are of distinct blobs (by id). The packed estimates deflate each
+ * blob with zlib as git stores objects (a sample of its first 4 MiB,
+ * scaled to its size); deltas between blobs are not counted. A dry run
+ * and the real run compute them the same way.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "../rules/rules.h"
+#include "engine.h"
+
+#define SAMPLE ((size_t)4 << 20)
+#define LARGEST 10
+
+struct zest {
+	z_stream z;
+	uint64_t in, out;
+	unsigned char buf[64 << 10];
+};
+
+struct id_ent {
+	struct oid id;
+	UT_hash_handle hh;
+};
+
+struct path_ent {
+	char *path;
+	UT_hash_handle hh;
+};
+
+struct rule_stats {
+	struct path_ent *paths;
+	struct id_ent *blobs;
+	uint64_t npaths, nblobs, bytes, packed;
+};
+
+struct split_stats_ent {
+	char *path;
+	uint64_t versions, bytes_before, bytes_after;
+	struct path_ent *parts;
+	uint64_t nparts;
+	UT_hash_handle hh;
+};
+
+struct largest {
+	struct oid id;
+	uint64_t size;
+	char *path;
+};
+
+struct report {
+	struct zest *z;
+	struct id_ent *in, *out;
+	uint64_t in_blobs, in_bytes, in_packed, out_bytes, out_packed;
+	struct rule_stats *rules;
+	size_t nrules;
+	struct split_stats_ent *splits;
+	struct largest top[LARGEST];
+	size_t ntop;
+};
+
+/* ---- the zlib estimate ---- */
+
+void report_est_begin(struct rw *rw)
+{
+	struct zest *z;
+
+	if (!rw->report)
+		return;
+	z = rw->report->z;
+	deflateReset(&z->z);
+	z->in = z->out = 0;
+}
+
+static void zest_run(struct zest *z, const void *p, size_t n, int flush)
+{
+	z->z.next_in = (Bytef *)(uintptr_t)p;
+	z->z.avail_in = (uInt)n;
+	do {
+		z->z.next_out = z->buf;
+		z->z.avail_out = sizeof(z->buf);
+		deflate(&z->z, flush);
+		z->out += sizeof(z->buf) - z->z.avail_out;
+	} while (z->z.avail_out == 0);
+}
+
+void report_est_feed(struct rw *rw, const void *p, size_t n)
+{
+	struct zest *z;
+
+	if (!rw->report)
+		return;
+	z = rw->report->z;
+	if (z->in >= SAMPLE)
+		return;
+	if (n > SAMPLE - z->in)
+		n = (size_t)(SAMPLE - z->in);
+	z->in += n;
+	zest_run(z, p, n, Z_NO_FLUSH);
+}
+
+uint64_t report_est_end(struct rw *rw, uint64_t size)
+{
+	struct zest *z;
+
+	if (!rw->report)
+		return 0;
+	z = rw->report->z;
+	zest_run(z, NULL, 0, Z_FINISH);
+	if (!z->in)
+		return z->out;
+	return (uint64_t)((double)z->out * (double)size / (double)z->in);
+}
+
+uint64_t report_est_buf(struct rw *rw, const void *p, size_t n)
+{
+	report_est_begin(rw);
+	report_est_feed(rw, p, n);
+	return report_est_end(rw, n);
+}
+
+/* ---- collection ---- */
+
+static int id_add(struct id_ent **set, const struct oid *id)
+{
+	struct id_ent *en;
+
+	HASH_FIND(hh, *set, id->hash, OID_RAW, en);
+	if (en)
+		return 0;
+	en = xcalloc(1, sizeof(*en));
+	en->id = *id;
+	HASH_ADD(hh, *set, id.hash, OID_RAW, en);
+	return 1;
+}
+
+static int path_add(struct path_ent **set, const char *path, size_t len)
+{
+	struct path_ent *en;
+
+	HASH_FIND(hh, *set, path, len, en);
+	if (en)
+		return 0;
+	en = xcalloc(1, sizeof(*en));
+	en->path = xmemdup(path, len);
+	HASH_ADD_KEYPTR(hh, *set, en->path, len, en);
+	return 1;
+}
+
+void report_init(struct rw *rw)
+{
+	struct report *r;
+
+	if (!rw->opt->report && !rw->opt->report_json)
+		return;
+	r = rw->report = xcalloc(1, sizeof(*r));
+	r->z = xcalloc(1, sizeof(*r->z));
+	deflateInit(&r->z->z, Z_DEFAULT_COMPRESSION);
+}
+
+void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
+		       uint64_t est)
+{
+	struct report *r = rw->report;
+
+	if (r && id_add(&r->in, id)) {
+		r->in_blobs++;
+		r->in_bytes += size;
+		r->in_packed += est;
+	}
+}
+
+void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
+			uint64_t est)
+{
+	struct report *r = rw->report;
+
+	if (r && id_add(&r->out, id)) {
+		r->out_bytes += size;
+		r->out_packed += est;
+	}
+}
+
+/* A blob seen at a path: the largest ones are listed with a path. */
+void report_path(struct rw *rw, const char *path, size_t len,
+		 const struct oid *id, uint64_t size)
+{
+	struct report *r = rw->report;
+	size_t i, at;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->ntop; i++)
+		if (oid_eq(&r->top[i].id, id))
+			return;
+	if (r->ntop == LARGEST && size <= r->top[LARGEST - 1].size)
+		return;
+	if (r->ntop == LARGEST)
+		free(r->top[--r->ntop].path);
+	for (at = r->ntop; at > 0 && r->top[at - 1].size < size; at--)
+		r->top[at] = r->top[at - 1];
+	r->top[at].id = *id;
+	r->top[at].size = size;
+	r->top[at].path = xmemdup(path, len);
+	r->ntop++;
+}
+
+void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
+		 const struct oid *id, uint64_t size, uint64_t est)
+{
+	struct report *r = rw->report;
+	struct rule_stats *st;
+
+	if (!r)
+		return;
+	if (index >= r->nrules) {
+		r->rules = xrealloc(r->rules, (index + 1) * sizeof(*r->rules));
+		memset(r->rules + r->nrules, 0, (index + 1 - r->nrules) * sizeof(*r->rules));
+		r->nrules = index + 1;
+	}
+	st = &r->rules[index];
+	st->npaths += path_add(&st->paths, path, len);
+	if (id_add(&st->blobs, id)) {
+		st->nblobs++;
+		st->bytes += size;
+		st->packed += est;
+	}
+}
+
+void report_split(struct rw *rw, const char *path, size_t len,
+		  uint64_t version_bytes, const char *part, size_t plen,
+		  uint64_t part_bytes)
+{
+	struct report *r = rw->report;
+	struct split_stats_ent *s;
+
+	if (!r)
+		return;
+	HASH_FIND(hh, r->splits, path, len, s);
+	if (!s) {
+		s = xcalloc(1, sizeof(*s));
+		s->path = xmemdup(path, len);
+		HASH_ADD_KEYPTR(hh, r->splits, s->path, len, s);
+	}
+	if (!part) {
+		s->versions++;
+		s->bytes_before += version_bytes;
+		return;
+	}
+	s->nparts += path_add(&s->parts, part, plen);
+	s->bytes_after += part_bytes;
+}
+
+/* ---- writing ---- */
+
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	size_t n, i;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	if (n > left)
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Paths are bytes: valid UTF-8 goes out as it is, other bytes as the
+ * code point of the same value (lossy, but the document stays JSON). */
+static void json_str(struct buf *out, const char *s, size_t len)
+{
+	size_t i, n;
+
+	buf_addch(out, '"');
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			buf_printf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(out, "\\u%04x", c);
+		else if (c < 0x80)
+			buf_addch(out, (char)c);
+		else if ((n = utf8_len((const unsigned char *)s + i, len - i))) {
+			buf_add(out, s + i, n);
+			i += n - 1;
+		} else
+			buf_printf(out, "\\u%04x", c);
+	}
+	buf_addch(out, '"');
+}
+
+struct totals {
+	uint64_t commits, rewritten, refs, refs_changed;
+};
+
+static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
+{
+	struct report *r = rw->report;
+	const struct rules *rules = rw->lfs ? lfs_rules(rw) : NULL;
+	struct split_stats_ent *s, *st;
+	char hex[OID_HEX + 1];
+	size_t i, plen;
+
+	buf_printf(out, "{\"version\":1,\n\"input\":{\"commits\":%llu,\"blobs\":%llu,"
+		   "\"blob_bytes\":%llu,\"refs\":%llu},\n\"rules\":[",
+		   (unsigned long long)t->commits, (unsigned long long)r->in_blobs,
+		   (unsigned long long)r->in_bytes, (unsigned long long)t->refs);
+	for (i = 0; rules && i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
+		struct rule_stats none = { 0 }, *st = i < r->nrules ? &r->rules[i] : &none;
+		const char *pat = rules_rule_pattern(rule, &plen);
+		buf_printf(out, "%s\n {\"line\":%zu,\"pattern\":", i ? "," : "",
+			   rules_rule_line(rule));
+		if (rules_rule_is_regex(rule)) {
+			struct buf re = BUF_INIT(BUF_MAX_DEFAULT);
+			buf_printf(&re, "re:%.*s", (int)plen, pat);
+			json_str(out, re.ptr, re.len);
+			buf_release(&re);
+		} else {
+			json_str(out, pat, plen);
+		}
+		buf_printf(out, ",\"action\":\"%s\",\"paths\":%llu,\"blobs\":%llu,"
+			   "\"bytes\":%llu,\"packed_bytes_estimate\":%llu}",
+			   rules_action_name(rules_rule_action(rule)),
+			   (unsigned long long)st->npaths, (unsigned long long)st->nblobs,
+			   (unsigned long long)st->bytes, (unsigned long long)st->packed);
+	}
+	buf_adds(out, "],\n\"splits\":[");
+	i = 0;
+	HASH_ITER(hh, r->splits, s, st) {
+		buf_adds(out, i++ ? ",\n {\"path\":" : "\n {\"path\":");
+		json_str(out, s->path, strlen(s->path));
+		buf_printf(out, ",\"versions\":%llu,\"parts\":%llu,\"bytes_before\":%llu,"
+			   "\"bytes_after\":%llu}", (unsigned long long)s->versions,
+			   (unsigned long long)s->nparts,
+			   (unsigned long long)s->bytes_before,
+			   (unsigned long long)s->bytes_after);
+	}
+	buf_printf(out, "],\n\"history\":{\"blob_bytes_before\":%llu,\"blob_bytes_after\":%llu,"
+		   "\"packed_estimate_before\":%llu,\"packed_estimate_after\":%llu,"
+		   "\"estimate_note\":\"zlib deflate of each blob (first 4 MiB, scaled); "
+		   "deltas are not counted\"},\n"
+		   "\"commits_rewritten\":%llu,\"refs_changed\":%llu,\n\"largest\":[",
+		   (unsigned long long)r->in_bytes, (unsigned long long)r->out_bytes,
+		   (unsigned long long)r->in_packed, (unsigned long long)r->out_packed,
+		   (unsigned long long)t->rewritten, (unsigned long long)t->refs_changed);
+	for (i = 0; i < r->ntop; i++) {
+		buf_adds(out, i ? ",\n {\"path\":" : "\n {\"path\":");
+		json_str(out, r->top[i].path, strlen(r->top[i].path));
+		buf_printf(out, ",\"bytes\":%llu,\"blob\":\"%s\"}",
+			   (unsigned long long)r->top[i].size, oid_hex(&r->top[i].id, hex));
+	}
+	buf_adds(out, "]}\n");
+}
+
+static const char *human(uint64_t n, char *buf, size_t size)
+{
+	if (n >= 1000000)
+		snprintf(buf, size, "%.1f MB", (double)n / 1e6);
+	else if (n >= 10000)
+		snprintf(buf, size, "%.1f kB", (double)n / 1e3);
+	else
+		snprintf(buf, size, "%llu B", (unsigned long long)n);
+	return buf;
+}
+
+static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
+{
+	struct report *r = rw->report;
+	const struct rules *rules = rw->lfs ? lfs_rules(rw) : NULL;
+	struct split_stats_ent *s, *st;
+	char a[32], b[32];
+	size_t i, plen;
+
+	buf_printf(out, "input: %llu commits, %llu blobs (%s), %llu refs\n\n",
+		   (unsigned long long)t->commits, (unsigned long long)r->in_blobs,
+		   human(r->in_bytes, a, sizeof(a)), (unsigned long long)t->refs);
+	if (rules) {
+		buf_printf(out, "%-6s %-30s %-6s %8s %8s %12s %12s\n", "line", "pattern",
+			   "action", "paths", "blobs", "bytes", "packed est.");
+		for (i = 0; i < rules_count(rules); i++) {
+			const struct rule *rule = rules_get(rules, i);
+			struct rule_stats none = { 0 }, *rs = i < r->nrules ? &r->rules[i] : &none;
+			const char *pat = rules_rule_pattern(rule, &plen);
+			buf_printf(out, "%-6zu %s%-*.*s %-6s %8llu %8llu %12s %12s\n",
+				   rules_rule_line(rule), rules_rule_is_regex(rule) ? "re:" : "",
+				   rules_rule_is_regex(rule) ? 27 : 30, (int)plen, pat,
+				   rules_action_name(rules_rule_action(rule)),
+				   (unsigned long long)rs->npaths, (unsigned long long)rs->nblobs,
+				   human(rs->bytes, a, sizeof(a)), human(rs->packed, b, sizeof(b)));
+		}
+		buf_addch(out, '\n');
+	}
+	HASH_ITER(hh, r->splits, s, st) {
+		char c[32];
+		buf_printf(out, "split %s: %llu versions (%s) into %llu parts (%s written)\n",
+			   s->path, (unsigned long long)s->versions,
+			   human(s->bytes_before, a, sizeof(a)), (unsigned long long)s->nparts,
+			   human(s->bytes_after, c, sizeof(c)));
+	}
+	buf_printf(out, "history blobs: %s -> %s; packed estimate %s -> %s "
+		   "(zlib per blob, deltas not counted)\n",
+		   human(r->in_bytes, a, sizeof(a)), human(r->out_bytes, b, sizeof(b)),
+		   human(r->in_packed, a + 16, 16), human(r->out_packed, b + 16, 16));
+	buf_printf(out, "commits rewritten: %llu of %llu; refs changed: %llu of %llu\n",
+		   (unsigned long long)t->rewritten, (unsigned long long)t->commits,
+		   (unsigned long long)t->refs_changed, (unsigned long long)t->refs);
+	if (r->ntop)
+		buf_adds(out, "\nlargest blobs:\n");
+	for (i = 0; i < r->ntop; i++)
+		buf_printf(out, "  %12s  %s\n", human(r->top[i].size, a, sizeof(a)),
+			   r->top[i].path);
+}
+
+int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
+		 uint64_t rewritten, char **tmp_txt, char **tmp_json, struct err *e)
+{
+	struct totals t = { rw->commits_seen, rewritten, refs, refs_changed };
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	int r = 0;
+
+	*tmp_txt = *tmp_json = NULL;
+	if (!rw->report)
+		return 0;
+	if (rw->opt->report) {
+		write_table(rw, &t, &out);
+		if (!strcmp(rw->opt->report, "-"))
+			fwrite(out.ptr, 1, out.len, stderr);
+		else
+			r = rw_atomic_prepare(rw->opt->report, &out, tmp_txt, e);
+	}
+	if (r == 0 && rw->opt->report_json) {
+		buf_reset(&out);
+		write_json(rw, &t, &out);
+		r = rw_atomic_prepare(rw->opt->report_json, &out, tmp_json, e);
+	}
+	buf_release(&out);
+	return r;
+}
+
+static void paths_free(struct path_ent **set)
+{
+	struct path_ent *p, *t;
+
+	HASH_ITER(hh, *set, p, t) {
+		HASH_DEL(*set, p);
+		free(p->path);
+		free(p);
+	}
+}
+
+static void ids_free(struct id_ent **set)
+{
+	struct id_ent *p, *t;
+
+	HASH_ITER(hh, *set, p, t) {
+		HASH_DEL(*set, p);
+		free(p);
+	}
+}
+
+void report_free(struct rw *rw)
+{
+	struct report *r = rw->report;
+	struct split_stats_ent *s, *st;
+	size_t i;
+
+	if (!r)
+		return;
+	deflateEnd(&r->z->z);
+	free(r->z);
+	ids_free(&r->in);
+	ids_free(&r->out);
+	for (i = 0; i < r->nrules; i++) {
+		paths_free(&r->rules[i].paths);
+		ids_free(&r->rules[i].blobs);
+	}
+	free(r->rules);
+	HASH_ITER(hh, r->splits, s, st) {
+		HASH_DEL(r->splits, s);
+		paths_free(&s->parts);
+		free(s->path);
+		free(s);
+	}
+	for (i = 0; i < r->ntop; i++)
+		free(r->top[i].path);
+	free(r);
+	rw->report = NULL;
+}
