@@ -140,6 +140,10 @@ int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e);
 int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
 		  struct err *e);
 const struct oid *blob_id(const struct blob_info *bi);
+/* The whole content of bi: borrowed from its held copy when it has one
+ * (valid until the commit ends), else read into scratch. */
+int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
+	      const char **ptr, size_t *len, struct err *e);
 
 /* splits.c: the split action */
 struct rule;

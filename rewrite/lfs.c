@@ -536,6 +536,22 @@ fail:
 	return -1;
 }
 
+int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
+	      const char **ptr, size_t *len, struct err *e)
+{
+	/* held in memory: no copy (a split reads every version whole) */
+	if (bi->held && !bi->held->spool) {
+		*ptr = bi->held->mem.ptr;
+		*len = bi->held->mem.len;
+		return 0;
+	}
+	if (blob_read_all(rw, bi, scratch, e) < 0)
+		return -1;
+	*ptr = scratch->ptr;
+	*len = scratch->len;
+	return 0;
+}
+
 int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
 		  struct err *e)
 {

@@ -401,14 +401,17 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 	const struct split_result *res;
 	struct split_file *f;
 	char where[OID_HEX + 256];
+	const char *data;
+	size_t len;
 	int r;
 
 	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0)
 		return -1;
-	if (blob_read_all(rw, bi, &f->data, e) < 0)
+	if (blob_view(rw, bi, &f->data, &data, &len, e) < 0)
 		return -1;
-	report_split(rw, f->path, strlen(f->path), f->data.len, NULL, 0, 0);
-	if (split_run(f->cache, f->data.ptr, f->data.len, &res, e) < 0) {
+	report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
+	/* split/ keeps its own copy: data need not outlive the call */
+	if (split_run(f->cache, data, len, &res, e) < 0) {
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));
 		commit_name(rw, where, sizeof(where));

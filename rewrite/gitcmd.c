@@ -1,0 +1,331 @@
+/* gitcmd.c - git child processes with argv arrays and pipes (no shell). */
+#include "gitcmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void gitargv_push(struct gitargv *a, const char *s)
+{
+	if (a->n + 2 > a->alloc) {
+		a->alloc = a->alloc ? a->alloc * 2 : 16;
+		a->v = xrealloc(a->v, a->alloc * sizeof(*a->v));
+	}
+	a->v[a->n++] = xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+void gitargv_pushf(struct gitargv *a, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	gitargv_push(a, b.ptr);
+	buf_release(&b);
+}
+
+void gitargv_clear(struct gitargv *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->alloc = 0;
+}
+
+void gitcmd_describe(struct buf *out, const char *dir,
+		     const struct gitargv *args)
+{
+	size_t i;
+
+	buf_adds(out, "git");
+	if (dir)
+		buf_printf(out, " -C %s", dir);
+	for (i = 0; i < args->n && i < 3; i++)
+		buf_printf(out, " %s", args->v[i]);
+	if (args->n > 3)
+		buf_adds(out, " ...");
+}
+
+void gitcmd_chomp(struct buf *b)
+{
+	while (b->len && (b->ptr[b->len - 1] == '\n' || b->ptr[b->len - 1] == '\r'))
+		b->ptr[--b->len] = '\0';
+}
+
+/* In the child: wire the descriptors and exec; never returns. */
+static void child_exec(const char *dir, const struct gitargv *args,
+		       int in_fd, int out_fd)
+{
+	char **argv = xcalloc(args->n + 4, sizeof(*argv));
+	size_t i, k = 0;
+
+	/* ignored signals stay ignored across exec: give git its default */
+	signal(SIGPIPE, SIG_DFL);
+	if (in_fd < 0)
+		in_fd = open("/dev/null", O_RDONLY);
+	if (in_fd < 0 || dup2(in_fd, 0) < 0)
+		_exit(127);
+	if (out_fd >= 0 && dup2(out_fd, 1) < 0)
+		_exit(127);
+	argv[k++] = "git";
+	if (dir) {
+		argv[k++] = "-C";
+		argv[k++] = xstrdup(dir); /* freed by exec */
+	}
+	for (i = 0; i < args->n; i++)
+		argv[k++] = args->v[i];
+	execvp("git", argv);
+	_exit(127);
+}
+
+int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
+		 int in_fd, int out_fd, struct err *e)
+{
+	pid_t p;
+
+	fflush(NULL);
+	p = fork();
+	if (p < 0)
+		return err_errno(e, ERR_IO, "fork");
+	if (p == 0)
+		child_exec(dir, args, in_fd, out_fd);
+	*pid = p;
+	return 0;
+}
+
+int gitcmd_wait(pid_t pid, struct err *e)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return err_errno(e, ERR_IO, "waitpid");
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, struct buf *out)
+{
+	char chunk[8192];
+	ssize_t r;
+
+	for (;;) {
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return (int)r;
+		if (buf_add(out, chunk, (size_t)r) < 0)
+			return -1;
+	}
+}
+
+static void close_pair(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	p[0] = p[1] = -1;
+}
+
+/*
+ * The input is written in full before the output is read: fine for the
+ * commands migrate runs (update-ref --stdin and hash-object --stdin answer
+ * little or nothing), a deadlock for a command that answers much while it
+ * reads much.
+ */
+int gitcmd_run(const char *dir, const struct gitargv *args,
+	       const struct buf *in, struct buf *out, struct err *e)
+{
+	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, werr = 0, rerr = 0;
+	pid_t pid;
+
+	if ((in && pipe2(ip, O_CLOEXEC) < 0) || (out && pipe2(op, O_CLOEXEC) < 0)) {
+		close_pair(ip);
+		return err_errno(e, ERR_IO, "pipe");
+	}
+	if (gitcmd_spawn(&pid, dir, args, ip[0], op[1], e) < 0) {
+		close_pair(ip);
+		close_pair(op);
+		return -1;
+	}
+	if (ip[0] >= 0)
+		close(ip[0]);
+	if (op[1] >= 0)
+		close(op[1]);
+	if (in) {
+		werr = write_all(ip[1], in->ptr, in->len);
+		close(ip[1]);
+	}
+	if (out) {
+		rerr = read_all(op[0], out);
+		close(op[0]);
+	}
+	int status = gitcmd_wait(pid, e);
+	if (status == 0 && (werr || rerr)) {
+		struct buf what = BUF_INIT(4096);
+		gitcmd_describe(&what, dir, args);
+		err_set(e, ERR_IO, "%s: %s its pipe failed", what.ptr,
+			werr ? "writing to" : "reading from");
+		buf_release(&what);
+		return -1;
+	}
+	return status;
+}
+
+int gitcmd_ok(const char *dir, const struct gitargv *args,
+	      const struct buf *in, struct buf *out, struct err *e)
+{
+	struct buf what = BUF_INIT(4096);
+	int status = gitcmd_run(dir, args, in, out, e);
+
+	if (status <= 0)
+		return status;
+	gitcmd_describe(&what, dir, args);
+	err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
+	buf_release(&what);
+	return -1;
+}
+
+/* ---- refs ---- */
+
+static int gitref_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct gitref *)a)->name,
+		      ((const struct gitref *)b)->name);
+}
+
+/* "<id> <type> <peeled id> <peeled type> <name>": the peeled fields are
+ * empty unless the ref holds a tag. */
+static int gitref_parse(struct gitref *g, char *line)
+{
+	char *f[5];
+	int i;
+
+	f[0] = line;
+	for (i = 1; i < 5; i++) {
+		char *sp = strchr(f[i - 1], ' ');
+		if (!sp)
+			return -1;
+		*sp = '\0';
+		f[i] = sp + 1;
+	}
+	memset(g, 0, sizeof(*g));
+	if (oid_from_hex(&g->id, f[0], strlen(f[0])) < 0)
+		return -1;
+	if (!strcmp(f[1], "commit")) {
+		g->commit = g->id;
+		g->has_commit = 1;
+	} else if (!strcmp(f[3], "commit")) {
+		if (oid_from_hex(&g->commit, f[2], strlen(f[2])) < 0)
+			return -1;
+		g->has_commit = 1;
+	}
+	g->name = xstrdup(f[4]);
+	return 0;
+}
+
+static int gitrefs_parse(struct gitrefs *out, struct buf *text,
+			 const char *prefix, struct err *e)
+{
+	size_t alloc = 16;
+	char *line = text->ptr, *nl;
+	int mine = prefix && !strncmp(prefix, "refs/migrate/", 13);
+
+	out->v = xmalloc(alloc * sizeof(*out->v));
+	out->n = 0;
+	for (; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (out->n == alloc)
+			out->v = xrealloc(out->v, (alloc *= 2) * sizeof(*out->v));
+		if (gitref_parse(&out->v[out->n], line) < 0)
+			return err_set(e, ERR_IO, "git for-each-ref: cannot parse "
+				       "'%s'", line);
+		if (!mine && !strncmp(out->v[out->n].name, "refs/migrate/", 13))
+			free(out->v[out->n].name);
+		else
+			out->n++;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), gitref_by_name);
+	return 0;
+}
+
+int gitrefs_list(struct gitrefs *out, const char *dir, const char *prefix,
+		 struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	int r;
+
+	out->v = NULL;
+	out->n = 0;
+	gitargv_push(&a, "for-each-ref");
+	gitargv_push(&a, "--format=%(objectname) %(objecttype) %(*objectname) "
+		     "%(*objecttype) %(refname)");
+	if (prefix)
+		gitargv_push(&a, prefix);
+	r = gitcmd_ok(dir, &a, NULL, &text, e);
+	if (r == 0)
+		r = gitrefs_parse(out, &text, prefix, e);
+	gitargv_clear(&a);
+	buf_release(&text);
+	if (r < 0)
+		gitrefs_free(out);
+	return r;
+}
+
+void gitrefs_free(struct gitrefs *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++)
+		free(r->v[i].name);
+	free(r->v);
+	r->v = NULL;
+	r->n = 0;
+}
+
+static int name_vs_gitref(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct gitref *)elem)->name);
+}
+
+const struct gitref *gitrefs_find(const struct gitrefs *r, const char *name)
+{
+	if (!r->n)
+		return NULL;
+	return bsearch(name, r->v, r->n, sizeof(*r->v), name_vs_gitref);
+}
