@@ -166,7 +166,7 @@ int gitcmd_run(const char *dir, const struct gitargv *args,
 	       const struct buf *in, struct buf *out, struct err *e)
 {
 	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, werr = 0, rerr = 0;
-	pid_t pid;
+	pid_t pid = -1;
 
 	if ((in && pipe2(ip, O_CLOEXEC) < 0) || (out && pipe2(op, O_CLOEXEC) < 0)) {
 		close_pair(ip);

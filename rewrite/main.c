@@ -239,6 +239,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	opt.input_name = "<stdin>";
 	opt.rewrite_message_ids = -1; /* default: with rules only */
+	if (argc > 1 && !strcmp(argv[1], "run")) {
+		if (rw_cmd_run(argc - 1, argv + 1, &e) < 0) {
+			fprintf(stderr, "migrate: %s\n", e.msg);
+			return e.kind ? e.kind : 3;
+		}
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "check-rules")) {
 		if (check_rules(argc - 1, argv + 1, &e) < 0) {
 			fprintf(stderr, "migrate: %s\n", e.msg);

@@ -40,4 +40,10 @@ struct rw_options {
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	      struct err *e);
 
+/*
+ * migrate run (argv[0] is "run"): fast-export | filter | fast-import with
+ * state under <git-dir>/migrate/ (run.c). 0, or -1 with e set.
+ */
+int rw_cmd_run(int argc, char **argv, struct err *e);
+
 #endif

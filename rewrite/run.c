@@ -205,7 +205,7 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 	int c;
 
 	o->repo = ".";
-	o->msg_ids = 1;
+	o->msg_ids = -1; /* as the filter: with rules only */
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+qh", run_options, NULL)) != -1)
@@ -227,6 +227,9 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 			       "filter-repo, lfs or bfg, got '%s'", o->map_format);
 	return 0;
 }
+
+static int write_small(const char *state, const char *name, const char *text,
+		       struct err *e);
 
 /* ---- the repositories and the state directory ---- */
 
@@ -293,20 +296,30 @@ static int setup_in_place(struct run *r, struct err *e)
 
 static int setup(struct run *r, struct err *e)
 {
+	struct buf src = BUF_INIT(BUF_MAX_DEFAULT);
+	char *tips;
+	int rc = 0;
+
 	if (git_line(&r->src_gitdir, r->o.repo, e, "rev-parse",
 		     "--absolute-git-dir", (char *)NULL) < 0)
 		return -1;
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
 	r->state = path_of(r->dst_gitdir, "migrate");
-	if (!r->o.verify_only && mkdir(r->state, 0777) < 0 && errno != EEXIST)
+	tips = path_of(r->state, "tips");
+	r->first = !file_exists(tips);
+	free(tips);
+	if (r->o.verify_only)
+		return 0;
+	if (mkdir(r->state, 0777) < 0 && errno != EEXIST)
 		return err_errno(e, ERR_IO, "%s: cannot create", r->state);
-	{
-		char *tips = path_of(r->state, "tips");
-		r->first = !file_exists(tips);
-		free(tips);
+	/* written first, so that a retry after a failed first run continues */
+	if (r->o.to) {
+		buf_printf(&src, "%s\n", r->src_gitdir);
+		rc = write_small(r->state, "source", src.ptr, e);
+		buf_release(&src);
 	}
-	return 0;
+	return rc;
 }
 
 static void run_release(struct run *r)
@@ -356,7 +369,7 @@ static int tips_load(struct oid **ids, size_t *n, const char *state,
 }
 
 /*
- * REV-ARGS (default: every ref but refs/migrate/*), minus the tips of the
+ * REV-ARGS (default: every ref but refs/migrate/...), minus the tips of the
  * earlier runs. --exclude only acts on the --all/--glob after it, so it is
  * harmless before explicit revisions and keeps the backups of an in-place
  * run out of the export.
@@ -794,7 +807,7 @@ static int refmap_line(const struct gitrefs *refs, const char *line,
 	if (oid_is_null(&new) ? g == NULL : (g && oid_eq(&g->id, &new)))
 		return 0;
 	return err_set(e, ERR_IO, "verification failed: %s is %s in the "
-		       "repository but %s in the ref map %s", name,
+		       "repository but %.40s in the ref map %s", name,
 		       g ? oid_hex(&g->id, hex) : "missing",
 		       line + OID_HEX + 1, path);
 }
@@ -841,4 +854,509 @@ static int verify_run(const char *dir, const struct state_files *f,
 	free(ours.v);
 	free(theirs.v);
 	return r;
+}
+
+/* ---- after the check: the state, the work tree, RESET.md ---- */
+
+static int state_commit(const struct state_files *from,
+			const struct state_files *to, struct err *e)
+{
+	const char *src[] = { from->map, from->refmap, from->marks, from->imarks };
+	const char *dst[] = { to->map, to->refmap, to->marks, to->imarks };
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		if (rename(src[i], dst[i]) < 0)
+			return err_errno(e, ERR_IO, "%s: cannot rename to %s",
+					 src[i], dst[i]);
+	return 0;
+}
+
+static void state_drop(const struct state_files *f)
+{
+	unlink(f->map);
+	unlink(f->refmap);
+	unlink(f->marks);
+	unlink(f->imarks);
+}
+
+/* The map in the layout --commit-map-format asked for, beside the
+ * filter-repo one the state keeps (re-runs load that one). */
+static int write_map_format(const struct run *r, const char *map_path,
+			    struct err *e)
+{
+	enum cmap_format fmt;
+	struct cmap *m;
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	char *path;
+	int rc;
+
+	if (!r->o.map_format || cmap_format_parse(r->o.map_format, &fmt) < 0 ||
+	    fmt == CMAP_FILTER_REPO)
+		return 0;
+	m = cmap_new();
+	path = path_of(r->state, fmt == CMAP_LFS ? "commit-map.lfs"
+						  : "commit-map.bfg");
+	rc = cmap_load(m, map_path, e);
+	if (rc == 0)
+		rc = cmap_format(m, fmt, &out) < 0
+			? err_set(e, ERR_IO, "%s: too large", path) : 0;
+	if (rc == 0)
+		rc = write_file(path, &out, e);
+	free(path);
+	buf_release(&out);
+	cmap_free(m);
+	return rc;
+}
+
+/* tips: the source commits processed so far ("<id> <ref>"), which the
+ * next run excludes: the refs as exported (--to) or as rewritten (in
+ * place, where the next run's source is the new history), and the tips
+ * of earlier runs. */
+static int write_tips(const struct run *r, struct err *e)
+{
+	struct gitrefs after = GITREFS_INIT;
+	const struct gitrefs *refs = &r->src_before;
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	char hex[OID_HEX + 1], *path = path_of(r->state, "tips");
+	struct oid *old;
+	size_t n, i;
+	int rc = tips_load(&old, &n, r->state, e);
+
+	if (rc == 0 && r->o.in_place) {
+		rc = gitrefs_list(&after, r->dst, NULL, e);
+		refs = &after;
+	}
+	for (i = 0; rc == 0 && i < refs->n; i++)
+		if (refs->v[i].has_commit)
+			buf_printf(&out, "%s %s\n", oid_hex(&refs->v[i].commit, hex),
+				   refs->v[i].name);
+	for (i = 0; rc == 0 && i < n; i++)
+		buf_printf(&out, "%s (an earlier run)\n", oid_hex(&old[i], hex));
+	if (rc == 0)
+		rc = write_file(path, &out, e);
+	free(old);
+	free(path);
+	gitrefs_free(&after);
+	buf_release(&out);
+	return rc;
+}
+
+static int write_small(const char *state, const char *name, const char *text,
+		       struct err *e)
+{
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+	char *path = path_of(state, name);
+	int rc;
+
+	buf_adds(&b, text);
+	rc = write_file(path, &b, e);
+	free(path);
+	buf_release(&b);
+	return rc;
+}
+
+static int write_state(const struct run *r, const struct state_files *f,
+		       struct err *e)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "map-entries-before %zu\n", r->map_before);
+	if (write_map_format(r, f->map, e) < 0 || write_tips(r, e) < 0 ||
+	    write_small(r->state, "last-run", line, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* The entry count of the map at path (0 if it does not exist yet). */
+static int map_entries(size_t *n, const char *path, struct err *e)
+{
+	struct cmap *m = cmap_new();
+	int r = cmap_load(m, path, e);
+
+	*n = cmap_count(m);
+	cmap_free(m);
+	return r;
+}
+
+/* Copies the state's map to the run's working copy (the filter loads and
+ * extends it; it replaces the state's only after the check). */
+static int map_prepare(struct run *r, const struct state_files *fin,
+		       const struct state_files *fnew, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	int rc = read_file(fin->map, &text, e);
+
+	if (rc > 0)
+		rc = write_file(fnew->map, &text, e);
+	else if (rc == 0)
+		unlink(fnew->map);
+	buf_release(&text);
+	if (rc < 0)
+		return -1;
+	return map_entries(&r->map_before, fnew->map, e);
+}
+
+static int git_simple(const char *dir, struct err *e, ...)
+{
+	struct gitargv a = GITARGV_INIT;
+	const char *s;
+	va_list ap;
+	int r;
+
+	va_start(ap, e);
+	while ((s = va_arg(ap, const char *)))
+		gitargv_push(&a, s);
+	va_end(ap);
+	r = gitcmd_ok(dir, &a, NULL, NULL, e);
+	gitargv_clear(&a);
+	return r;
+}
+
+/* 1 if `git status` shows no change to tracked files, 0 if it does. */
+static int worktree_clean(const char *dir, struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	int r;
+
+	gitargv_push(&a, "status");
+	gitargv_push(&a, "--porcelain");
+	gitargv_push(&a, "--untracked-files=no");
+	r = gitcmd_ok(dir, &a, NULL, &out, e);
+	if (r == 0)
+		r = out.len == 0;
+	gitargv_clear(&a);
+	buf_release(&out);
+	return r;
+}
+
+/* 1 if HEAD names a commit in dir. */
+static int head_exists(const char *dir)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf out = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	int r;
+
+	gitargv_push(&a, "rev-parse");
+	gitargv_push(&a, "-q");
+	gitargv_push(&a, "--verify");
+	gitargv_push(&a, "HEAD^{commit}");
+	r = gitcmd_run(dir, &a, NULL, &out, &ignored) == 0;
+	gitargv_clear(&a);
+	buf_release(&out);
+	return r;
+}
+
+/* In place, a detached HEAD moves to the new id of its commit. */
+static int detached_target(char **out, const struct run *r,
+			   const struct state_files *f, struct err *e)
+{
+	struct cmap *m = cmap_new();
+	char *head = NULL, hex[OID_HEX + 1];
+	const struct oid *mapped;
+	struct oid id;
+	int rc = git_line(&head, r->dst, e, "rev-parse", "HEAD", (char *)NULL);
+
+	*out = NULL;
+	if (rc == 0)
+		rc = cmap_load(m, f->map, e);
+	if (rc == 0 && oid_from_hex(&id, head, strlen(head)) == 0 &&
+	    (mapped = cmap_get(m, &id)))
+		*out = xstrdup(oid_hex(mapped, hex));
+	free(head);
+	cmap_free(m);
+	return rc;
+}
+
+/* The work tree follows the new HEAD (git-lfs, when installed, smudges). */
+static int update_worktree(const struct run *r, const struct state_files *f,
+			   struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	char *target = NULL, *sym = NULL;
+	struct err ignored = ERR_INIT;
+	int rc = 0;
+
+	if (r->bare || !head_exists(r->dst))
+		return 0;
+	if (r->o.to && !r->first && !r->dst_clean) {
+		fprintf(stderr, "migrate run: %s has local changes: its work tree "
+			"was left as it was\n", r->dst);
+		return 0;
+	}
+	if (r->o.in_place && git_line(&sym, r->dst, &ignored, "symbolic-ref",
+				      "-q", "HEAD", (char *)NULL) < 0)
+		rc = detached_target(&target, r, f, e);
+	gitargv_push(&a, "reset");
+	gitargv_push(&a, "-q");
+	gitargv_push(&a, "--hard");
+	if (target)
+		gitargv_push(&a, target);
+	if (rc == 0)
+		rc = gitcmd_ok(r->dst, &a, NULL, NULL, e);
+	gitargv_clear(&a);
+	free(target);
+	free(sym);
+	return rc;
+}
+
+/* --to, first run: NEWDIR's HEAD names the branch the source's names. */
+static int copy_head(const struct run *r, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	char *sym = NULL;
+	int rc = 0;
+
+	if (git_line(&sym, r->o.repo, &ignored, "symbolic-ref", "-q", "HEAD",
+		     (char *)NULL) == 0)
+		rc = git_simple(r->dst, e, "symbolic-ref", "HEAD", sym, (char *)NULL);
+	free(sym);
+	return rc;
+}
+
+/* 1 if the LFS store holds anything (RESET.md then says git lfs pull). */
+static int store_used(const struct run *r)
+{
+	return dir_has_entries(r->store) > 0;
+}
+
+static void reset_refs_table(struct buf *out, const struct buf *refmap)
+{
+	const char *line, *nl;
+
+	buf_adds(out, "| ref | old | new |\n|---|---|---|\n");
+	for (line = refmap->ptr; (nl = strchr(line, '\n')); line = nl + 1) {
+		if (nl - line < 2 * OID_HEX + 3)
+			continue;
+		int old_null = !strncmp(line, "0000000000000000000000000000000000000000", OID_HEX);
+		int new_null = !strncmp(line + OID_HEX + 1, "0000000000000000000000000000000000000000", OID_HEX);
+		buf_printf(out, "| `%.*s` | %s%.*s%s | %s%.*s%s |\n",
+			   (int)(nl - line - 2 * OID_HEX - 2), line + 2 * OID_HEX + 2,
+			   old_null ? "(none)" : "`", old_null ? 0 : OID_HEX, line,
+			   old_null ? "" : "`", new_null ? "(deleted)" : "`",
+			   new_null ? 0 : OID_HEX, line + OID_HEX + 1,
+			   new_null ? "" : "`");
+	}
+}
+
+static void reset_branch_commands(struct buf *out, const struct buf *refmap)
+{
+	const char *line, *nl, *name;
+	size_t n = 0;
+
+	for (line = refmap->ptr; (nl = strchr(line, '\n')); line = nl + 1) {
+		if (nl - line < 2 * OID_HEX + 3)
+			continue;
+		name = line + 2 * OID_HEX + 2;
+		if (strncmp(name, "refs/heads/", 11) || !strncmp(line + OID_HEX + 1,
+		    "0000000000000000000000000000000000000000", OID_HEX))
+			continue;
+		buf_printf(out, "    git checkout %.*s && git reset --hard origin/%.*s\n",
+			   (int)(nl - name - 11), name + 11, (int)(nl - name - 11),
+			   name + 11);
+		n++;
+	}
+	if (!n)
+		buf_adds(out, "    # (this run set no branch)\n");
+}
+
+static void reset_text(struct buf *out, const struct run *r,
+		       const struct state_files *f, const struct buf *refmap)
+{
+	int lfs = store_used(r);
+
+	buf_printf(out, "# Moving a clone to the rewritten history\n\n"
+		   "`migrate run` rewrote the history of %s into %s. The commits "
+		   "it rewrote have new ids; the old -> new id of every commit is "
+		   "in\n`%s`: publish that file for collaborators with unpushed "
+		   "work.\n\n", r->src_gitdir, r->dst_gitdir, f->map);
+	buf_adds(out, "## Refs, old -> new (this run)\n\n");
+	reset_refs_table(out, refmap);
+	buf_adds(out, "\n## A clone without local work\n\n"
+		 "Everything local is replaced by the new history:\n\n"
+		 "    git fetch --all --prune\n");
+	reset_branch_commands(out, refmap);
+	buf_adds(out, "    git fetch --tags --force\n");
+	if (lfs)
+		buf_adds(out, "    git lfs pull\n");
+	buf_adds(out, "\n## A clone with unpushed branches\n\n"
+		 "Fetch the new history, then move each local branch onto it: "
+		 "a branch based on\nold commits is rebased onto their new "
+		 "counterparts; one that does not rebase\ncleanly is left as it "
+		 "was, and named.\n\n    git fetch --all --prune\n"
+		 "    migrate remap --commit-map /path/to/commit-map\n"
+		 "    git fetch --tags --force\n");
+	if (lfs)
+		buf_adds(out, "    git lfs pull\n");
+	buf_adds(out, "\nA clone made from the result of an earlier run only "
+		 "needs `git pull`:\na re-run keeps the ids of everything "
+		 "migrated before.\n");
+	if (r->o.in_place)
+		buf_adds(out, "\n## Publishing (rewritten in place)\n\n"
+			 "    git push --force --all origin\n"
+			 "    git push --force --tags origin\n\n"
+			 "The refs as they were before are under "
+			 "refs/migrate/original/.\n");
+}
+
+static int write_reset(const struct run *r, const struct state_files *f,
+		       struct err *e)
+{
+	struct buf refmap = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
+	char *path = path_of(r->state, "RESET.md");
+	int rc = read_file(f->refmap, &refmap, e);
+
+	if (rc >= 0) {
+		reset_text(&out, r, f, &refmap);
+		rc = write_file(path, &out, e);
+	}
+	free(path);
+	buf_release(&refmap);
+	buf_release(&out);
+	return rc;
+}
+
+/* ---- the command ---- */
+
+static int prepare(struct run *r, const struct state_files *fin,
+		   const struct state_files *fnew, struct err *e)
+{
+	int clean;
+
+	if (r->o.in_place && !r->bare) {
+		clean = worktree_clean(r->dst, e);
+		if (clean < 0)
+			return -1;
+		if (!clean)
+			return err_set(e, ERR_USAGE, "run: %s has uncommitted "
+				       "changes; commit or stash them first", r->dst);
+	}
+	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
+	    gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0)
+		return -1;
+	if (r->o.in_place && backup_refs(r, e) < 0)
+		return -1;
+	if (r->o.to && r->first && copy_head(r, e) < 0)
+		return -1;
+	if (r->o.to && !r->first)
+		r->dst_clean = head_exists(r->dst) && worktree_clean(r->dst, e) == 1;
+	if (build_revs(r, e) < 0)
+		return -1;
+	r->total = count_commits(r);
+	return map_prepare(r, fin, fnew, e);
+}
+
+/* The pipeline and its check; on failure the target's refs go back to
+ * what they were (the source's too, in place: it is the target). */
+static int convert(struct run *r, const struct state_files *fnew,
+		   struct err *e)
+{
+	struct rw_options opt;
+	struct err e2 = ERR_INIT;
+	char *report, *report_json;
+	int rc;
+
+	filter_options(r, fnew, &opt, &report, &report_json);
+	rc = pipeline(r, &opt, fnew, e);
+	if (rc == 0)
+		rc = verify_run(r->dst, fnew, r->map_before, e);
+	if (rc < 0 && restore_refs(r->dst, &r->dst_before, &e2) < 0) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, "; restoring the refs of "
+			 "%s failed too: %s", r->dst, e2.msg);
+	}
+	free(report);
+	free(report_json);
+	return rc;
+}
+
+static void summary(const struct run *r, const struct state_files *f)
+{
+	struct err ignored = ERR_INIT;
+	struct buf refmap = BUF_INIT(SIZE_MAX / 2);
+	size_t after = 0, refs = 0, i;
+
+	if (r->o.quiet)
+		return;
+	map_entries(&after, f->map, &ignored);
+	if (read_file(f->refmap, &refmap, &ignored) > 0)
+		for (i = 0; i < refmap.len; i++)
+			refs += refmap.ptr[i] == '\n';
+	fprintf(stderr, "migrate run: %zu new commit(s) mapped (%zu in the map), "
+		"%zu ref(s) written to %s; state, maps and RESET.md in %s\n",
+		after - (after >= r->map_before ? r->map_before : after), after,
+		refs, r->dst, r->state);
+	buf_release(&refmap);
+}
+
+static int run_all(struct run *r, struct err *e)
+{
+	struct state_files fin, fnew;
+	int rc;
+
+	state_files_init(&fin, r->state, "");
+	state_files_init(&fnew, r->state, ".new");
+	rc = prepare(r, &fin, &fnew, e);
+	if (rc == 0)
+		rc = convert(r, &fnew, e);
+	if (rc == 0)
+		rc = state_commit(&fnew, &fin, e);
+	if (rc == 0)
+		rc = write_state(r, &fin, e);
+	if (rc == 0)
+		rc = update_worktree(r, &fin, e);
+	if (rc == 0)
+		rc = write_reset(r, &fin, e);
+	if (rc == 0)
+		summary(r, &fin);
+	else
+		state_drop(&fnew);
+	state_files_free(&fin);
+	state_files_free(&fnew);
+	return rc;
+}
+
+static int verify_only(const struct run *r, struct err *e)
+{
+	struct state_files f;
+	struct buf text = BUF_INIT(4096);
+	char *path = path_of(r->state, "last-run");
+	uint64_t before = 0;
+	size_t k = strlen("map-entries-before ");
+	int rc = read_file(path, &text, e);
+
+	gitcmd_chomp(&text);
+	if (rc == 0)
+		rc = err_set(e, ERR_USAGE, "run --verify-only: %s: no earlier run",
+			     path);
+	else if (rc > 0 && (text.len <= k || strncmp(text.ptr, "map-entries-before ", k) ||
+			    parse_u64(text.ptr + k, text.len - k, SIZE_MAX, &before) < 0))
+		rc = err_set(e, ERR_IO, "%s: malformed", path);
+	state_files_init(&f, r->state, "");
+	if (rc > 0)
+		rc = verify_run(r->dst, &f, (size_t)before, e);
+	if (rc == 0 && !r->o.quiet)
+		fprintf(stderr, "migrate run: verified: the marks, commit map and "
+			"ref map in %s agree with %s\n", r->state, r->dst);
+	state_files_free(&f);
+	buf_release(&text);
+	free(path);
+	return rc < 0 ? -1 : 0;
+}
+
+int rw_cmd_run(int argc, char **argv, struct err *e)
+{
+	struct run r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = parse_run_options(&r.o, argc, argv, e);
+	if (rc == 0)
+		rc = setup(&r, e);
+	if (rc == 0)
+		rc = r.o.verify_only ? verify_only(&r, e) : run_all(&r, e);
+	run_release(&r);
+	return rc;
 }
