@@ -37,7 +37,18 @@ struct held {
 };
 
 struct blob_info {
-	struct oid id;		/* of the content itself */
+	/*
+	 * The id of the content itself. Hashing every blob as it is read
+	 * would cost a SHA-1 pass over the whole stream, and most blobs a
+	 * rule converts or splits never need it: with an original-oid to
+	 * find the content again, it is computed when first needed
+	 * (ensure_id) and id_known says whether it is.
+	 */
+	struct oid id;
+	int id_known;
+	struct oid orig;
+	int has_orig;
+	struct mark_ent *mark;	/* the mark that names it, if any */
 	uint64_t size;
 	uint64_t est;		/* packed estimate (reports) */
 	struct held *held;
@@ -50,6 +61,8 @@ struct blob_info {
 	int ptr_written;	/* the pointer blob is in the output */
 	UT_hash_handle hh;	/* by id */
 	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
+	struct blob_info *lazy_next;	/* made lazy: owned by l->lazy */
+	int lazy;
 };
 
 /* Blobs (by mark, or by content alone) waiting to be written. */
@@ -79,6 +92,7 @@ struct lfs {
 	struct ptr_store *store;
 	size_t held_max;	/* held in memory up to this, then spooled */
 	struct blob_info *byid, *byptr;
+	struct blob_info *lazy;		/* blobs created without an id */
 	struct emit_list pending;	/* blobs read since the last commit */
 	struct emit_list emit;		/* blobs the commit keeps */
 	struct stream_writer *cbuf;	/* the commit's buffered text */
@@ -238,6 +252,14 @@ void lfs_free(struct rw *rw)
 	HASH_CLEAR(hh_ptr, l->byptr);
 	HASH_ITER(hh, l->byid, bi, tmp) {
 		HASH_DELETE(hh, l->byid, bi);
+		if (bi->lazy)
+			continue; /* owned by the lazy list */
+		held_free(bi->held);
+		buf_release(&bi->ptr_text);
+		free(bi);
+	}
+	while ((bi = l->lazy)) {
+		l->lazy = bi->lazy_next;
 		held_free(bi->held);
 		buf_release(&bi->ptr_text);
 		free(bi);
@@ -287,9 +309,26 @@ static struct blob_info *blob_get(struct lfs *l, const struct oid *id,
 		return bi;
 	bi = xcalloc(1, sizeof(*bi));
 	bi->id = *id;
+	bi->id_known = 1;
 	bi->size = size;
 	buf_init(&bi->ptr_text, 4096);
 	HASH_ADD(hh, l->byid, id.hash, OID_RAW, bi);
+	return bi;
+}
+
+/* A blob whose id is not computed yet (see struct blob_info). */
+static struct blob_info *blob_new_lazy(struct lfs *l, uint64_t size,
+				       const struct oid *orig)
+{
+	struct blob_info *bi = xcalloc(1, sizeof(*bi));
+
+	bi->size = size;
+	bi->orig = *orig;
+	bi->has_orig = 1;
+	buf_init(&bi->ptr_text, 4096);
+	bi->lazy = 1;
+	bi->lazy_next = l->lazy;
+	l->lazy = bi;
 	return bi;
 }
 
@@ -331,10 +370,10 @@ static int hash_held(struct rw *rw, struct held *h, uint64_t total,
  * with the blob. Hashed on the way when the length is known up front.
  */
 static int hold_data(struct rw *rw, struct held **out, struct oid *id,
-		     uint64_t *size, struct err *e)
+		     int want_id, uint64_t *size, struct err *e)
 {
 	struct held *h = xcalloc(1, sizeof(*h));
-	int known = rw->cmd.data_len != UINT64_MAX;
+	int known = want_id && rw->cmd.data_len != UINT64_MAX;
 	const char *chunk;
 	uint64_t total = 0;
 	size_t len;
@@ -368,14 +407,15 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 	}
 	if (known)
 		obj_hash_final(rw->hash, id);
-	else if (hash_held(rw, h, total, id, e) < 0) {
+	else if (want_id && hash_held(rw, h, total, id, e) < 0) {
 		held_free(h);
 		return -1;
 	}
 	*size = total;
 	*out = h;
 	rw->data_est = report_est_end(rw, total);
-	report_input_blob(rw, id, total, rw->data_est);
+	if (want_id)
+		report_input_blob(rw, id, total, rw->data_est);
 	return 0;
 io:
 	held_free(h);
@@ -388,27 +428,33 @@ int lfs_blob(struct rw *rw, struct err *e)
 	struct held *h;
 	struct blob_info *bi;
 	struct mark_ent *m;
-	struct oid id;
+	struct oid id = oid_null, orig = oid_null;
 	uint64_t size;
+	int has_orig, lazy;
 
 	if (!rw->cmd.mark) {
 		/* nothing can name it: pass it through */
 		return copy_data(rw, rw->out, &id, e);
 	}
-	if (hold_data(rw, &h, &id, &size, e) < 0)
+	has_orig = rw->cmd.original_oid.len == OID_HEX &&
+		   oid_from_hex(&orig, rw->cmd.original_oid.ptr, OID_HEX) == 0;
+	/* without an original-oid (or for a report, which counts distinct
+	 * blobs) the id is needed now */
+	lazy = has_orig && !rw->report;
+	if (hold_data(rw, &h, &id, !lazy, &size, e) < 0)
 		return -1;
-	bi = blob_get(l, &id, size);
+	bi = lazy ? blob_new_lazy(l, size, &orig) : blob_get(l, &id, size);
 	bi->est = rw->data_est;
 	if (!bi->held && !bi->emitted)
 		bi->held = h;
 	else
 		held_free(h);
-	m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, &id);
+	m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, lazy ? &oid_null : &id);
 	m->blob = bi;
 	m->declared = 0;
-	if (rw->cmd.original_oid.len == OID_HEX &&
-	    oid_from_hex(&m->orig, rw->cmd.original_oid.ptr, OID_HEX) == 0)
-		m->has_orig = 1;
+	m->orig = orig;
+	m->has_orig = has_orig;
+	bi->mark = m;
 	list_push(&l->pending, m, bi);
 	return 0;
 }
@@ -448,7 +494,7 @@ static int content_open(struct rw *rw, struct blob_info *bi,
 					     &size, e);
 	}
 	c->kind = 3;
-	oid_hex(&bi->id, hex);
+	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);
 	c->db = rw->src;
 	r = odb_open_stream(c->db, hex, &type, &got, &size, e);
 	if (r == 0 && rw->dst != rw->src) {
@@ -502,6 +548,30 @@ static void content_close(struct content *c)
 		close(c->fd);
 }
 
+/* Computes bi's id if it is not known yet (struct blob_info). */
+static int ensure_id(struct rw *rw, struct blob_info *bi, struct err *e)
+{
+	struct content c;
+	ssize_t n;
+
+	if (bi->id_known)
+		return 0;
+	if (content_open(rw, bi, &c, e) < 0)
+		return -1;
+	obj_hash_begin(rw->hash, OBJ_BLOB, bi->size);
+	while ((n = content_read(&c, rw->lfs->chunk, CHUNK, e)) > 0)
+		obj_hash_update(rw->hash, rw->lfs->chunk, (size_t)n);
+	content_close(&c);
+	if (n < 0)
+		return -1;
+	obj_hash_final(rw->hash, &bi->id);
+	bi->id_known = 1;
+	HASH_ADD(hh, rw->lfs->byid, id.hash, OID_RAW, bi);
+	if (bi->mark)
+		bi->mark->oid = bi->id;
+	return 0;
+}
+
 /* Writes a blob command with the content of bi (and mark, if any). */
 static int emit_blob(struct rw *rw, struct blob_info *bi, uint64_t mark,
 		     struct err *e)
@@ -512,7 +582,7 @@ static int emit_blob(struct rw *rw, struct blob_info *bi, uint64_t mark,
 	ssize_t n;
 
 	l->blobcmd.mark = mark;
-	if (content_open(rw, bi, &c, e) < 0)
+	if (ensure_id(rw, bi, e) < 0 || content_open(rw, bi, &c, e) < 0)
 		return -1;
 	if (stream_write_data_begin(rw->out, &l->blobcmd, bi->size, e) < 0)
 		goto fail;
@@ -683,7 +753,7 @@ static int modify_blob(struct rw *rw, struct mark_ent **mark,
 	*mark = NULL;
 	*out = NULL;
 	if (d->kind == STREAM_REF_INLINE) {
-		if (hold_data(rw, &h, &id, &size, e) < 0)
+		if (hold_data(rw, &h, &id, 1, &size, e) < 0)
 			return -1;
 		*out = blob_get(rw->lfs, &id, size);
 		(*out)->est = rw->data_est;
@@ -769,6 +839,8 @@ static int place_keep(struct rw *rw, struct stream_cmd *c, uint32_t mode,
 {
 	char hex[OID_HEX + 1];
 
+	if (bi && ensure_id(rw, bi, e) < 0)
+		return -1;
 	if (bi && ((m && !m->declared) || (!m && !bi->emitted)))
 		list_push(&rw->lfs->emit, m, bi);
 	if (bi && !m) {
