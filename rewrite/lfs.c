@@ -369,6 +369,37 @@ static int hash_held(struct rw *rw, struct held *h, uint64_t total,
  * HELD_IN_MEMORY, then in an unlinked temp file, so memory does not grow
  * with the blob. Hashed on the way when the length is known up front.
  */
+/*
+ * Byte-counted data that fits in memory is read straight into its held
+ * buffer (no copy through the reader's). Returns 1 when it took the data,
+ * 0 when the caller must use the chunked path, -1 on error.
+ */
+static int hold_in_memory(struct rw *rw, struct held *h, int want_id,
+			  struct err *e)
+{
+	uint64_t len = rw->cmd.data_len;
+	size_t got;
+	int r;
+
+	if (len == UINT64_MAX || len > h->mem.max || buf_grow(&h->mem, (size_t)len) < 0)
+		return 0;
+	if (want_id)
+		obj_hash_begin(rw->hash, OBJ_BLOB, len);
+	while (h->mem.len < len &&
+	       (r = stream_reader_data_into(rw->in, h->mem.ptr + h->mem.len,
+					    (size_t)len - h->mem.len, &got, e)) > 0) {
+		if (want_id)
+			obj_hash_update(rw->hash, h->mem.ptr + h->mem.len, got);
+		report_est_feed(rw, h->mem.ptr + h->mem.len, got);
+		h->mem.len += got;
+	}
+	h->mem.ptr[h->mem.len] = '\0';
+	/* the end of the data (and its optional LF) */
+	if (h->mem.len < len || stream_reader_data_into(rw->in, h->mem.ptr, 0, &got, e) != 0)
+		return -1;
+	return 1;
+}
+
 static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 		     int want_id, uint64_t *size, struct err *e)
 {
@@ -380,9 +411,18 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 	int r;
 
 	buf_init(&h->mem, rw->lfs->held_max);
+	report_est_begin(rw);
+	r = hold_in_memory(rw, h, want_id, e);
+	if (r < 0) {
+		held_free(h);
+		return -1;
+	}
+	if (r > 0) {
+		total = h->mem.len;
+		goto done;
+	}
 	if (known)
 		obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
-	report_est_begin(rw);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
 		total += len;
 		report_est_feed(rw, chunk, len);
@@ -405,6 +445,7 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 		held_free(h);
 		return -1;
 	}
+done:
 	if (known)
 		obj_hash_final(rw->hash, id);
 	else if (want_id && hash_held(rw, h, total, id, e) < 0) {

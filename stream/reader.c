@@ -674,6 +674,62 @@ int stream_reader_data(struct stream_reader *r, const char **chunk,
 	}
 }
 
+int stream_reader_data_into(struct stream_reader *r, char *dst, size_t cap,
+			    size_t *got, struct err *e)
+{
+	const char *chunk;
+	size_t have;
+	ssize_t n;
+	int rc;
+
+	/* large byte-counted data with nothing buffered: read(2) straight
+	 * into the caller's memory, saving a copy per byte */
+	if (r->dstate == DS_COUNT && r->fd >= 0 && r->state != RS_FAILED &&
+	    r->pos == r->end && r->dleft >= 65536 && cap >= 65536) {
+		have = (uint64_t)cap < r->dleft ? cap : (size_t)r->dleft;
+		r->base += r->end;
+		r->pos = r->end = 0;
+		do
+			n = read(r->fd, dst, have);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			r->state = RS_FAILED;
+			return err_errno(e, ERR_IO, "stream %s: read failed at byte offset %llu",
+					 r->name, (unsigned long long)r->base);
+		}
+		if (n == 0)
+			return fail(r, e, cur_off(r), NULL,
+				    "expected %llu bytes of data, stream ended after %llu",
+				    (unsigned long long)r->dtotal,
+				    (unsigned long long)(r->dtotal - r->dleft));
+		r->base += (uint64_t)n;
+		r->dleft -= (uint64_t)n;
+		*got = (size_t)n;
+		return 1;
+	}
+	if (r->dstate == DS_COUNT && r->pos < r->end && r->dleft) {
+		have = r->end - r->pos;
+		if ((uint64_t)have > r->dleft)
+			have = (size_t)r->dleft;
+		if (have > cap)
+			have = cap;
+		memcpy(dst, r->buf + r->pos, have);
+		advance(r, have);
+		r->dleft -= have;
+		*got = have;
+		return 1;
+	}
+	rc = stream_reader_data(r, &chunk, &have, e);
+	if (rc <= 0)
+		return rc;
+	if (have > cap)
+		return err_set(e, ERR_STREAM, "stream %s: internal: chunk larger than room",
+			       r->name);
+	memcpy(dst, chunk, have);
+	*got = have;
+	return 1;
+}
+
 static int skip_data(struct stream_reader *r, struct err *e)
 {
 	const char *p;

@@ -133,6 +133,15 @@ int stream_reader_next(struct stream_reader *r, struct stream_cmd *c,
 int stream_reader_data(struct stream_reader *r, const char **chunk,
 		       size_t *len, struct err *e);
 
+/*
+ * Like stream_reader_data, but copies into dst (cap bytes of room) and
+ * reads large byte-counted data straight from the fd into dst, sparing a
+ * copy. Returns 1 with *got > 0, 0 at the end, -1 on error. Delimited
+ * data gives chunks of up to a line: cap must be at least 1 MiB there.
+ */
+int stream_reader_data_into(struct stream_reader *r, char *dst, size_t cap,
+			    size_t *got, struct err *e);
+
 /* Byte offset of the next unread byte (for messages). */
 uint64_t stream_reader_offset(const struct stream_reader *r);
 
