@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,11 @@ static int odb_start(struct odb *db, struct err *e)
 	if (db->broken)
 		return err_set(e, ERR_IO, "repository %s: object reader failed earlier",
 			       odb_name(db));
-	if (pipe(in) < 0 || pipe(out) < 0)
+	/* close-on-exec: another child (the other repository's reader,
+	 * fast-import under migrate run) must not hold our pipe ends open, or
+	 * this reader never sees the end of its input (dup2 clears the flag
+	 * on 0 and 1 in our own child) */
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
 		return err_errno(e, ERR_IO, "pipe");
 	pid = fork();
 	if (pid < 0)
