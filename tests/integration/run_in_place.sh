@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# run_in_place.sh - `migrate run --in-place` on a clone of the assets corpus.
+#
+# A dirty work tree is refused. Then: every ref before the run is kept
+# under refs/migrate/original/, the rewritten refs equal those of a run
+# --to a new directory from the same source, the work tree is clean and
+# holds the new HEAD (LFS content smudged back), and the state is in the
+# repository's own git dir. A failing run (a rule file that does not
+# parse, and a failing fast-import) leaves every ref as it was.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lfs_lib.sh
+. "$HERE/lfs_lib.sh"
+
+"$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null 2>&1 ||
+	die "make-corpus failed"
+SRC="$SCRATCH/corpus/assets"
+printf '*.bin lfs\n*.psd lfs\n' >"$SCRATCH/rules"
+REPO="$SCRATCH/repo"
+git clone -q --no-local "$SRC" "$REPO"
+# local branches for every remote one, so the clone has the source's refs
+git -C "$REPO" for-each-ref --format='%(refname:strip=3)' refs/remotes/origin |
+	grep -v '^HEAD$' | while read -r b; do
+	git -C "$REPO" branch -q -f "$b" "origin/$b" 2>/dev/null || true
+done
+git -C "$REPO" remote remove origin
+refs_of "$REPO" >"$SCRATCH/before.refs"
+
+# --- refusal: a dirty work tree ------------------------------------------------
+echo "local edit" >>"$REPO/README.md"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || die "a dirty work tree gave exit $rc, not 1"
+grep -q 'uncommitted' "$SCRATCH/err" || die "no message for the dirty work tree"
+cmp -s "$SCRATCH/before.refs" <(refs_of "$REPO") || die "refused run changed refs"
+git -C "$REPO" checkout -q -- README.md
+
+# --- refusal: failures leave the refs as they were ---------------------------------
+printf '*.bin lfs size>>3\n' >"$SCRATCH/bad.rules"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/bad.rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || die "a bad rule file gave exit $rc, not 1"
+diff -u "$SCRATCH/before.refs" <(refs_of "$REPO" | grep -v ' refs/migrate/') ||
+	die "a failed run (rules) changed refs"
+# fast-import fails at the end: a ref it must write is locked
+: >"$REPO/.git/refs/heads/main.lock"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
+rm -f "$REPO/.git/refs/heads/main.lock"
+[ "$rc" = 3 ] || die "a failing fast-import gave exit $rc, not 3: $(cat "$SCRATCH/err")"
+grep -q 'fast-import' "$SCRATCH/err" || die "the message does not name fast-import: $(cat "$SCRATCH/err")"
+diff -u "$SCRATCH/before.refs" <(refs_of "$REPO" | grep -v ' refs/migrate/') ||
+	die "a failed run (fast-import) did not restore the refs"
+[ -z "$(git -C "$REPO" status --porcelain)" ] || die "a failed run changed the work tree"
+info "refused: dirty work tree (1), bad rules (1), failing fast-import (3, refs restored)"
+
+# --- the run ----------------------------------------------------------------------
+run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --to "$SCRATCH/reference" -q ||
+	die "the reference run --to failed"
+run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q ||
+	die "migrate run --in-place failed"
+# the backups: every ref as it was
+git -C "$REPO" for-each-ref --format='%(objectname) %(refname)' refs/migrate/original/ |
+	sed 's# refs/migrate/original/# #' | sort >"$SCRATCH/backup.refs"
+diff -u "$SCRATCH/before.refs" "$SCRATCH/backup.refs" ||
+	die "refs/migrate/original/ does not hold every ref as it was"
+# the rewritten refs: as a run into a new repository gives them
+diff -u <(refs_of "$SCRATCH/reference") <(refs_of "$REPO" | grep -v ' refs/migrate/') ||
+	die "the refs rewritten in place differ from a run --to"
+[ -z "$(git -C "$REPO" status --porcelain --untracked-files=no)" ] ||
+	die "the work tree is not clean after the run: $(git -C "$REPO" status --porcelain | head -3)"
+[ "$(git -C "$REPO" rev-parse HEAD)" = "$(git -C "$SCRATCH/reference" rev-parse HEAD)" ] ||
+	die "HEAD is not the new HEAD"
+git -C "$REPO" cat-file -p HEAD:assets/textures/hero.psd | grep -q '^version https://git-lfs' ||
+	die "hero.psd is not an LFS pointer after the run"
+cmp "$SRC/assets/textures/hero.psd" "$REPO/assets/textures/hero.psd" ||
+	die "the checked-out hero.psd is not the original content"
+for f in commit-map ref-map marks import-marks tips RESET.md report.txt report.json; do
+	[ -e "$REPO/.git/migrate/$f" ] || die "state file $f missing"
+done
+grep -q 'git push --force --all' "$REPO/.git/migrate/RESET.md" || die "RESET.md lacks the push"
+[ -d "$REPO/.git/lfs/objects" ] || die "no LFS store in the repository's git dir"
+run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after the run"
+info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as --to does, clean work tree"
+echo "run_in_place: ok"
