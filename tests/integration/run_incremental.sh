@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# run_incremental.sh - a second `migrate run` continues the first, and the
+# check against fast-import's marks fails on a corrupted marks file.
+#
+# Run 1 migrates the assets corpus --to NEW (LFS rules, so ids change); a
+# clone of NEW is made. Then the source gets new commits (on main, on a new
+# branch forked from an old commit, a new tag). Run 2 must export only
+# those commits (counted: the map grows by exactly that many entries and
+# fast-import's marks hold that many commits), keep every id of run 1, give
+# the refs of one full run of the final source into a fresh repository,
+# and the clone must fetch fast-forward. Last, --verify-only re-checks the
+# state, then fails loudly once a marks file or the map is corrupted.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+"$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null 2>&1 ||
+	die "make-corpus failed"
+SRC="$SCRATCH/corpus/assets"
+printf '*.bin lfs\n*.psd lfs\n' >"$SCRATCH/rules"
+NEW="$SCRATCH/new"
+ST="$NEW/.git/migrate"
+
+run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" -q || die "run 1 failed"
+cp "$ST/commit-map" "$SCRATCH/map1"
+git clone -q "$NEW" "$SCRATCH/clone"
+git -C "$SCRATCH/clone" for-each-ref --format='%(objectname) %(refname:strip=3)' \
+	refs/remotes/origin | grep -v ' HEAD$' | sort >"$SCRATCH/clone.before"
+
+# --- new commits in the source ---------------------------------------------
+git -C "$SRC" checkout -q main
+echo "new binary" >"$SRC/new.bin"
+git -C "$SRC" add new.bin
+git -C "$SRC" commit -q -m "add new.bin"
+echo "more" >>"$SRC/README.md"
+git -C "$SRC" commit -q -a -m "README: more (mentions $(git -C "$SRC" rev-parse --short HEAD~5))"
+git -C "$SRC" tag -a -m "release 2" v2.0.0
+git -C "$SRC" checkout -q -b hotfix HEAD~7
+echo "fix" >"$SRC/fix.psd"
+git -C "$SRC" add fix.psd
+git -C "$SRC" commit -q -m "hotfix on an old commit"
+git -C "$SRC" checkout -q main
+expected="$(git -C "$SRC" rev-list --count --all --not $(cut -d' ' -f1 "$ST/tips"))"
+[ "$expected" = 3 ] || die "test setup: expected 3 new commits, rev-list says $expected"
+
+run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/run2.err" ||
+	die "run 2 failed: $(cat "$SCRATCH/run2.err")"
+grep -q "^migrate run: 3 new commit(s) mapped" "$SCRATCH/run2.err" ||
+	die "run 2 did not report 3 new commits: $(cat "$SCRATCH/run2.err")"
+# only the new commits went through: the map grew by 3, fast-import made 3 commits
+[ "$(wc -l <"$ST/commit-map")" = $(($(wc -l <"$SCRATCH/map1") + 3)) ] ||
+	die "the map grew by $(($(wc -l <"$ST/commit-map") - $(wc -l <"$SCRATCH/map1"))), not 3"
+ncommits=0
+while read -r _ id; do
+	[ "$(git -C "$NEW" cat-file -t "$id")" = commit ] && ncommits=$((ncommits + 1))
+done <"$ST/import-marks"
+[ "$ncommits" = 3 ] || die "fast-import wrote $ncommits commits in run 2, not 3"
+# the ids of run 1 are unchanged
+head -n "$(wc -l <"$SCRATCH/map1")" "$ST/commit-map" | cmp -s - "$SCRATCH/map1" ||
+	die "run 2 changed entries of run 1's map"
+# the same refs as one full run of the final source
+run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$SCRATCH/full" -q ||
+	die "the full run failed"
+diff -u <(refs_of "$SCRATCH/full") <(refs_of "$NEW") ||
+	die "two runs gave other refs than one full run"
+[ -z "$(git -C "$NEW" status --porcelain)" ] || die "NEW's work tree is not clean after run 2"
+[ "$(git -C "$NEW" rev-parse HEAD)" = "$(git -C "$NEW" rev-parse main)" ] || die "NEW's HEAD"
+
+# --- the clone of run 1 fetches fast-forward ----------------------------------
+git -C "$SCRATCH/clone" fetch -q origin 2>"$SCRATCH/fetch.err" || die "fetch failed"
+grep -q 'forced update' "$SCRATCH/fetch.err" && die "fetch needed a forced update"
+while read -r old b; do
+	new="$(git -C "$SCRATCH/clone" rev-parse "refs/remotes/origin/$b")"
+	git -C "$SCRATCH/clone" merge-base --is-ancestor "$old" "$new" ||
+		die "origin/$b moved from $old to $new: not a fast-forward"
+done <"$SCRATCH/clone.before"
+git -C "$SCRATCH/clone" pull -q --ff-only || die "git pull --ff-only fails in the clone"
+git -C "$SCRATCH/clone" rev-parse -q --verify refs/remotes/origin/hotfix >/dev/null ||
+	die "the clone did not get the new branch"
+info "run 2 exported 3 new commits, kept $(($(wc -l <"$SCRATCH/map1") - 1)) ids, refs equal a full run, clone fast-forwards"
+
+# --- the check fails loudly on corrupted state --------------------------------------
+run_migrate run --repo "$SRC" --to "$NEW" --verify-only -q || die "--verify-only fails on a good state"
+cp "$ST/import-marks" "$SCRATCH/imarks.good"
+cp "$ST/commit-map" "$SCRATCH/map.good"
+# corrupt one id of fast-import's marks (last hex digit changed)
+awk 'NR == 1 { c = substr($0, length($0)); $0 = substr($0, 1, length($0) - 1) (c == "0" ? "1" : "0") } { print }' \
+	"$SCRATCH/imarks.good" >"$ST/import-marks"
+cmp -s "$SCRATCH/imarks.good" "$ST/import-marks" && die "test setup: marks not corrupted"
+rc=0
+"$MIGRATE" run --repo "$SRC" --to "$NEW" --verify-only 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 3 ] || die "a corrupted import-marks gave exit $rc, not 3"
+grep -q 'verification failed: mark :' "$SCRATCH/err" || die "message: $(cat "$SCRATCH/err")"
+cp "$SCRATCH/imarks.good" "$ST/import-marks"
+# a mark fast-import wrote that migrate did not compute
+echo ":999999 $(git -C "$NEW" rev-parse HEAD)" >>"$ST/import-marks"
+rc=0
+"$MIGRATE" run --repo "$SRC" --to "$NEW" --verify-only 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 3 ] && grep -q 'not in migrate' "$SCRATCH/err" || die "an extra mark passed: $(cat "$SCRATCH/err")"
+cp "$SCRATCH/imarks.good" "$ST/import-marks"
+# the last entry of the map pointed at a commit of run 1
+last="$(tail -n 1 "$ST/commit-map")"
+sed -i '$d' "$ST/commit-map"
+echo "${last%% *} $(git -C "$NEW" rev-parse 'main~2')" >>"$ST/commit-map"
+rc=0
+"$MIGRATE" run --repo "$SRC" --to "$NEW" --verify-only 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 3 ] && grep -q 'did not write' "$SCRATCH/err" || die "a wrong map entry passed: $(cat "$SCRATCH/err")"
+cp "$SCRATCH/map.good" "$ST/commit-map"
+run_migrate run --repo "$SRC" --to "$NEW" --verify-only -q || die "--verify-only fails on the restored state"
+info "--verify-only: good state passes; a changed mark, an extra mark and a wrong map entry fail (exit 3)"
+# --- a third run with nothing new changes nothing ------------------------------
+refs_of "$NEW" >"$SCRATCH/refs2"
+run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/run3.err" || die "run 3 failed"
+grep -q "^migrate run: 0 new commit(s) mapped" "$SCRATCH/run3.err" || die "run 3: $(cat "$SCRATCH/run3.err")"
+diff -u "$SCRATCH/refs2" <(refs_of "$NEW") || die "run 3 changed refs"
+
+echo "run_incremental: ok"
