@@ -239,8 +239,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	opt.input_name = "<stdin>";
 	opt.rewrite_message_ids = -1; /* default: with rules only */
-	if (argc > 1 && !strcmp(argv[1], "run")) {
-		if (rw_cmd_run(argc - 1, argv + 1, &e) < 0) {
+	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {
+		if ((!strcmp(argv[1], "run") ? rw_cmd_run(argc - 1, argv + 1, &e)
+					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0) {
 			fprintf(stderr, "migrate: %s\n", e.msg);
 			return e.kind ? e.kind : 3;
 		}

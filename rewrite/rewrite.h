@@ -46,4 +46,11 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
  */
 int rw_cmd_run(int argc, char **argv, struct err *e);
 
+/*
+ * migrate remap (argv[0] is "remap"): rebases the local branches of the
+ * current clone onto the new history through the commit map (remap.c).
+ * 0, or -1 with e set (some branch not moved: ERR_IO).
+ */
+int rw_cmd_remap(int argc, char **argv, struct err *e);
+
 #endif

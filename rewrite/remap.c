@@ -1,0 +1,564 @@
+/*
+ * remap.c - `migrate remap`: in a collaborator's clone, after the new
+ * history was fetched, moves each local branch built on old commits onto
+ * their new counterparts (git rebase --onto), through the commit map.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gitcmd.h"
+#include "maps.h"
+#include "oid.h"
+#include "rewrite.h"
+
+static const char remap_usage[] =
+"usage: migrate remap [--commit-map MAP] [--no-rewrite-message-ids]\n"
+"                     [BRANCH...]\n"
+"\n"
+"Run inside a clone after fetching the rewritten history. Each local\n"
+"branch (default: all) whose newest migrated ancestor has a new id is\n"
+"rebased onto it; a branch that is an old commit moves to the new one.\n"
+"Old ids in the messages of the rebased commits become new ids. A\n"
+"branch that cannot be moved cleanly is left as it was and named.\n"
+"MAP defaults to <git-dir>/migrate/commit-map.\n";
+
+struct remap {
+	const char *map_path;
+	int msg_ids;
+	char **branches;
+	int nbranches;
+	struct cmap *map;
+	char (*olds)[OID_HEX + 1];	/* changed old ids, sorted hex */
+	size_t nolds;
+	struct oid *news;		/* every new id, sorted */
+	size_t nnews;
+	char *head_ref;			/* the branch checked out, or NULL */
+	int refused;
+};
+
+/* ---- the map ---- */
+
+static int by_oid(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct oid));
+}
+
+static int by_hex(const void *a, const void *b)
+{
+	return memcmp(a, b, OID_HEX);
+}
+
+static int collect(void *ctx, const struct oid *old, const struct oid *new)
+{
+	struct remap *r = ctx;
+
+	r->news[r->nnews++] = *new;
+	if (!oid_eq(old, new))
+		oid_hex(old, r->olds[r->nolds++]);
+	return 0;
+}
+
+static int load_map(struct remap *r, struct err *e)
+{
+	size_t n;
+
+	r->map = cmap_new();
+	if (access(r->map_path, R_OK) < 0)
+		return err_errno(e, ERR_USAGE, "remap: %s", r->map_path);
+	if (cmap_load(r->map, r->map_path, e) < 0)
+		return -1;
+	n = cmap_count(r->map);
+	r->olds = xmalloc((n + 1) * sizeof(*r->olds));
+	r->news = xmalloc((n + 1) * sizeof(*r->news));
+	cmap_each_from(r->map, 0, collect, r);
+	qsort(r->olds, r->nolds, sizeof(*r->olds), by_hex);
+	qsort(r->news, r->nnews, sizeof(*r->news), by_oid);
+	return 0;
+}
+
+/* The new id of a changed old commit, or NULL (unknown or unchanged). */
+static const struct oid *changed(const struct remap *r, const struct oid *old)
+{
+	const struct oid *n = cmap_get(r->map, old);
+	return n && !oid_eq(n, old) ? n : NULL;
+}
+
+static int is_new(const struct remap *r, const struct oid *id)
+{
+	return bsearch(id, r->news, r->nnews, sizeof(*r->news), by_oid) != NULL;
+}
+
+/* ---- git helpers ---- */
+
+static int git_out(struct buf *out, struct err *e, ...)
+{
+	struct gitargv a = GITARGV_INIT;
+	const char *s;
+	va_list ap;
+	int rc;
+
+	va_start(ap, e);
+	while ((s = va_arg(ap, const char *)))
+		gitargv_push(&a, s);
+	va_end(ap);
+	rc = gitcmd_run(NULL, &a, NULL, out, e);
+	gitargv_clear(&a);
+	return rc;
+}
+
+static int git_do(struct err *e, ...)
+{
+	struct gitargv a = GITARGV_INIT;
+	const char *s;
+	va_list ap;
+	int rc;
+
+	va_start(ap, e);
+	while ((s = va_arg(ap, const char *)))
+		gitargv_push(&a, s);
+	va_end(ap);
+	rc = gitcmd_run(NULL, &a, NULL, NULL, e);
+	gitargv_clear(&a);
+	return rc;
+}
+
+/* ---- one branch ---- */
+
+static void refuse(struct remap *r, const char *branch, const char *why)
+{
+	fprintf(stderr, "migrate remap: %s: not moved: %s\n", branch, why);
+	r->refused++;
+}
+
+/*
+ * The newest ancestor of tip (topological order) that the map changed:
+ * 1 with *old and *new set; 0 when the branch meets new or unchanged
+ * history first, or none of the map's. -1 on error.
+ */
+static int find_base(const struct remap *r, const struct oid *tip,
+		     struct oid *old, struct oid *new, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	char hex[OID_HEX + 1], *line, *nl;
+	const struct oid *m;
+	struct oid id;
+	int rc = git_out(&out, e, "rev-list", "--topo-order", oid_hex(tip, hex),
+			 (char *)NULL);
+
+	if (rc > 0)
+		rc = err_set(e, ERR_IO, "git rev-list %s failed", hex);
+	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		if (oid_from_hex(&id, line, (size_t)(nl - line)) < 0)
+			continue;
+		if (is_new(r, &id))
+			break;
+		m = cmap_get(r->map, &id);
+		if (m && oid_eq(m, &id))
+			break;
+		if (m) {
+			*old = id;
+			*new = *m;
+			rc = 1;
+		}
+	}
+	buf_release(&out);
+	return rc;
+}
+
+/* Why the commits base..tip cannot simply be replayed, or NULL. */
+static const char *replay_problem(const struct remap *r, const struct oid *base,
+				  const struct oid *tip, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2), merges = BUF_INIT(SIZE_MAX / 2);
+	char range[2 * OID_HEX + 3], h1[OID_HEX + 1], h2[OID_HEX + 1];
+	const char *why = NULL;
+	char *line, *nl;
+	struct oid id;
+
+	snprintf(range, sizeof(range), "%s..%s", oid_hex(base, h1), oid_hex(tip, h2));
+	if (git_out(&out, e, "rev-list", range, (char *)NULL) != 0 ||
+	    git_out(&merges, e, "rev-list", "--merges", range, (char *)NULL) != 0)
+		why = "git rev-list failed";
+	for (line = out.ptr; !why && (nl = strchr(line, '\n')); line = nl + 1)
+		if (oid_from_hex(&id, line, (size_t)(nl - line)) == 0 &&
+		    changed(r, &id))
+			why = "it merges other old history; rebase it by hand";
+	if (!why && merges.len)
+		why = "its local commits contain merges; rebase it by hand";
+	buf_release(&out);
+	buf_release(&merges);
+	return why;
+}
+
+/* A branch that is exactly an old commit moves to the new one. */
+static int move_ref(struct remap *r, const char *branch, const struct oid *new,
+		    const struct oid *old, struct err *e)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1], ref[4096];
+	int rc;
+
+	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
+	if (r->head_ref && !strcmp(r->head_ref, ref))
+		rc = git_do(e, "reset", "-q", "--hard", oid_hex(new, h1), (char *)NULL);
+	else
+		rc = git_do(e, "update-ref", "-m", "migrate remap", ref,
+			    oid_hex(new, h1), oid_hex(old, h2), (char *)NULL);
+	if (rc != 0)
+		refuse(r, branch, "git could not move it");
+	else
+		fprintf(stderr, "migrate remap: %s: moved to %.12s\n", branch, h1);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- old ids in messages ---- */
+
+/* The changed old id starting with the len hex digits at p, if exactly
+ * one does; NULL otherwise. */
+static const char *old_by_prefix(const struct remap *r, const char *p,
+				 size_t len)
+{
+	size_t lo = 0, hi = r->nolds;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (memcmp(r->olds[mid], p, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == r->nolds || memcmp(r->olds[lo], p, len) != 0)
+		return NULL;
+	if (lo + 1 < r->nolds && memcmp(r->olds[lo + 1], p, len) == 0)
+		return NULL; /* ambiguous: leave it */
+	return r->olds[lo];
+}
+
+static int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static int is_word(int c)
+{
+	return is_hex(c) || (c >= 'A' && c <= 'Z') || (c >= 'g' && c <= 'z') ||
+	       c == '_';
+}
+
+/*
+ * Appends text to out with every word of 7 to 40 lowercase hex digits that
+ * names exactly one changed old commit replaced by as many digits of its
+ * new id (git-filter-repo's rule). Returns how many it replaced.
+ */
+static size_t rewrite_ids(const struct remap *r, const char *text, size_t len,
+			  struct buf *out)
+{
+	char newhex[OID_HEX + 1];
+	const char *old;
+	struct oid o;
+	size_t i = 0, j, n = 0;
+
+	while (i < len) {
+		if (!is_hex((unsigned char)text[i]) ||
+		    (i > 0 && is_word((unsigned char)text[i - 1]))) {
+			buf_addch(out, text[i++]);
+			continue;
+		}
+		for (j = i; j < len && is_hex((unsigned char)text[j]); j++)
+			;
+		old = (j - i >= 7 && j - i <= OID_HEX &&
+		       (j == len || !is_word((unsigned char)text[j])))
+			? old_by_prefix(r, text + i, j - i) : NULL;
+		if (old && oid_from_hex(&o, old, OID_HEX) == 0) {
+			oid_hex(changed(r, &o), newhex);
+			buf_add(out, newhex, j - i);
+			n++;
+		} else {
+			buf_add(out, text + i, j - i);
+		}
+		i = j;
+	}
+	return n;
+}
+
+/* The commit body with its first parent replaced and old ids in the
+ * message rewritten; 1 if anything changed. */
+static int rewrite_commit(const struct remap *r, const struct buf *body,
+			  const struct oid *parent_old,
+			  const struct oid *parent_new, struct buf *out)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1], line[OID_HEX + 9];
+	const char *msg = strstr(body->ptr, "\n\n");
+	size_t head = msg ? (size_t)(msg - body->ptr) + 2 : body->len;
+	const char *pl;
+	int changed_parent = 0;
+
+	buf_add(out, body->ptr, head);
+	snprintf(line, sizeof(line), "\nparent %s", oid_hex(parent_old, h1));
+	if (!oid_eq(parent_old, parent_new) && (pl = strstr(out->ptr, line)) &&
+	    (size_t)(pl - out->ptr) < head) {
+		memcpy(out->ptr + (pl - out->ptr) + 8, oid_hex(parent_new, h2), OID_HEX);
+		changed_parent = 1;
+	}
+	if (!r->msg_ids) {
+		buf_add(out, body->ptr + head, body->len - head);
+		return changed_parent;
+	}
+	return rewrite_ids(r, body->ptr + head, body->len - head, out) > 0 ||
+	       changed_parent;
+}
+
+/* One commit, rewritten if need be: *id becomes its new id. */
+static int rewrite_one(const struct remap *r, struct oid *id,
+		       struct oid *parent_old, struct oid *parent_new,
+		       struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf body = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2),
+		   idhex = BUF_INIT(4096);
+	char hex[OID_HEX + 1];
+	struct oid orig = *id;
+	int rc = git_out(&body, e, "cat-file", "commit", oid_hex(id, hex), (char *)NULL);
+
+	if (rc == 0 && rewrite_commit(r, &body, parent_old, parent_new, &out)) {
+		gitargv_push(&a, "hash-object");
+		gitargv_push(&a, "-t");
+		gitargv_push(&a, "commit");
+		gitargv_push(&a, "-w");
+		gitargv_push(&a, "--stdin");
+		rc = gitcmd_ok(NULL, &a, &out, &idhex, e);
+		gitcmd_chomp(&idhex);
+		if (rc == 0 && oid_from_hex(id, idhex.ptr, idhex.len) < 0)
+			rc = err_set(e, ERR_IO, "git hash-object: unexpected answer");
+	} else if (rc > 0) {
+		rc = err_set(e, ERR_IO, "git cat-file commit %s failed", hex);
+	}
+	*parent_old = orig;
+	*parent_new = *id;
+	gitargv_clear(&a);
+	buf_release(&body);
+	buf_release(&out);
+	buf_release(&idhex);
+	return rc;
+}
+
+/* After the rebase: old ids in the messages of base..branch become new
+ * ids (the commits are written again, trees unchanged). */
+static int rewrite_messages(struct remap *r, const char *branch,
+			    const struct oid *base, struct err *e)
+{
+	struct buf list = BUF_INIT(SIZE_MAX / 2);
+	char range[4200], h1[OID_HEX + 1], h2[OID_HEX + 1];
+	struct oid id, pold = *base, pnew = *base, tip = *base;
+	char *line, *nl;
+	int rc;
+
+	snprintf(range, sizeof(range), "%s..refs/heads/%s", oid_hex(base, h1), branch);
+	rc = git_out(&list, e, "rev-list", "--reverse", range, (char *)NULL);
+	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		if (oid_from_hex(&id, line, (size_t)(nl - line)) < 0)
+			continue;
+		tip = id;
+		rc = rewrite_one(r, &id, &pold, &pnew, e);
+	}
+	buf_release(&list);
+	if (rc != 0 || oid_eq(&tip, &pnew))
+		return rc == 0 ? 0 : -1;
+	snprintf(range, sizeof(range), "refs/heads/%s", branch);
+	rc = git_do(e, "update-ref", "-m", "migrate remap: message ids", range,
+		    oid_hex(&pnew, h1), oid_hex(&tip, h2), (char *)NULL);
+	return rc == 0 ? 0 : -1;
+}
+
+/* ---- one branch, all branches ---- */
+
+static int rebase_branch(struct remap *r, const char *branch,
+			 const struct oid *tip, const struct oid *old,
+			 const struct oid *new, struct err *e)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1], obj[OID_HEX + 10], why[256];
+	const char *problem = replay_problem(r, old, tip, e);
+	int rc;
+
+	if (problem) {
+		refuse(r, branch, problem);
+		return 0;
+	}
+	snprintf(obj, sizeof(obj), "%s^{commit}", oid_hex(new, h1));
+	if (git_do(e, "cat-file", "-e", obj, (char *)NULL) != 0) {
+		snprintf(why, sizeof(why), "its new base %.12s is not in this "
+			 "clone: fetch the new history first", h1);
+		refuse(r, branch, why);
+		return 0;
+	}
+	rc = git_do(e, "rebase", "-q", "--onto", h1, oid_hex(old, h2), branch,
+		    (char *)NULL);
+	if (rc != 0) {
+		git_do(e, "rebase", "--abort", (char *)NULL);
+		snprintf(why, sizeof(why), "the rebase onto %.12s stopped (a "
+			 "conflict?) and was aborted; the branch is as it was", h1);
+		refuse(r, branch, why);
+		return 0;
+	}
+	if (rewrite_messages(r, branch, new, e) < 0)
+		return -1;
+	fprintf(stderr, "migrate remap: %s: rebased onto %.12s\n", branch, h1);
+	return 0;
+}
+
+static int remap_branch(struct remap *r, const struct gitref *g,
+			struct err *e)
+{
+	const char *branch = g->name + strlen("refs/heads/");
+	struct oid old, new;
+	int rc = find_base(r, &g->id, &old, &new, e);
+
+	if (rc <= 0)
+		return rc;
+	if (oid_eq(&old, &g->id))
+		return move_ref(r, branch, &new, &old, e);
+	return rebase_branch(r, branch, &g->id, &old, &new, e);
+}
+
+/* The branches to look at: those named, or every local one. */
+static int branches(struct gitrefs *out, const struct remap *r,
+		    struct err *e)
+{
+	struct gitrefs all = GITREFS_INIT;
+	const struct gitref *g;
+	char ref[4096];
+	int i;
+
+	if (gitrefs_list(&all, NULL, "refs/heads/", e) < 0)
+		return -1;
+	if (!r->nbranches) {
+		*out = all;
+		return 0;
+	}
+	out->v = xcalloc((size_t)r->nbranches, sizeof(*out->v));
+	out->n = 0;
+	for (i = 0; i < r->nbranches; i++) {
+		snprintf(ref, sizeof(ref), "refs/heads/%s", r->branches[i]);
+		if (!(g = gitrefs_find(&all, ref))) {
+			gitrefs_free(&all);
+			return err_set(e, ERR_USAGE, "remap: no branch '%s'",
+				       r->branches[i]);
+		}
+		out->v[out->n] = *g;
+		out->v[out->n++].name = xstrdup(g->name);
+	}
+	gitrefs_free(&all);
+	return 0;
+}
+
+static int clean_tree(struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	int rc = git_out(&out, e, "status", "--porcelain", "--untracked-files=no",
+			 (char *)NULL);
+
+	if (rc == 0 && out.len)
+		rc = err_set(e, ERR_USAGE, "remap: the work tree has uncommitted "
+			     "changes; commit or stash them first");
+	else if (rc > 0)
+		rc = err_set(e, ERR_IO, "git status failed");
+	buf_release(&out);
+	return rc;
+}
+
+static int remap_all(struct remap *r, struct err *e)
+{
+	struct gitrefs list = GITREFS_INIT;
+	struct buf head = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	size_t i;
+	int rc = clean_tree(e);
+
+	if (rc == 0 && git_out(&head, &ignored, "symbolic-ref", "-q", "HEAD",
+			       (char *)NULL) == 0) {
+		gitcmd_chomp(&head);
+		r->head_ref = xstrdup(head.ptr);
+	}
+	if (rc == 0)
+		rc = load_map(r, e);
+	if (rc == 0)
+		rc = branches(&list, r, e);
+	for (i = 0; rc == 0 && i < list.n; i++)
+		rc = remap_branch(r, &list.v[i], e);
+	/* rebase leaves the last branch it moved checked out */
+	if (r->head_ref && !strncmp(r->head_ref, "refs/heads/", 11))
+		git_do(&ignored, "checkout", "-q", r->head_ref + 11, (char *)NULL);
+	if (rc == 0 && r->refused)
+		rc = err_set(e, ERR_IO, "remap: %d branch(es) not moved (see above)",
+			     r->refused);
+	gitrefs_free(&list);
+	buf_release(&head);
+	return rc;
+}
+
+enum { RM_MAP = 256, RM_NO_MSG_IDS };
+
+static const struct option remap_options[] = {
+	{ "commit-map", required_argument, NULL, RM_MAP },
+	{ "no-rewrite-message-ids", no_argument, NULL, RM_NO_MSG_IDS },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --commit-map, or <git-dir>/migrate/commit-map if there is one. */
+static int default_map(struct remap *r, char **owned, struct err *e)
+{
+	struct buf dir = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	int rc = git_out(&dir, &ignored, "rev-parse", "--absolute-git-dir",
+			 (char *)NULL);
+
+	gitcmd_chomp(&dir);
+	if (rc == 0)
+		buf_adds(&dir, "/migrate/commit-map");
+	if (rc == 0 && access(dir.ptr, R_OK) == 0)
+		r->map_path = *owned = xstrdup(dir.ptr);
+	buf_release(&dir);
+	if (!r->map_path)
+		return err_set(e, ERR_USAGE, "remap: no .git/migrate/commit-map "
+			       "here: give --commit-map FILE (the map of the "
+			       "migration, from whoever ran it)");
+	return 0;
+}
+
+int rw_cmd_remap(int argc, char **argv, struct err *e)
+{
+	struct remap r;
+	char *owned = NULL;
+	int c, rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.msg_ids = 1;
+	opterr = 0;
+	optind = 1;
+	while (rc == 0 && (c = getopt_long(argc, argv, "h", remap_options, NULL)) != -1) {
+		if (c == RM_MAP)
+			r.map_path = optarg;
+		else if (c == RM_NO_MSG_IDS)
+			r.msg_ids = 0;
+		else if (c == 'h')
+			return fputs(remap_usage, stdout), 0;
+		else
+			rc = err_set(e, ERR_USAGE, "remap: unknown option or missing "
+				     "value; see migrate remap --help");
+	}
+	r.branches = argv + optind;
+	r.nbranches = argc - optind;
+	if (rc == 0 && !r.map_path)
+		rc = default_map(&r, &owned, e);
+	if (rc == 0)
+		rc = remap_all(&r, e);
+	cmap_free(r.map);
+	free(r.olds);
+	free(r.news);
+	free(r.head_ref);
+	free(owned);
+	return rc;
+}

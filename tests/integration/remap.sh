@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# remap.sh - `migrate remap` moves a collaborator's unpushed work onto the
+# rewritten history.
+#
+# A published repository (bare, the assets corpus) has two clones. Alice
+# has no local work; Bob has a local branch with two unpushed commits on
+# main (one names an old commit id in its message), a local branch that is
+# exactly an old commit, and a branch whose commit conflicts with the
+# migration (it edits a file the rules drop). The maintainer migrates the
+# repository (LFS and a drop rule: ids change) and publishes it. Alice
+# follows RESET.md's commands for a clone without local work; Bob fetches
+# and runs `migrate remap`: his branch ends up on the new history with his
+# two commits on top and their content intact, the old-commit branch moves
+# to the new commit, and the conflicting branch is refused and left as it
+# was.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lfs_lib.sh
+. "$HERE/lfs_lib.sh"
+
+"$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null 2>&1 ||
+	die "make-corpus failed"
+ORIGIN="$SCRATCH/origin.git"
+git clone -q --bare "$SCRATCH/corpus/assets" "$ORIGIN"
+git clone -q "$ORIGIN" "$SCRATCH/alice"
+git clone -q "$ORIGIN" "$SCRATCH/bob"
+B="$SCRATCH/bob"
+
+# --- Bob's unpushed work ------------------------------------------------------
+old_main="$(git -C "$B" rev-parse main)"
+git -C "$B" checkout -q -b work
+echo "bob's notes" >"$B/notes.txt"
+git -C "$B" add notes.txt
+git -C "$B" commit -q -m "notes: first (after $(git -C "$B" rev-parse --short=10 main~2))"
+echo "more notes" >>"$B/notes.txt"
+mkdir -p "$B/src"
+echo 'int main(void) { return 0; }' >"$B/src/bob.c"
+git -C "$B" add notes.txt src/bob.c
+git -C "$B" commit -q -m "notes: second, and bob.c; fixes $old_main"
+git -C "$B" branch old-point main~3
+git -C "$B" checkout -q -b conflicting main
+echo "changed by bob" >>"$B/data/strings.json"
+git -C "$B" commit -q -a -m "edit strings.json"
+git -C "$B" checkout -q work
+git -C "$B" diff main work >"$SCRATCH/work.patch"
+git -C "$B" log --format='%an %ae %at %s' main..work >"$SCRATCH/work.log"
+old_conflicting="$(git -C "$B" rev-parse conflicting)"
+old_point="$(git -C "$B" rev-parse old-point)"
+
+# --- the maintainer migrates and publishes -------------------------------------
+printf '/data/strings.json drop\n*.bin lfs\n*.psd lfs\n' >"$SCRATCH/rules"
+run_migrate run --rules "$SCRATCH/rules" --repo "$ORIGIN" --in-place -q ||
+	die "migrate run --in-place of the published repository failed"
+MAP="$ORIGIN/migrate/commit-map"
+new_main="$(git -C "$ORIGIN" rev-parse main)"
+[ "$new_main" != "$old_main" ] || die "test setup: the rules did not change main's id"
+
+# --- Alice: no local work, RESET.md's commands ---------------------------------
+grep -q 'git fetch --all --prune' "$ORIGIN/migrate/RESET.md" || die "RESET.md: no fetch"
+(cd "$SCRATCH/alice" && git fetch -q --all --prune && git checkout -q main &&
+	git reset -q --hard origin/main && git fetch -q --tags --force) ||
+	die "RESET.md's commands for a clone without local work failed"
+[ "$(git -C "$SCRATCH/alice" rev-parse HEAD)" = "$new_main" ] || die "Alice is not on the new main"
+[ "$(git -C "$SCRATCH/alice" rev-parse v1.0.0)" = "$(git -C "$ORIGIN" rev-parse v1.0.0)" ] ||
+	die "Alice's tags are not the new ones"
+
+# --- Bob: fetch, remap ------------------------------------------------------------
+git -C "$B" fetch -q --all --prune
+rc=0
+(cd "$B" && "$MIGRATE" remap --commit-map "$MAP") 2>"$SCRATCH/remap.err" || rc=$?
+cat "$SCRATCH/remap.err" >&2
+[ "$rc" = 3 ] || die "remap with a conflicting branch gave exit $rc, not 3"
+grep -q 'conflicting: not moved' "$SCRATCH/remap.err" || die "the conflict is not reported"
+[ "$(git -C "$B" rev-parse conflicting)" = "$old_conflicting" ] ||
+	die "the conflicting branch was changed"
+[ ! -d "$B/.git/rebase-merge" ] && [ ! -d "$B/.git/rebase-apply" ] || die "a rebase was left in progress"
+[ "$(git -C "$B" symbolic-ref HEAD)" = refs/heads/work ] || die "HEAD is not back on work"
+[ -z "$(git -C "$B" status --porcelain --untracked-files=no)" ] || die "Bob's work tree is not clean"
+
+# work: on the new main, two commits on top, content intact
+[ "$(git -C "$B" rev-parse work~2)" = "$new_main" ] || die "work is not two commits on the new main"
+[ "$(git -C "$B" rev-list --count "$new_main..work")" = 2 ] || die "work has not exactly 2 commits on the new main"
+git -C "$B" diff "$new_main" work >"$SCRATCH/work.new.patch"
+diff -u "$SCRATCH/work.patch" "$SCRATCH/work.new.patch" || die "the commits' changes differ after remap"
+git -C "$B" log --format='%an %ae %at %s' "$new_main..work" | sed 's/[0-9a-f]\{10,40\}/ID/g' >"$SCRATCH/work.new.log"
+sed 's/[0-9a-f]\{10,40\}/ID/g' "$SCRATCH/work.log" | diff -u - "$SCRATCH/work.new.log" ||
+	die "authors, dates or subjects changed"
+git -C "$B" log -1 --format=%B work | grep -q "fixes $new_main" ||
+	die "the full old id in the message was not rewritten: $(git -C "$B" log -1 --format=%B work)"
+short_new="$(git -C "$ORIGIN" rev-parse --short=10 main~2)"
+git -C "$B" log -1 --format=%B work~1 | grep -q "after $short_new" ||
+	die "the abbreviated old id was not rewritten: $(git -C "$B" log -1 --format=%B work~1)"
+[ "$(git -C "$B" show work:notes.txt)" = "$(printf "bob's notes\nmore notes")" ] || die "notes.txt content"
+git -C "$B" show work:assets/textures/hero.psd | grep -q '^version https://git-lfs' ||
+	die "work does not have the new (LFS) history"
+# old-point: exactly an old commit, moved to the new one
+[ "$(git -C "$B" rev-parse old-point)" = "$(git -C "$ORIGIN" rev-parse main~3)" ] ||
+	die "old-point did not move to the new main~3"
+grep -q "^$old_point $(git -C "$ORIGIN" rev-parse main~3)\$" "$MAP" || die "old-point: map"
+# a second remap finds nothing to do for the moved branches
+rc=0
+(cd "$B" && "$MIGRATE" remap --commit-map "$MAP" work old-point) 2>"$SCRATCH/remap2.err" || rc=$?
+[ "$rc" = 0 ] || die "a second remap of moved branches failed: $(cat "$SCRATCH/remap2.err")"
+[ "$(git -C "$B" rev-parse work~2)" = "$new_main" ] || die "the second remap moved work"
+# the default map is .git/migrate/commit-map; without one, usage error
+rc=0
+(cd "$B" && "$MIGRATE" remap) 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'commit-map' "$SCRATCH/err" || die "remap without a map: exit $rc"
+info "remap: work rebased (2 commits, content and authors intact, old ids in messages rewritten), old-point moved, conflicting refused"
+echo "remap: ok"
