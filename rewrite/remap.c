@@ -417,6 +417,11 @@ static int remap_branch(struct remap *r, const struct gitref *g,
 
 	if (rc <= 0)
 		return rc;
+	if (oid_is_null(&new)) {
+		refuse(r, branch, "the migration dropped the commit it is based "
+		       "on; rebase it by hand");
+		return 0;
+	}
 	if (oid_eq(&old, &g->id))
 		return move_ref(r, branch, &new, &old, e);
 	return rebase_branch(r, branch, &g->id, &old, &new, e);
