@@ -745,9 +745,15 @@ static int dispatch(struct rw *rw, struct err *e)
 		return do_alias(rw, e);
 	case STREAM_FEATURE:
 		/* ours is written first; a second one would be redundant */
-		if (buf_eq(&cmd->text, "done"))
+		if (buf_eq(&cmd->text, "done")) {
+			rw->input_wants_done = 1;
 			return 0;
+		}
 		return stream_write_cmd(rw->out, cmd, e);
+	case STREAM_DONE:
+		/* ours comes last, after every check: fast-import stops here */
+		rw->input_done = 1;
+		return 0;
 	default:
 		return stream_write_cmd(rw->out, cmd, e);
 	}
@@ -842,6 +848,11 @@ static int run(struct rw *rw, struct err *e)
 	if (rw->cur.active)
 		return err_set(e, ERR_STREAM, "stream %s: ended inside a commit",
 			       input_name(rw));
+	if (rw->input_wants_done && !rw->input_done)
+		return err_set(e, ERR_STREAM, "stream %s: byte offset %llu: the stream "
+			       "declared 'feature done' but ended without 'done' "
+			       "(truncated?)", input_name(rw),
+			       (unsigned long long)stream_reader_offset(rw->in));
 	progress_done(rw);
 	return rw->lfs ? lfs_flush(rw, e) : 0;
 }

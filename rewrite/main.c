@@ -16,6 +16,9 @@
 static const char usage_text[] =
 "usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
 "   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
+"   or: migrate run [--rules R] [--repo DIR] (--to NEWDIR | --in-place) [-- REV-ARGS]\n"
+"   or: migrate remap [--commit-map M] [BRANCH...]\n"
+"       (migrate run --help, migrate remap --help)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
 "new id of every object it writes, so the old->new commit map exists even\n"

@@ -531,6 +531,8 @@ static void export_args(const struct run *r, struct gitargv *a)
 	static const char *const flags[] = {
 		"fast-export", "--show-original-ids", "--signed-tags=verbatim",
 		"--tag-of-filtered-object=rewrite", "--reencode=no", "--mark-tags",
+		/* a cut stream then fails in the filter, never imports half */
+		"--use-done-feature",
 	};
 	size_t i;
 

@@ -58,7 +58,12 @@ edit "$SCRATCH/absurd.fe" \
 edit "$SCRATCH/badquote.fe" \
 	's.replace(b"\nM 100644 ", b"\nM 100644 :1 \"unterminated\nM 100644 ", 1)'
 
-for f in count-small count-large unknown absurd badquote; do
+# 7. a stream that declares 'feature done' and ends at a command boundary
+#    without 'done' (cut before the last commit)
+edit "$SCRATCH/nodone.fe" \
+	'b"feature done\n" + s[:s.rindex(b"\ncommit ") + 1]'
+
+for f in count-small count-large unknown absurd badquote nodone; do
 	cmp -s "$SCRATCH/good.fe" "$SCRATCH/$f.fe" && die "$f: the edit did not apply"
 done
 
@@ -106,7 +111,7 @@ case_fails() { # case_fails NAME
 	info "$name: exit 2, '$(head -n 1 "$d/err")'"
 }
 
-for c in truncated count-small count-large unknown absurd badquote; do
+for c in truncated count-small count-large unknown absurd badquote nodone; do
 	case_fails "$c"
 done
 
