@@ -15,7 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define WRITE_BUF_SIZE ((size_t)1 << 20)
+/* The size of a pipe's buffer: the reader downstream (fast-import) gets
+ * bytes as soon as a pipe's worth is ready, instead of idling while a
+ * larger buffer fills with small commands. */
+#define WRITE_BUF_SIZE ((size_t)64 << 10)
 
 struct stream_writer {
 	int fd;			/* -1 in mem mode */
