@@ -451,6 +451,10 @@ struct split_cache *split_cache_new(const struct split_spec *spec)
 	c->parts[0].path = spec->head;	/* borrowed; NULL without head= */
 	c->parts[0].path_len = spec->head_len;
 	c->nparts = 1;
+	/* Never NULL, so that offsets into them are defined even when empty. */
+	grow(&c->recs, &c->reccap, 1, sizeof(*c->recs));
+	grow(&c->mid, &c->midcap, 1, sizeof(*c->mid));
+	grow(&c->runs, &c->runcap, 1, sizeof(*c->runs));
 	buf_init(&c->path, SPLIT_MAX_PATH);
 	return c;
 }
@@ -543,6 +547,12 @@ static size_t recs_before(const struct split_cache *c, size_t off)
 	return lo;
 }
 
+/* The cached version's bytes; NULL before the first version. */
+static const char *cached(const struct split_cache *c)
+{
+	return c->mem ? c->mem + c->base : NULL;
+}
+
 struct middle {
 	size_t a;		/* first re-parsed byte, both versions */
 	size_t ia, ib;		/* old records [ia, ib) are replaced */
@@ -552,7 +562,7 @@ struct middle {
 static void find_middle(const struct split_cache *c, size_t p, size_t s,
 			size_t ln, struct middle *m)
 {
-	const char *old = c->mem + c->base;
+	const char *old = cached(c);
 	size_t lo = c->len, line_start = 0, k;
 
 	if (p > 0) {
@@ -864,7 +874,7 @@ static int chains_equal(struct cursor *x, struct cursor *y)
 static void mark_changes(struct split_cache *c, const char *nd,
 			 const struct middle *m)
 {
-	const char *od = c->mem + c->base;
+	const char *od = cached(c);
 	size_t nold = m->ib - m->ia, i;
 
 	grow(&c->old_next, &c->oncap, nold + 1, sizeof(size_t));
@@ -1040,7 +1050,7 @@ static void collect_runs(struct split_cache *c, size_t *nout)
 static int check_reassembly(const struct split_cache *c)
 {
 	const struct split_result *r = &c->res;
-	const char *d = c->mem + c->base;
+	const char *d = cached(c);
 	size_t at = 0, i, j;
 
 	if (c->nruns == r->n)
@@ -1069,7 +1079,7 @@ static int part_unchanged(const struct split_cache *c, const struct part *x,
 static void build_one_run_each(struct split_cache *c, int had_prev)
 {
 	struct split_result *r = &c->res;
-	const char *d = c->mem + c->base;
+	const char *d = cached(c);
 	size_t i;
 
 	grow(&r->parts, &r->cap, c->nruns, sizeof(*r->parts));
@@ -1091,7 +1101,7 @@ static void build_one_run_each(struct split_cache *c, int had_prev)
 static void build_result(struct split_cache *c, int had_prev)
 {
 	struct split_result *r = &c->res;
-	const char *d = c->mem + c->base;
+	const char *d = cached(c);
 	size_t n, i, at = 0;
 
 	if (c->nruns == c->live) {
@@ -1139,7 +1149,7 @@ int split_run(struct split_cache *c, const char *data, size_t len,
 		data = "";	/* len is 0: keeps mem* and pcre2 off NULL */
 	memset(&c->stats, 0, sizeof(c->stats));
 	if (had_prev) {
-		const char *old = c->mem + c->base;
+		const char *old = cached(c);
 		size_t n = lo < len ? lo : len;
 
 		p = common_prefix(old, data, n);
