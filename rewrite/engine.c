@@ -199,6 +199,11 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 			return 0;
 		}
 		mapped = cmap_get(rw->cmap, &t->orig);
+		if (mapped && oid_is_null(mapped))
+			return err_set(e, ERR_USAGE,
+				       "%s: the commit map says this commit was "
+				       "dropped; history cannot continue from it",
+				       ref->name.ptr);
 		if (mapped) {
 			t->translated = 1;
 			return read_commit(rw, rw->dst, oid_hex(mapped, hex), t, e) < 0

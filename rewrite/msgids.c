@@ -83,11 +83,11 @@ void msgids_free(struct rw *rw)
 }
 
 /* The new id for an abbreviation (or full id), or NULL when unknown,
- * ambiguous, or unchanged. */
+ * ambiguous, or dropped. */
 static const struct oid *lookup(struct rw *rw, const char *hex, size_t len)
 {
 	char full[OID_HEX + 1];
-	const struct oid *found = NULL;
+	const struct oid *found = NULL, *new;
 	struct prefix_ent *p;
 	uint32_t key = prefix_key(hex);
 	size_t i;
@@ -102,7 +102,12 @@ static const struct oid *lookup(struct rw *rw, const char *hex, size_t len)
 			return NULL; /* ambiguous: leave it */
 		found = &p->olds[i];
 	}
-	return found ? cmap_get(rw->cmap, found) : NULL;
+	if (!found)
+		return NULL;
+	/* a commit an earlier run dropped (40 zeros in the map) has no new
+	 * id: its old one stays, as git-filter-repo leaves it */
+	new = cmap_get(rw->cmap, found);
+	return new && !oid_is_null(new) ? new : NULL;
 }
 
 int msgids_rewrite(struct rw *rw, struct buf *msg)

@@ -144,4 +144,31 @@ msg=$(git -C "$SCRATCH/msg-keep" log -1 --format=%s main)
 [ "$msg" = "Fixes $first and ${second:0:9}; not an id: deadbeefcafe" ] ||
 	die "--no-rewrite-message-ids changed the message: '$msg'"
 info "message ids: full and abbreviated ids rewritten, unknown hex left, opt-out kept"
+
+# a commit an earlier run dropped (40 zeros in the map, as git-filter-repo
+# writes for a pruned commit) keeps its old id in messages, never zeros;
+# history cannot continue from it
+git -C "$M" commit -q --allow-empty -m "Reverts $first, see ${second:0:8}"
+zeros=0000000000000000000000000000000000000000
+sed "s/^$first .*/$first $zeros/" "$SCRATCH/msg-rewrite.map" >"$SCRATCH/msg-drop.map"
+grep -q "^$first $zeros\$" "$SCRATCH/msg-drop.map" || die "could not edit the map"
+(cd "$M" && git fast-export --show-original-ids --reference-excluded-parents \
+	--signed-tags=verbatim --reencode=no main~1..main) >"$SCRATCH/msg-more.fe"
+(cd "$M" && run_migrate --rules "$SCRATCH/drop.rules" \
+	--commit-map "$SCRATCH/msg-drop.map" --target-repo "$SCRATCH/msg-rewrite") \
+	<"$SCRATCH/msg-more.fe" |
+	git -C "$SCRATCH/msg-rewrite" fast-import --quiet --force ||
+	die "incremental message run failed"
+msg=$(git -C "$SCRATCH/msg-rewrite" log -1 --format=%s main)
+[ "$msg" = "Reverts $first, see ${new_second:0:8}" ] ||
+	die "dropped commit's id not kept as it was: '$msg'"
+(cd "$M" && git fast-export --show-original-ids --reference-excluded-parents \
+	main~3..main~2) >"$SCRATCH/msg-after-dropped.fe"
+rc=0
+(cd "$M" && "$MIGRATE" --commit-map "$SCRATCH/msg-drop.map" \
+	--target-repo "$SCRATCH/msg-rewrite") \
+	<"$SCRATCH/msg-after-dropped.fe" >/dev/null 2>"$SCRATCH/dropped.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "was dropped" "$SCRATCH/dropped.err" ||
+	die "continuing from a dropped commit: exit $rc, $(cat "$SCRATCH/dropped.err")"
+info "message ids: a dropped commit's id stays as it was; no history continues from it"
 echo "report_dryrun: ok"
