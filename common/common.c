@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,4 +236,16 @@ int err_errno(struct err *e, enum err_kind kind, const char *fmt, ...)
 	err_vset(e, kind, 1, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+void pipe_widen(int fd)
+{
+#ifdef F_SETPIPE_SZ
+	int have = fcntl(fd, F_GETPIPE_SZ);
+
+	if (have > 0 && have < (1 << 20))
+		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#else
+	(void)fd;
+#endif
 }

@@ -55,6 +55,14 @@ static inline int u64_to_size(uint64_t v, size_t *out)
  */
 int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
 
+/*
+ * Grows the pipe behind fd to 1 MiB (the unprivileged maximum) so that
+ * the processes on either end run ahead of each other by more than 64 KiB:
+ * fewer context switches and no idle reader. Best effort: anything that
+ * is not a pipe is left alone, and a refusal is no error.
+ */
+void pipe_widen(int fd);
+
 /* ---- byte buffer ---- */
 
 #define BUF_MAX_DEFAULT ((size_t)1 << 30) /* 1 GiB: texts, never blobs */

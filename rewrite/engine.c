@@ -806,31 +806,12 @@ static void rw_release(struct rw *rw)
 	obj_hash_free(rw->hash);
 }
 
-/*
- * A pipe of 1 MiB (the unprivileged maximum) instead of 64 KiB lets
- * fast-export, migrate and fast-import each run ahead of the next by more
- * than one blob chunk: fewer context switches, no idle fast-import while
- * migrate waits for a core. Best effort: files and terminals are left as
- * they are, and a refusal is no error.
- */
-static void widen_pipe(int fd)
-{
-#ifdef F_SETPIPE_SZ
-	int have = fcntl(fd, F_GETPIPE_SZ);
-
-	if (have > 0 && have < (1 << 20))
-		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-#else
-	(void)fd;
-#endif
-}
-
 static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 		    int out_fd)
 {
 	memset(rw, 0, sizeof(*rw));
-	widen_pipe(in_fd);
-	widen_pipe(out_fd);
+	pipe_widen(in_fd);
+	pipe_widen(out_fd);
 	rw->opt = opt;
 	rw->in = stream_reader_new_fd(in_fd, input_name(rw));
 	rw->out = stream_writer_new_fd(out_fd, "<stdout>");

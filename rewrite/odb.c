@@ -81,6 +81,7 @@ static int odb_start(struct odb *db, struct err *e)
 	}
 	close(in[0]);
 	close(out[1]);
+	pipe_widen(out[0]);	/* objects stream in while we write them out */
 	db->pid = pid;
 	db->to = fdopen(in[1], "w");
 	db->from = fdopen(out[0], "r");
