@@ -187,30 +187,6 @@ int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
 /* lfs.c: the rule set (for reports) */
 const struct rules *lfs_rules(const struct rw *rw);
 
-/* report.c: --report, --report-json (all no-ops without them) */
-void report_init(struct rw *rw);
-void report_free(struct rw *rw);
-void report_est_begin(struct rw *rw);
-void report_est_feed(struct rw *rw, const void *p, size_t n);
-uint64_t report_est_end(struct rw *rw, uint64_t size);
-uint64_t report_est_buf(struct rw *rw, const void *p, size_t n);
-void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
-		       uint64_t est);
-void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
-			uint64_t est);
-void report_path(struct rw *rw, const char *path, size_t len,
-		 const struct oid *id, uint64_t size);
-void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
-		 const struct oid *id, uint64_t size, uint64_t est);
-void report_split(struct rw *rw, const char *path, size_t len,
-		  uint64_t version_bytes, const char *part, size_t plen,
-		  uint64_t part_bytes);
-int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
-		 uint64_t rewritten, char **tmp_txt, char **tmp_json,
-		 struct err *e);
-/* lfs.c: the rule set (for reports) */
-const struct rules *lfs_rules(const struct rw *rw);
-
 /* progress.c */
 void progress_init(struct rw *rw);
 void progress_tick(struct rw *rw);

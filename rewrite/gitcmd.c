@@ -215,6 +215,33 @@ int gitcmd_ok(const char *dir, const struct gitargv *args,
 	return -1;
 }
 
+int gitcmd_vrunl(const char *dir, int check, struct buf *out, struct err *e,
+		 va_list ap)
+{
+	struct gitargv a = GITARGV_INIT;
+	const char *s;
+	int rc;
+
+	while ((s = va_arg(ap, const char *)))
+		gitargv_push(&a, s);
+	rc = check ? gitcmd_ok(dir, &a, NULL, out, e)
+		   : gitcmd_run(dir, &a, NULL, out, e);
+	gitargv_clear(&a);
+	return rc;
+}
+
+int gitcmd_runl(const char *dir, int check, struct buf *out, struct err *e,
+		...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, e);
+	rc = gitcmd_vrunl(dir, check, out, e, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* ---- refs ---- */
 
 static int gitref_by_name(const void *a, const void *b)

@@ -5,6 +5,7 @@
 #ifndef MIGRATE_RW_GITCMD_H
 #define MIGRATE_RW_GITCMD_H
 
+#include <stdarg.h>
 #include <sys/types.h>
 
 #include "../common/common.h"
@@ -52,6 +53,15 @@ int gitcmd_run(const char *dir, const struct gitargv *args,
  * command. Returns 0 or -1. */
 int gitcmd_ok(const char *dir, const struct gitargv *args,
 	      const struct buf *in, struct buf *out, struct err *e);
+
+/*
+ * gitcmd_run (check 0) or gitcmd_ok (check 1) with the arguments given
+ * as a NULL-terminated list of strings, no stdin.
+ */
+int gitcmd_runl(const char *dir, int check, struct buf *out, struct err *e,
+		...) __attribute__((sentinel));
+int gitcmd_vrunl(const char *dir, int check, struct buf *out, struct err *e,
+		 va_list ap);
 
 /* "git -C DIR ARGS..." for messages (the first few arguments). */
 void gitcmd_describe(struct buf *out, const char *dir,

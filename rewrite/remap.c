@@ -93,38 +93,6 @@ static int is_new(const struct remap *r, const struct oid *id)
 
 /* ---- git helpers ---- */
 
-static int git_out(struct buf *out, struct err *e, ...)
-{
-	struct gitargv a = GITARGV_INIT;
-	const char *s;
-	va_list ap;
-	int rc;
-
-	va_start(ap, e);
-	while ((s = va_arg(ap, const char *)))
-		gitargv_push(&a, s);
-	va_end(ap);
-	rc = gitcmd_run(NULL, &a, NULL, out, e);
-	gitargv_clear(&a);
-	return rc;
-}
-
-static int git_do(struct err *e, ...)
-{
-	struct gitargv a = GITARGV_INIT;
-	const char *s;
-	va_list ap;
-	int rc;
-
-	va_start(ap, e);
-	while ((s = va_arg(ap, const char *)))
-		gitargv_push(&a, s);
-	va_end(ap);
-	rc = gitcmd_run(NULL, &a, NULL, NULL, e);
-	gitargv_clear(&a);
-	return rc;
-}
-
 /* ---- one branch ---- */
 
 static void refuse(struct remap *r, const char *branch, const char *why)
@@ -145,7 +113,7 @@ static int find_base(const struct remap *r, const struct oid *tip,
 	char hex[OID_HEX + 1], *line, *nl;
 	const struct oid *m;
 	struct oid id;
-	int rc = git_out(&out, e, "rev-list", "--topo-order", oid_hex(tip, hex),
+	int rc = gitcmd_runl(NULL, 0, &out, e, "rev-list", "--topo-order", oid_hex(tip, hex),
 			 (char *)NULL);
 
 	if (rc > 0)
@@ -179,8 +147,8 @@ static const char *replay_problem(const struct remap *r, const struct oid *base,
 	struct oid id;
 
 	snprintf(range, sizeof(range), "%s..%s", oid_hex(base, h1), oid_hex(tip, h2));
-	if (git_out(&out, e, "rev-list", range, (char *)NULL) != 0 ||
-	    git_out(&merges, e, "rev-list", "--merges", range, (char *)NULL) != 0)
+	if (gitcmd_runl(NULL, 0, &out, e, "rev-list", range, (char *)NULL) != 0 ||
+	    gitcmd_runl(NULL, 0, &merges, e, "rev-list", "--merges", range, (char *)NULL) != 0)
 		why = "git rev-list failed";
 	for (line = out.ptr; !why && (nl = strchr(line, '\n')); line = nl + 1)
 		if (oid_from_hex(&id, line, (size_t)(nl - line)) == 0 &&
@@ -202,9 +170,9 @@ static int move_ref(struct remap *r, const char *branch, const struct oid *new,
 
 	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
 	if (r->head_ref && !strcmp(r->head_ref, ref))
-		rc = git_do(e, "reset", "-q", "--hard", oid_hex(new, h1), (char *)NULL);
+		rc = gitcmd_runl(NULL, 0, NULL, e, "reset", "-q", "--hard", oid_hex(new, h1), (char *)NULL);
 	else
-		rc = git_do(e, "update-ref", "-m", "migrate remap", ref,
+		rc = gitcmd_runl(NULL, 0, NULL, e, "update-ref", "-m", "migrate remap", ref,
 			    oid_hex(new, h1), oid_hex(old, h2), (char *)NULL);
 	if (rc != 0)
 		refuse(r, branch, "git could not move it");
@@ -320,7 +288,7 @@ static int rewrite_one(const struct remap *r, struct oid *id,
 		   idhex = BUF_INIT(4096);
 	char hex[OID_HEX + 1];
 	struct oid orig = *id;
-	int rc = git_out(&body, e, "cat-file", "commit", oid_hex(id, hex), (char *)NULL);
+	int rc = gitcmd_runl(NULL, 0, &body, e, "cat-file", "commit", oid_hex(id, hex), (char *)NULL);
 
 	if (rc == 0 && rewrite_commit(r, &body, parent_old, parent_new, &out)) {
 		gitargv_push(&a, "hash-object");
@@ -356,7 +324,7 @@ static int rewrite_messages(struct remap *r, const char *branch,
 	int rc;
 
 	snprintf(range, sizeof(range), "%s..refs/heads/%s", oid_hex(base, h1), branch);
-	rc = git_out(&list, e, "rev-list", "--reverse", range, (char *)NULL);
+	rc = gitcmd_runl(NULL, 0, &list, e, "rev-list", "--reverse", range, (char *)NULL);
 	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
 		if (oid_from_hex(&id, line, (size_t)(nl - line)) < 0)
 			continue;
@@ -367,7 +335,7 @@ static int rewrite_messages(struct remap *r, const char *branch,
 	if (rc != 0 || oid_eq(&tip, &pnew))
 		return rc == 0 ? 0 : -1;
 	snprintf(range, sizeof(range), "refs/heads/%s", branch);
-	rc = git_do(e, "update-ref", "-m", "migrate remap: message ids", range,
+	rc = gitcmd_runl(NULL, 0, NULL, e, "update-ref", "-m", "migrate remap: message ids", range,
 		    oid_hex(&pnew, h1), oid_hex(&tip, h2), (char *)NULL);
 	return rc == 0 ? 0 : -1;
 }
@@ -387,16 +355,16 @@ static int rebase_branch(struct remap *r, const char *branch,
 		return 0;
 	}
 	snprintf(obj, sizeof(obj), "%s^{commit}", oid_hex(new, h1));
-	if (git_do(e, "cat-file", "-e", obj, (char *)NULL) != 0) {
+	if (gitcmd_runl(NULL, 0, NULL, e, "cat-file", "-e", obj, (char *)NULL) != 0) {
 		snprintf(why, sizeof(why), "its new base %.12s is not in this "
 			 "clone: fetch the new history first", h1);
 		refuse(r, branch, why);
 		return 0;
 	}
-	rc = git_do(e, "rebase", "-q", "--onto", h1, oid_hex(old, h2), branch,
+	rc = gitcmd_runl(NULL, 0, NULL, e, "rebase", "-q", "--onto", h1, oid_hex(old, h2), branch,
 		    (char *)NULL);
 	if (rc != 0) {
-		git_do(e, "rebase", "--abort", (char *)NULL);
+		gitcmd_runl(NULL, 0, NULL, e, "rebase", "--abort", (char *)NULL);
 		snprintf(why, sizeof(why), "the rebase onto %.12s stopped (a "
 			 "conflict?) and was aborted; the branch is as it was", h1);
 		refuse(r, branch, why);
@@ -461,7 +429,7 @@ static int branches(struct gitrefs *out, const struct remap *r,
 static int clean_tree(struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	int rc = git_out(&out, e, "status", "--porcelain", "--untracked-files=no",
+	int rc = gitcmd_runl(NULL, 0, &out, e, "status", "--porcelain", "--untracked-files=no",
 			 (char *)NULL);
 
 	if (rc == 0 && out.len)
@@ -481,7 +449,7 @@ static int remap_all(struct remap *r, struct err *e)
 	size_t i;
 	int rc = clean_tree(e);
 
-	if (rc == 0 && git_out(&head, &ignored, "symbolic-ref", "-q", "HEAD",
+	if (rc == 0 && gitcmd_runl(NULL, 0, &head, &ignored, "symbolic-ref", "-q", "HEAD",
 			       (char *)NULL) == 0) {
 		gitcmd_chomp(&head);
 		r->head_ref = xstrdup(head.ptr);
@@ -494,7 +462,7 @@ static int remap_all(struct remap *r, struct err *e)
 		rc = remap_branch(r, &list.v[i], e);
 	/* rebase leaves the last branch it moved checked out */
 	if (r->head_ref && !strncmp(r->head_ref, "refs/heads/", 11))
-		git_do(&ignored, "checkout", "-q", r->head_ref + 11, (char *)NULL);
+		gitcmd_runl(NULL, 0, NULL, &ignored, "checkout", "-q", r->head_ref + 11, (char *)NULL);
 	if (rc == 0 && r->refused)
 		rc = err_set(e, ERR_IO, "remap: %d branch(es) not moved (see above)",
 			     r->refused);
@@ -517,7 +485,7 @@ static int default_map(struct remap *r, char **owned, struct err *e)
 {
 	struct buf dir = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
-	int rc = git_out(&dir, &ignored, "rev-parse", "--absolute-git-dir",
+	int rc = gitcmd_runl(NULL, 0, &dir, &ignored, "rev-parse", "--absolute-git-dir",
 			 (char *)NULL);
 
 	gitcmd_chomp(&dir);

@@ -133,18 +133,13 @@ static int dir_has_entries(const char *dir)
  * frees). */
 static int git_line(char **out, const char *dir, struct err *e, ...)
 {
-	struct gitargv a = GITARGV_INIT;
 	struct buf b = BUF_INIT(1 << 20);
-	const char *s;
 	va_list ap;
 	int r;
 
 	va_start(ap, e);
-	while ((s = va_arg(ap, const char *)))
-		gitargv_push(&a, s);
+	r = gitcmd_vrunl(dir, 1, &b, e, ap);
 	va_end(ap);
-	r = gitcmd_ok(dir, &a, NULL, &b, e);
-	gitargv_clear(&a);
 	gitcmd_chomp(&b);
 	if (r == 0)
 		*out = buf_detach(&b, NULL);
@@ -1001,22 +996,6 @@ static int map_prepare(struct run *r, const struct state_files *fin,
 	return map_entries(&r->map_before, fnew->map, e);
 }
 
-static int git_simple(const char *dir, struct err *e, ...)
-{
-	struct gitargv a = GITARGV_INIT;
-	const char *s;
-	va_list ap;
-	int r;
-
-	va_start(ap, e);
-	while ((s = va_arg(ap, const char *)))
-		gitargv_push(&a, s);
-	va_end(ap);
-	r = gitcmd_ok(dir, &a, NULL, NULL, e);
-	gitargv_clear(&a);
-	return r;
-}
-
 /* 1 if `git status` shows no change to tracked files, 0 if it does. */
 static int worktree_clean(const char *dir, struct err *e)
 {
@@ -1115,7 +1094,7 @@ static int copy_head(const struct run *r, struct err *e)
 
 	if (git_line(&sym, r->o.repo, &ignored, "symbolic-ref", "-q", "HEAD",
 		     (char *)NULL) == 0)
-		rc = git_simple(r->dst, e, "symbolic-ref", "HEAD", sym, (char *)NULL);
+		rc = gitcmd_runl(r->dst, 1, NULL, e, "symbolic-ref", "HEAD", sym, (char *)NULL);
 	free(sym);
 	return rc;
 }
