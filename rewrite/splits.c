@@ -38,7 +38,6 @@ struct split_file {
 	struct branch *branch;
 	struct oid last_commit;
 	int pending;			/* placed in the commit being built */
-	size_t nids;
 	UT_hash_handle hh;
 };
 
@@ -336,43 +335,32 @@ static int cache_valid(const struct rw *rw, const struct split_file *f)
 }
 
 /*
- * Fast path: the tree holds the previous version's parts, so only parts
- * split/ reports as changed are looked at; ids are updated in place.
+ * Fast path: the tree holds the previous version's parts, so only what
+ * split/ lists as changed is looked at: the new or changed parts are
+ * written, the vanished ones deleted; ids are updated in place. Costs the
+ * change, not the number of parts.
  */
 static int place_known(struct rw *rw, struct split_file *f,
 		       const struct split_result *res, struct err *e)
 {
-	size_t i, n = split_result_count(res), fresh = 0;
-	struct path_set ps;
-	struct part_id *p, *t;
+	size_t i, len;
+	struct part_id *p;
 	int r = 0;
 
-	for (i = 0; i < n && r == 0; i++) {
-		const struct split_part *part = split_result_part(res, i);
-		if (part->unchanged)
-			continue;
-		HASH_FIND(hh, f->ids, part->path, part->path_len, p);
-		fresh += !p;
-		r = write_part(rw, f, part, &f->ids, e);
-	}
-	if (r < 0 || f->nids + fresh == n)
-		goto out;
-	/* some parts vanished: find them (rare) */
-	path_set_build(&ps, res);
-	HASH_ITER(hh, f->ids, p, t) {
-		if (path_set_has(&ps, p->path, strlen(p->path)))
-			continue;
-		if (write_delete(rw, p->path, strlen(p->path), e) < 0) {
+	for (i = 0; i < split_result_nchanged(res) && r == 0; i++)
+		r = write_part(rw, f, split_result_changed(res, i), &f->ids, e);
+	for (i = 0; i < split_result_nvanished(res) && r == 0; i++) {
+		const char *path = split_result_vanished(res, i, &len);
+
+		if (write_delete(rw, path, len, e) < 0)
 			r = -1;
-			break;
+		HASH_FIND(hh, f->ids, path, len, p);
+		if (p) {
+			HASH_DEL(f->ids, p);
+			free(p->path);
+			free(p);
 		}
-		HASH_DEL(f->ids, p);
-		free(p->path);
-		free(p);
 	}
-	path_set_free(&ps);
-out:
-	f->nids = HASH_COUNT(f->ids);
 	return r;
 }
 
@@ -391,7 +379,6 @@ static int place_unknown(struct rw *rw, struct split_file *f,
 		r = delete_vanished(rw, f, res, e);
 	ids_free(&f->ids);
 	f->ids = ids;
-	f->nids = HASH_COUNT(ids);
 	return r;
 }
 
@@ -463,7 +450,6 @@ int splits_delete(struct rw *rw, const char *path, size_t len,
 	if (file_get(rw, path, len, rule, &f, e) < 0)
 		return -1;
 	ids_free(&f->ids); /* the tree no longer holds the parts */
-	f->nids = 0;
 	return delete_vanished(rw, f, NULL, e);
 }
 
@@ -475,7 +461,6 @@ void splits_forget(struct rw *rw)
 		return;
 	HASH_ITER(hh, rw->splits->files, f, t) {
 		ids_free(&f->ids);
-		f->nids = 0;
 	}
 }
 

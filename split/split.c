@@ -320,11 +320,21 @@ struct part {
 };
 
 struct split_result {
+	struct split_cache *owner;
+	int built;		/* parts/ranges list every part of this run */
 	struct split_part *parts;
 	size_t n, cap;
 	struct split_range *ranges;
 	size_t rcap;
 	int reassembles;
+	/* what changed, always listed: new or changed parts (copies, ranges
+	 * in chg_ranges or in ranges), ids of the parts that vanished */
+	struct split_part *chg;
+	size_t nchg, chgcap;
+	struct split_range *chg_ranges;
+	size_t chgrcap;
+	uint32_t *gone;
+	size_t ngone, gonecap;
 };
 
 struct split_cache {
@@ -363,6 +373,7 @@ struct split_cache {
 	struct buf path;
 
 	struct split_result res;
+	int had_prev;		/* of the last run, for the lazy listing */
 	struct split_stats stats;
 };
 
@@ -456,6 +467,7 @@ struct split_cache *split_cache_new(const struct split_spec *spec)
 	grow(&c->mid, &c->midcap, 1, sizeof(*c->mid));
 	grow(&c->runs, &c->runcap, 1, sizeof(*c->runs));
 	buf_init(&c->path, SPLIT_MAX_PATH);
+	c->res.owner = c;
 	return c;
 }
 
@@ -471,6 +483,8 @@ void split_cache_reset(struct split_cache *c)
 	c->nrec = 0;
 	c->nruns = 0;
 	c->res.n = 0;
+	c->res.built = 1;
+	c->res.nchg = c->res.ngone = 0;
 	c->res.reassembles = 1;
 	memset(&c->stats, 0, sizeof(c->stats));
 }
@@ -498,6 +512,9 @@ void split_cache_free(struct split_cache *c)
 	buf_release(&c->path);
 	free(c->res.parts);
 	free(c->res.ranges);
+	free(c->res.chg);
+	free(c->res.chg_ranges);
+	free(c->res.gone);
 	free(c);
 }
 
@@ -1104,6 +1121,7 @@ static void build_result(struct split_cache *c, int had_prev)
 	const char *d = cached(c);
 	size_t n, i, at = 0;
 
+	r->built = 1;
 	if (c->nruns == c->live) {
 		build_one_run_each(c, had_prev);
 		return;
@@ -1138,10 +1156,91 @@ static void build_result(struct split_cache *c, int had_prev)
 	r->reassembles = check_reassembly(c);
 }
 
+/*
+ * The run of part id in a one-run-each version, after the splice: the one
+ * holding its first new record; without one, the run is next to the
+ * middle (records [ia, ia + nmid)), before or after it, for the part had
+ * records in the old middle and its run is contiguous.
+ */
+static size_t part_run(const struct split_cache *c, uint32_t id, size_t ia)
+{
+	const struct part *x = &c->parts[id];
+	size_t k;
+
+	if (x->new_first != NONE)
+		k = run_of(c, ia + x->new_first);
+	else if (ia > 0 && c->recs[ia - 1].part == id)
+		k = run_of(c, ia - 1);
+	else
+		k = run_of(c, ia + c->nmid);
+	if (c->runs[k].part == id)
+		return k;
+	for (k = 0; c->runs[k].part != id; k++)
+		;	/* not reached while the above holds; a safe answer */
+	return k;
+}
+
+/*
+ * Lists what the run changed, from the parts it touched: new or changed
+ * parts and parts that vanished. Each part of a one-run-each version is
+ * the run holding its first new record (binary search); otherwise the
+ * full listing is built first and the changed parts are copied from it.
+ */
+static void list_changes(struct split_cache *c, size_t ia)
+{
+	struct split_result *r = &c->res;
+	const char *d = cached(c);
+	size_t i;
+
+	r->nchg = r->ngone = 0;
+	grow(&r->chg, &r->chgcap, c->ntouched, sizeof(*r->chg));
+	grow(&r->chg_ranges, &r->chgrcap, c->ntouched, sizeof(*r->chg_ranges));
+	for (i = 0; i < c->ntouched; i++) {
+		uint32_t id = c->touched[i];
+		struct part *x = &c->parts[id];
+		struct split_part *o = &r->chg[r->nchg];
+
+		if (x->nrec == 0) {
+			grow(&r->gone, &r->gonecap, r->ngone + 1, sizeof(*r->gone));
+			r->gone[r->ngone++] = id;
+			continue;
+		}
+		if (x->unchanged)
+			continue;
+		if (r->built) {
+			*o = r->parts[x->out];
+		} else {
+			size_t off, len = run_span(c, part_run(c, id, ia), &off);
+
+			r->chg_ranges[r->nchg] = (struct split_range){ d + off, len };
+			*o = (struct split_part){ x->path, x->path_len,
+						  r->chg_ranges + r->nchg, 1, len,
+						  0, id == HEAD_PART };
+		}
+		r->nchg++;
+	}
+}
+
+/*
+ * Ends a run: a version whose parts are one run each (the sorted files
+ * people split) is listed only on demand (split_result_count/part), so
+ * that a run costs what changed, not the number of parts.
+ */
+static void finish(struct split_cache *c, int had_prev, size_t ia)
+{
+	c->had_prev = had_prev;
+	c->res.built = 0;
+	if (c->nruns == c->live)
+		c->res.reassembles = 1;
+	else
+		build_result(c, had_prev);
+	list_changes(c, ia);
+}
+
 int split_run(struct split_cache *c, const char *data, size_t len,
 	      const struct split_result **out, struct err *e)
 {
-	size_t lo = c->valid ? c->len : 0, p = 0, s = 0, i;
+	size_t lo = c->valid ? c->len : 0, p = 0, s = 0;
 	struct middle m;
 	int had_prev = c->valid;
 
@@ -1154,10 +1253,12 @@ int split_run(struct split_cache *c, const char *data, size_t len,
 
 		p = common_prefix(old, data, n);
 		if (p == lo && p == len) {
-			for (i = 0; i < c->res.n; i++)
-				c->res.parts[i].unchanged = 1;
+			/* a new stamp: every part reads as unchanged */
+			c->stamp++;
+			c->ntouched = 0;
 			c->stats.identical = 1;
 			c->stats.kept_records = c->nrec;
+			finish(c, 1, 0);
 			*out = &c->res;
 			return 0;
 		}
@@ -1180,21 +1281,58 @@ int split_run(struct split_cache *c, const char *data, size_t len,
 	splice_records(c, &m, lo, len);
 	store_version(c, data, len, p, s);
 	c->valid = 1;
-	build_result(c, had_prev);
+	finish(c, had_prev, m.ia);
 	*out = &c->res;
 	return 0;
 }
 
+/* The full listing, built on first use after a run. */
+static const struct split_result *built(const struct split_result *r)
+{
+	if (!r->built)
+		build_result(r->owner, r->owner->had_prev);
+	return r;
+}
+
 size_t split_result_count(const struct split_result *r)
 {
-	return r->n;
+	return built(r)->n;
 }
 
 const struct split_part *split_result_part(const struct split_result *r,
 					   size_t i)
 {
+	r = built(r);
 	assert(i < r->n);
 	return &r->parts[i];
+}
+
+size_t split_result_nchanged(const struct split_result *r)
+{
+	return r->nchg;
+}
+
+const struct split_part *split_result_changed(const struct split_result *r,
+					      size_t i)
+{
+	assert(i < r->nchg);
+	return &r->chg[i];
+}
+
+size_t split_result_nvanished(const struct split_result *r)
+{
+	return r->ngone;
+}
+
+const char *split_result_vanished(const struct split_result *r, size_t i,
+				  size_t *len)
+{
+	const struct part *x;
+
+	assert(i < r->ngone);
+	x = &r->owner->parts[r->gone[i]];
+	*len = x->path_len;
+	return x->path;
 }
 
 int split_result_reassembles(const struct split_result *r)

@@ -128,6 +128,21 @@ size_t split_result_count(const struct split_result *r);
 /* The i-th part (i < count), borrowed like the result itself. */
 const struct split_part *split_result_part(const struct split_result *r,
 					   size_t i);
+/*
+ * What changed since the previous version of this cache, at a cost
+ * proportional to the change (the full listing above costs the number of
+ * parts and is built only when asked for): the new or changed parts
+ * (unchanged == 0; in no particular order, borrowed like the result), and
+ * the paths of the parts the previous version had and this one has not.
+ * After a reset or a first run every part is new and none vanished.
+ */
+size_t split_result_nchanged(const struct split_result *r);
+const struct split_part *split_result_changed(const struct split_result *r,
+					      size_t i);
+size_t split_result_nvanished(const struct split_result *r);
+const char *split_result_vanished(const struct split_result *r, size_t i,
+				  size_t *len);
+
 /* 1 when the parts concatenated in order are the version, else 0. */
 int split_result_reassembles(const struct split_result *r);
 

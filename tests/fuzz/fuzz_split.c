@@ -9,6 +9,10 @@
  * parts (paths, bytes, order, head flag), the reassembly verdict and the
  * errors must agree, every byte must land in exactly one part, and each
  * `unchanged` flag must match a byte comparison with the previous result.
+ * The list of changes (taken before the full listing is asked for, which
+ * is built lazily) must hold exactly the parts whose flag is 0, with the
+ * same bytes, and the vanished paths exactly those the previous result
+ * had and this one has not.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +128,76 @@ static void flags_right(const struct copy *cur, const struct copy *prev)
 	}
 }
 
+/* The change lists of r, copied (before r's full listing is built). */
+static void changes_take(struct copy *c, struct copy *gone,
+			 const struct split_result *r)
+{
+	struct err e = ERR_INIT;
+	size_t i, len;
+
+	copy_free(c);
+	copy_free(gone);
+	c->n = split_result_nchanged(r);
+	c->path = calloc(c->n + 1, sizeof(*c->path));
+	c->bytes = calloc(c->n + 1, sizeof(*c->bytes));
+	for (i = 0; i < c->n; i++) {
+		const struct split_part *p = split_result_changed(r, i);
+
+		if (p->unchanged)
+			abort();
+		c->path[i] = xmemdup(p->path, p->path_len);
+		buf_init(&c->bytes[i], (size_t)1 << 30);
+		if (split_part_copy(&c->bytes[i], p, &e) < 0 ||
+		    c->bytes[i].len != p->size)
+			abort();
+	}
+	gone->n = split_result_nvanished(r);
+	gone->path = calloc(gone->n + 1, sizeof(*gone->path));
+	gone->bytes = calloc(gone->n + 1, sizeof(*gone->bytes));
+	for (i = 0; i < gone->n; i++) {
+		const char *path = split_result_vanished(r, i, &len);
+		gone->path[i] = xmemdup(path, len);
+	}
+}
+
+static size_t find_path(const struct copy *c, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->path[i], path))
+			return i;
+	return (size_t)-1;
+}
+
+static void changes_right(const struct copy *chg, const struct copy *gone,
+			  const struct copy *cur, const struct copy *prev)
+{
+	size_t i, j, want = 0;
+
+	for (i = 0; i < cur->n; i++) {
+		if (cur->unchanged[i])
+			continue;
+		want++;
+		j = find_path(chg, cur->path[i]);
+		if (j == (size_t)-1 || chg->bytes[j].len != cur->bytes[i].len ||
+		    memcmp(chg->bytes[j].ptr, cur->bytes[i].ptr, cur->bytes[i].len))
+			abort();
+	}
+	if (chg->n != want)
+		abort();
+	want = 0;
+	for (i = 0; prev && i < prev->n; i++) {
+		if (find_path(cur, prev->path[i]) != (size_t)-1)
+			continue;
+		want++;
+		if (find_path(gone, prev->path[i]) == (size_t)-1)
+			abort();
+	}
+	if (gone->n != want)
+		abort();
+}
+
 /* v = v[0..at) + v[src..src+ins) + v[at+del..), all clamped. */
 static void edit(struct buf *v, const uint8_t *k)
 {
@@ -148,7 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct split_spec *sp[5];
 	struct split_cache *inc;
-	struct copy prev = { 0 }, a = { 0 }, b = { 0 };
+	struct copy prev = { 0 }, a = { 0 }, b = { 0 }, chg = { 0 }, gone = { 0 };
 	struct buf v = BUF_INIT((size_t)1 << 30);
 	size_t which, round;
 	int had_prev = 0;
@@ -174,7 +248,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (xi != xf || (xi < 0 && strcmp(ei.msg, ef.msg)))
 			abort();
 		if (xi == 0) {
+			changes_take(&chg, &gone, ri);
 			copy_take(&a, ri, v.ptr, v.len);
+			changes_right(&chg, &gone, &a, had_prev ? &prev : NULL);
 			copy_take(&b, rf, v.ptr, v.len);
 			same(&a, &b);
 			if (had_prev)
@@ -187,6 +263,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			edit(&v, data + 1 + round * 4);
 	}
 	copy_free(&prev);
+	copy_free(&chg);
+	copy_free(&gone);
 	copy_free(&a);
 	copy_free(&b);
 	buf_release(&v);

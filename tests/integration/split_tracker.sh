@@ -145,7 +145,8 @@ git -C "$INC" fast-import --quiet <"$SCRATCH/part2.fi" || die "second import fai
 	die "the incremental run differs from the single run"
 info "incremental: two runs give the single run's $BR ($(git -C "$INC" rev-parse --short "$BR"))"
 
-# hand-made: head lines, CRLF, no final LF, renames, deletion, a branch
+# hand-made: head lines, CRLF, no final LF, a part that vanishes, renames,
+# deletion, a branch
 H="$SCRATCH/hand"
 git init -q "$H"
 mkdir -p "$H/data/CVE"
@@ -153,6 +154,8 @@ printf 'Header line\n\nCVE-2024-0002 (two)\n\tNOTE: b\nCVE-2023-0001 (one/1)\n\t
 git -C "$H" add -A && git -C "$H" commit -qm "with a head, no final LF"
 printf 'Header line\r\nCVE-2025-0003 (three)\r\nCVE-2024-0002 (two)\r\n\tNOTE: b\r\nCVE-2023-0001 (one)\r\n' >"$H/$LIST"
 git -C "$H" commit -qam "CRLF"
+printf 'Header line\r\nCVE-2025-0003 (three)\r\nCVE-2024-0002 (two)\r\n\tNOTE: b\r\n' >"$H/$LIST"
+git -C "$H" commit -qam "the 2023 part vanishes"
 git -C "$H" mv "$LIST" data/CVE/old-list && git -C "$H" commit -qm "renamed away"
 git -C "$H" mv data/CVE/old-list "$LIST" && git -C "$H" commit -qm "renamed back"
 git -C "$H" checkout -qb other

@@ -351,6 +351,52 @@ static const struct split_result *split_str(struct split_cache *c,
 	return r;
 }
 
+/* The change lists: what a version adds, changes and loses, and nothing
+ * else; the full listing is still there when asked for afterwards. */
+static void test_change_lists(void **state)
+{
+	struct split_spec *s = spec_ok("^CVE-(\\d{4})-(\\d+)", "d/{1}/{2}", "d/head");
+	struct split_cache *c = split_cache_new(s);
+	struct err e = ERR_INIT;
+	const struct split_result *r;
+	size_t len;
+
+	(void)state;
+	r = split_str(c, "h\nCVE-2001-1 a\nCVE-2001-2 b\nCVE-2002-3 c\n", &e);
+	assert_non_null(r);
+	assert_int_equal(split_result_nchanged(r), 4);	/* first run: all new */
+	assert_int_equal(split_result_nvanished(r), 0);
+	/* one record edited, one added, one removed */
+	r = split_str(c, "h\nCVE-2001-1 A\nCVE-2002-3 c\nCVE-2002-4 d\n", &e);
+	assert_non_null(r);
+	assert_int_equal(split_result_nchanged(r), 2);
+	{	/* in no particular order */
+		const struct split_part *a = split_result_changed(r, 0);
+		const struct split_part *b = split_result_changed(r, 1);
+
+		if (strcmp(a->path, b->path) > 0) {
+			const struct split_part *t = a;
+			a = b;
+			b = t;
+		}
+		assert_string_equal(a->path, "d/2001/1");
+		assert_int_equal(a->size, 13);	/* "CVE-2001-1 A\n" */
+		assert_string_equal(b->path, "d/2002/4");
+	}
+	assert_int_equal(split_result_nvanished(r), 1);
+	assert_string_equal(split_result_vanished(r, 0, &len), "d/2001/2");
+	assert_int_equal(len, 8);
+	assert_int_equal(split_result_count(r), 4);
+	assert_string_equal(split_result_part(r, 3)->path, "d/2002/4");
+	/* the same version again: nothing */
+	r = split_str(c, "h\nCVE-2001-1 A\nCVE-2002-3 c\nCVE-2002-4 d\n", &e);
+	assert_int_equal(split_result_nchanged(r), 0);
+	assert_int_equal(split_result_nvanished(r), 0);
+	assert_int_equal(split_result_part(r, 1)->unchanged, 1);
+	split_cache_free(c);
+	split_spec_free(s);
+}
+
 static void test_head(void **state)
 {
 	struct split_spec *s = spec_ok("^K (\\w+)", "p/{1}", "p/HEAD");
@@ -907,6 +953,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_year),
 		cmocka_unit_test(test_per_record),
+		cmocka_unit_test(test_change_lists),
 		cmocka_unit_test(test_head),
 		cmocka_unit_test(test_missing_head),
 		cmocka_unit_test(test_bad_keys),
