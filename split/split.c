@@ -1175,8 +1175,11 @@ static size_t part_run(const struct split_cache *c, uint32_t id, size_t ia)
 		k = run_of(c, ia + c->nmid);
 	if (c->runs[k].part == id)
 		return k;
-	for (k = 0; c->runs[k].part != id; k++)
-		;	/* not reached while the above holds; a safe answer */
+	/* not reached while the above holds; a safe answer (a live part
+	 * has a run) */
+	for (k = 0; k + 1 < c->nruns && c->runs[k].part != id; k++)
+		;
+	assert(c->runs[k].part == id);
 	return k;
 }
 

@@ -116,7 +116,8 @@ void split_cache_reset(struct split_cache *c);
  * (the parts point into the cache's own copy, so data must not point into
  * a result of the same cache). NULL is fine when len is 0. Cost: a memcmp
  * of the bytes shared with the previous version, the pattern over the
- * records around the change, and the listing of the parts. On success
+ * records around the change, and the list of the parts that changed (the
+ * listing of every part is built on first use). On success
  * *out is borrowed from the cache, valid until its next run, reset or
  * free. Returns 0, or
  * -1 with ERR_STREAM (see above) and the cache reset.
