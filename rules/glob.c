@@ -32,7 +32,22 @@ struct wm {
 	const uchar *pstart;	/* for the "is '**' at a component start" test */
 	const uchar *tend;
 	int pathname;		/* WM_PATHNAME */
+	/*
+	 * git's backtracking is exponential in the number of stars for some
+	 * patterns ("/" "**" "/" "**" "/" ... against a deep path). dowild is a
+	 * pure function of (pattern position, text position), so once star
+	 * loops nest deeper than MEMO_DEPTH its results are remembered, one
+	 * row per pattern position that follows a star run (allocated when
+	 * first needed): rows[p - pstart][t - tstart] = result + 3, 0 unknown.
+	 */
+	const uchar *tstart;
+	size_t plen, tlen, memo_bytes;
+	signed char **rows;
+	int depth;
 };
+
+#define MEMO_DEPTH 2
+#define MEMO_MAX ((size_t)64 << 20)	/* bytes of rows; beyond, no memo */
 
 /* git's is_glob_special (ctype.c): the bytes wildmatch treats specially. */
 static int glob_special(int c)
@@ -162,7 +177,29 @@ static int match_bracket(const uchar **pp, int c, int pathname)
 	return WM_MATCH;
 }
 
-static int dowild(const struct wm *w, const uchar *p, const uchar *t);
+static int dowild(struct wm *w, const uchar *p, const uchar *t);
+
+/* dowild through the memo once star loops nest deep enough. */
+static int dowild_memo(struct wm *w, const uchar *p, const uchar *t)
+{
+	signed char **row;
+	size_t at = (size_t)(t - w->tstart);
+
+	if (w->depth <= MEMO_DEPTH)
+		return dowild(w, p, t);
+	if (!w->rows)
+		w->rows = xcalloc(w->plen + 1, sizeof(*w->rows));
+	row = &w->rows[p - w->pstart];
+	if (!*row) {
+		if (w->memo_bytes + w->tlen + 1 > MEMO_MAX)
+			return dowild(w, p, t);
+		w->memo_bytes += w->tlen + 1;
+		*row = xcalloc(w->tlen + 1, 1);
+	}
+	if (!(*row)[at])
+		(*row)[at] = (signed char)(dowild(w, p, t) + 3);
+	return (*row)[at] - 3;
+}
 
 /*
  * Decides whether a run of stars at p may cross '/' (git: without
@@ -170,7 +207,7 @@ static int dowild(const struct wm *w, const uchar *p, const uchar *t);
  * and handles the "**" "/" matches-nothing case. Returns WM_MATCH when
  * that case matched, else -1 with *slash set and *pp past the run.
  */
-static int star_kind(const struct wm *w, const uchar **pp, const uchar *t,
+static int star_kind(struct wm *w, const uchar **pp, const uchar *t,
 		     int *slash)
 {
 	const uchar *p = *pp, *prev = p - 1;
@@ -202,10 +239,10 @@ static int star_kind(const struct wm *w, const uchar **pp, const uchar *t,
  * Returns a WM_ result, or STAR_CONTINUE with *pp on a '/' and *tp on the
  * next '/' in the text (a single '*' followed by '/').
  */
-static int match_star(const struct wm *w, const uchar **pp, const uchar **tp)
+static int match_star(struct wm *w, const uchar **pp, const uchar **tp)
 {
 	const uchar *p = *pp, *t = *tp, *slash;
-	int match_slash, r;
+	int match_slash, r = WM_ABORT_ALL;
 
 	if (star_kind(w, &p, t, &match_slash) == WM_MATCH)
 		return WM_MATCH;
@@ -223,28 +260,34 @@ static int match_star(const struct wm *w, const uchar **pp, const uchar **tp)
 		*tp = slash;
 		return STAR_CONTINUE;
 	}
+	w->depth++;
 	while (t < w->tend) {
 		/* a literal after the star: skip text up to its next occurrence */
 		if (!glob_special(*p)) {
 			while (t < w->tend && (match_slash || *t != '/') && *t != *p)
 				t++;
-			if (t == w->tend || *t != *p)
-				return WM_NOMATCH;
+			if (t == w->tend || *t != *p) {
+				r = WM_NOMATCH;
+				break;
+			}
 		}
-		r = dowild(w, p, t);
+		r = dowild_memo(w, p, t);
 		if (r != WM_NOMATCH) {
 			if (!match_slash || r != WM_ABORT_TO_STARSTAR)
-				return r;
+				break;
 		} else if (!match_slash && *t == '/') {
-			return WM_ABORT_TO_STARSTAR;
+			r = WM_ABORT_TO_STARSTAR;
+			break;
 		}
+		r = WM_ABORT_ALL;
 		t++;
 	}
-	return WM_ABORT_ALL;
+	w->depth--;
+	return r;
 }
 
 /* git's dowild over a NUL-terminated pattern and a counted text. */
-static int dowild(const struct wm *w, const uchar *p, const uchar *t)
+static int dowild(struct wm *w, const uchar *p, const uchar *t)
 {
 	int r;
 
@@ -409,6 +452,32 @@ void rules_glob_release(struct rules_glob *g)
 
 /* ---- matching ---- */
 
+static void wm_init(struct wm *w, const uchar *pat, size_t plen,
+		    const uchar *text, const uchar *tend, int pathname)
+{
+	memset(w, 0, sizeof(*w));
+	w->pstart = pat;
+	w->plen = plen;
+	w->tstart = text;
+	w->tend = tend;
+	w->tlen = (size_t)(tend - text);
+	w->pathname = pathname;
+}
+
+/* 1 on a match; frees the memo. */
+static int wm_run(struct wm *w, const uchar *p, const uchar *t)
+{
+	int r = dowild(w, p, t);
+	size_t i;
+
+	if (w->rows) {
+		for (i = 0; i <= w->plen; i++)
+			free(w->rows[i]);
+		free(w->rows);
+	}
+	return r == WM_MATCH;
+}
+
 /* dir.c match_basename: the whole pattern, no WM_PATHNAME. */
 static int match_basename(const struct rules_glob *g, const char *path,
 			  size_t len)
@@ -418,10 +487,9 @@ static int match_basename(const struct rules_glob *g, const char *path,
 
 	while (base > path && base[-1] != '/')
 		base--;
-	w.pstart = (const uchar *)g->pat;
-	w.tend = (const uchar *)path + len;
-	w.pathname = 0;
-	return dowild(&w, w.pstart, (const uchar *)base) == WM_MATCH;
+	wm_init(&w, (const uchar *)g->pat, g->len, (const uchar *)base,
+		(const uchar *)path + len, 0);
+	return wm_run(&w, w.pstart, (const uchar *)base);
 }
 
 /*
@@ -441,11 +509,9 @@ static int match_pathname(const struct rules_glob *g, const char *path,
 		return 0;
 	if (g->prefix == qlen)
 		return len == qlen;
-	w.pstart = (const uchar *)q;
-	w.tend = (const uchar *)path + len;
-	w.pathname = 1;
-	return dowild(&w, w.pstart + g->prefix,
-		      (const uchar *)path + g->prefix) == WM_MATCH;
+	wm_init(&w, (const uchar *)q, qlen, (const uchar *)path,
+		(const uchar *)path + len, 1);
+	return wm_run(&w, w.pstart + g->prefix, (const uchar *)path + g->prefix);
 }
 
 int rules_glob_match(const struct rules_glob *g, const char *path, size_t len)

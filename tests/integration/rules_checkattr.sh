@@ -51,6 +51,7 @@ a/**/b a/**/**/b **/*.bin /**/x a/** ** * ? ??? *.tar.gz .hidden .* *~ \#foo
 a/b/ \[ab] [[:]] [[:] []-a] [!-] a**b/c d/*.bin /d/*/ x[[:space:]]y
 é ?? [é] [[:alpha:]]? \é foo/*/ */ **/ a*b*c*d */*/* *.b?n [ab]*/[cd]*
 **/b/** a/**/b/**/c /a/**/ ** x/**/y/**/**/z [a-z][0-9] \\* \a\b\c
+/**/**/**/**/**/**/x a/**/**/**/**/**/b **/*/**/*/**/*/b **/a*/**/*b*/**/x
 """
 words = tricky.split() + ["my file.bin", "a b/c d", "'quoted'", '"dq', "#c",
                           "x\ty", "[ ]x", "a[b c]", "sp ace/*", "\\ x"]
@@ -95,7 +96,8 @@ NAMES = ["a", "b", "ab", "foo", "bar", "x.y", ".hidden", "d", "é", "a b",
          "x\ty", "#c", "!foo", "B", "1", "a]b", "a*b", "a?b", "a[b", "a\\b",
          "file.bin", "f.BIN", "t.tar.gz", "z~", "v\x0bw", "f\x0cg", "c\rd",
          "n\nl", "q:", "-", "_", "%", "x.bin", "A"]
-fixed = ["foo", "foo/bar", "a/b", "a/x/b", "a/x/y/b", "x/foo", "x/foo/bar",
+fixed = ["a/1/2/3/4/5/6/7/8/b", "1/2/3/4/5/6/7/8/9/x", "a/b/a/b/a/b/a/b/c",
+         "foo", "foo/bar", "a/b", "a/x/b", "a/x/y/b", "x/foo", "x/foo/bar",
          "foo/x/bar", "foobar", "foox/bar", "fooz/x/bar", "a/bx/y", ".hidden",
          "d/.hidden", "d/e/.hidden", "my file.bin", "my\tfile.bin",
          "dir/my file.bin", "#foo", "!foo", "a/b/c/d", "abcd", "a]b", "x y",
