@@ -146,6 +146,14 @@ const struct oid *blob_id(const struct blob_info *bi);
  * (valid until the commit ends), else read into scratch. */
 int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
 	      const char **ptr, size_t *len, struct err *e);
+/*
+ * The in-memory copy of bi, for a caller that would otherwise copy it
+ * whole, when bi can be read again from the source repository (same id,
+ * same size): NULL otherwise. The caller may take its bytes and must then
+ * call blob_forget_copy, after which bi is read from the repository.
+ */
+struct buf *blob_memory(struct rw *rw, struct blob_info *bi);
+void blob_forget_copy(struct rw *rw, struct blob_info *bi);
 
 /* splits.c: the split action */
 struct rule;

@@ -26,6 +26,8 @@
  * each version twice more (DESIGN.md: a memcmp per byte). */
 #define HELD_SPLIT_IN_MEMORY ((size_t)256 << 20)
 #define CHUNK ((size_t)1 << 20)
+/* held blobs from this size on may reuse (and leave) a spare buffer */
+#define SPARE_MIN ((size_t)1 << 20)
 
 static const char lfs_attrs[] = " filter=lfs diff=lfs merge=lfs -text\n";
 static const char lfs_unset[] = " !filter !diff !merge !text\n";
@@ -85,6 +87,9 @@ struct attr_ent {
 };
 
 struct lfs {
+	/* the buffer split/ gave back for a version it took: the next large
+	 * held blob reads into it instead of into fresh pages */
+	struct buf spare;
 	struct rules *rules;
 	struct rules *globs;	/* the unconditioned lfs glob rules alone */
 	struct buf glob_lines;	/* their .gitattributes lines */
@@ -211,6 +216,7 @@ int lfs_init(struct rw *rw, struct err *e)
 
 	rw->lfs = l;
 	buf_init(&l->glob_lines, BUF_MAX_DEFAULT);
+	buf_init(&l->spare, SIZE_MAX);
 	buf_init(&l->tmp, BUF_MAX_DEFAULT);
 	buf_init(&l->lines_set, SIZE_MAX / 2);
 	buf_init(&l->lines_unset, SIZE_MAX / 2);
@@ -264,6 +270,7 @@ void lfs_free(struct rw *rw)
 		buf_release(&bi->ptr_text);
 		free(bi);
 	}
+	buf_release(&l->spare);
 	rules_free(l->rules);
 	rules_free(l->globs);
 	ptr_store_free(l->store);
@@ -381,7 +388,19 @@ static int hold_in_memory(struct rw *rw, struct held *h, int want_id,
 	size_t got;
 	int r;
 
-	if (len == UINT64_MAX || len > h->mem.max || buf_grow(&h->mem, (size_t)len) < 0)
+	if (len == UINT64_MAX || len > h->mem.max)
+		return 0;
+	if (len >= SPARE_MIN && rw->lfs->spare.cap > len) {
+		h->mem.ptr = rw->lfs->spare.ptr;
+		h->mem.cap = rw->lfs->spare.cap;
+		buf_init(&rw->lfs->spare, SIZE_MAX);
+	} else if (len >= SPARE_MIN) {
+		/* room for the next, slightly larger version of a split file */
+		if (buf_grow(&h->mem, (size_t)len + (size_t)len / 8) < 0 &&
+		    buf_grow(&h->mem, (size_t)len) < 0)
+			return 0;
+	}
+	if (buf_grow(&h->mem, (size_t)len) < 0)
 		return 0;
 	if (want_id)
 		obj_hash_begin(rw->hash, OBJ_BLOB, len);
@@ -661,6 +680,38 @@ int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
 	*ptr = scratch->ptr;
 	*len = scratch->len;
 	return 0;
+}
+
+struct buf *blob_memory(struct rw *rw, struct blob_info *bi)
+{
+	char hex[OID_HEX + 1];
+	struct err ignored = ERR_INIT;
+	enum obj_type type;
+	struct oid got;
+	uint64_t size;
+
+	if (!bi->held || bi->held->spool || !bi->has_orig)
+		return NULL;
+	/* not there (or no repository): keep the copy, no error */
+	if (odb_info(rw->src, oid_hex(&bi->orig, hex), &type, &got, &size,
+		     &ignored) <= 0 || type != OBJ_BLOB || size != bi->size)
+		return NULL;
+	return &bi->held->mem;
+}
+
+void blob_forget_copy(struct rw *rw, struct blob_info *bi)
+{
+	struct buf *spare = &rw->lfs->spare;
+
+	if (bi->held->mem.cap > spare->cap) {
+		buf_release(spare);
+		*spare = bi->held->mem;
+		spare->len = 0;
+		spare->max = SIZE_MAX;
+		buf_init(&bi->held->mem, 0);
+	}
+	held_free(bi->held);
+	bi->held = NULL;
 }
 
 int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,

@@ -388,17 +388,30 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 	const struct split_result *res;
 	struct split_file *f;
 	char where[OID_HEX + 256];
+	struct buf *mem;
 	const char *data;
 	size_t len;
 	int r;
 
 	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0)
 		return -1;
-	if (blob_view(rw, bi, &f->data, &data, &len, e) < 0)
-		return -1;
-	report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
-	/* split/ keeps its own copy: data need not outlive the call */
-	if (split_run(f->cache, data, len, &res, e) < 0) {
+	mem = blob_memory(rw, bi);
+	if (mem) {
+		/* split/ keeps the held copy itself: no copy of the version;
+		 * any later use reads the blob from the repository */
+		len = mem->len;
+		report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
+		r = split_run_take(f->cache, mem, &res, e);
+		if (r == 0)
+			blob_forget_copy(rw, bi);
+	} else {
+		if (blob_view(rw, bi, &f->data, &data, &len, e) < 0)
+			return -1;
+		report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
+		/* split/ keeps its own copy: data need not outlive the call */
+		r = split_run(f->cache, data, len, &res, e);
+	}
+	if (r < 0) {
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));
 		commit_name(rw, where, sizeof(where));

@@ -1240,8 +1240,28 @@ static void finish(struct split_cache *c, int had_prev, size_t ia)
 	list_changes(c, ia);
 }
 
-int split_run(struct split_cache *c, const char *data, size_t len,
-	      const struct split_result **out, struct err *e)
+/*
+ * The cache takes the bytes of *b as its version instead of copying them;
+ * *b gets the previous buffer back (empty contents), or none.
+ */
+static void adopt_version(struct split_cache *c, struct buf *b)
+{
+	char *old = c->mem;
+	size_t oldcap = c->cap;
+
+	c->mem = b->ptr;
+	c->cap = b->cap;
+	c->base = 0;
+	c->len = b->len;
+	b->ptr = old ? old : buf_empty;
+	b->cap = old ? oldcap : 0;
+	b->len = 0;
+	b->ptr[0] = '\0';
+}
+
+static int run(struct split_cache *c, const char *data, size_t len,
+	       struct buf *take, const struct split_result **out,
+	       struct err *e)
 {
 	size_t lo = c->valid ? c->len : 0, p = 0, s = 0;
 	struct middle m;
@@ -1261,6 +1281,8 @@ int split_run(struct split_cache *c, const char *data, size_t len,
 			c->ntouched = 0;
 			c->stats.identical = 1;
 			c->stats.kept_records = c->nrec;
+			if (take)
+				adopt_version(c, take);
 			finish(c, 1, 0);
 			*out = &c->res;
 			return 0;
@@ -1282,11 +1304,28 @@ int split_run(struct split_cache *c, const char *data, size_t len,
 	mark_changes(c, data, &m);
 	splice_runs(c, &m);
 	splice_records(c, &m, lo, len);
-	store_version(c, data, len, p, s);
+	if (take)
+		adopt_version(c, take);
+	else
+		store_version(c, data, len, p, s);
 	c->valid = 1;
 	finish(c, had_prev, m.ia);
 	*out = &c->res;
 	return 0;
+}
+
+int split_run(struct split_cache *c, const char *data, size_t len,
+	      const struct split_result **out, struct err *e)
+{
+	return run(c, data, len, NULL, out, e);
+}
+
+int split_run_take(struct split_cache *c, struct buf *b,
+		   const struct split_result **out, struct err *e)
+{
+	if (!b->cap)	/* buf_empty is not ours to keep */
+		return run(c, b->ptr, b->len, NULL, out, e);
+	return run(c, b->ptr, b->len, b, out, e);
 }
 
 /* The full listing, built on first use after a run. */

@@ -125,6 +125,15 @@ void split_cache_reset(struct split_cache *c);
 int split_run(struct split_cache *c, const char *data, size_t len,
 	      const struct split_result **out, struct err *e);
 
+/*
+ * split_run without the copy: on success the cache may keep b's buffer as
+ * its copy of the version, handing b its previous buffer; b's contents are
+ * then undefined (b->len 0; reuse or release it). On failure b is left as
+ * it was.
+ */
+int split_run_take(struct split_cache *c, struct buf *b,
+		   const struct split_result **out, struct err *e);
+
 size_t split_result_count(const struct split_result *r);
 /* The i-th part (i < count), borrowed like the result itself. */
 const struct split_part *split_result_part(const struct split_result *r,

@@ -5,7 +5,8 @@
  * Input: byte 0 picks a spec, bytes 1..8 drive two edits, the rest is the
  * first version. The second and third versions are byte-level edits of the
  * one before (a deleted span and an inserted copy of some other span).
- * Each version is split with a long-lived cache and with a fresh one; the
+ * Each version is split with a long-lived cache (which copies the version
+ * or takes the caller's buffer) and with a fresh one; the
  * parts (paths, bytes, order, head flag), the reassembly verdict and the
  * errors must agree, every byte must land in exactly one part, and each
  * `unchanged` flag must match a byte comparison with the previous result.
@@ -242,7 +243,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct split_cache *fresh = split_cache_new(sp[which]);
 		const struct split_result *ri = NULL, *rf = NULL;
 		struct err ei = ERR_INIT, ef = ERR_INIT;
-		int xi = split_run(inc, v.ptr, v.len, &ri, &ei);
+		struct buf t = BUF_INIT((size_t)1 << 30);
+		int xi;
+
+		/* the incremental cache copies or takes the version (bit 7 of
+		 * byte 0 and the round decide), the fresh one always copies */
+		if ((data[0] >> 7 ^ round) & 1) {
+			buf_add(&t, v.ptr, v.len);
+			xi = split_run_take(inc, &t, &ri, &ei);
+		} else {
+			xi = split_run(inc, v.ptr, v.len, &ri, &ei);
+		}
 		int xf = split_run(fresh, v.ptr, v.len, &rf, &ef);
 
 		if (xi != xf || (xi < 0 && strcmp(ei.msg, ef.msg)))
@@ -258,6 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			copy_take(&prev, ri, v.ptr, v.len);
 		}
 		had_prev = xi == 0;
+		buf_release(&t);	/* the cache's previous buffer, or ours */
 		split_cache_free(fresh);
 		if (round < 2)
 			edit(&v, data + 1 + round * 4);

@@ -128,6 +128,16 @@ for mode in year record; do
 	check_split "$SCRATCH/$mode" "$SCRATCH/$mode.map" "$mode" || die "$mode split is wrong"
 done
 
+# with the source repository at hand, split/ takes each held version
+# instead of copying it; without one it copies: the same stream either way
+mkdir -p "$SCRATCH/norepo"
+(cd "$SCRATCH/norepo" && GIT_CEILING_DIRECTORIES="$SCRATCH" \
+	run_migrate --rules "$SCRATCH/year.rules") <"$SCRATCH/in.fe" >"$SCRATCH/norepo.fi" ||
+	die "the split without a source repository failed"
+cmp -s "$SCRATCH/norepo.fi" "$SCRATCH/year.fi" ||
+	die "the split without a source repository wrote another stream"
+info "year split without a source repository: the same stream"
+
 # incremental: the first 100 commits, then the rest into the same repository
 BR=$(git -C "$ORIG" symbolic-ref --short HEAD)
 first=$(git -C "$ORIG" rev-list --reverse "$BR" | sed -n 100p)
