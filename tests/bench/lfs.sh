@@ -18,38 +18,21 @@
 # build/migrate), MIGRATE_SHARED.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
-BENCH_DIR="${BENCH_DIR:-/tmp/migrate-bench}"
-MIGRATE="${MIGRATE:-$ROOT/build/migrate}"
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PEAK="$ROOT/tests/bench/peak_rss.py"
 
-install_packages
-[ -x "$MIGRATE" ] || build_release
-
-export GIT_CONFIG_NOSYSTEM=1 LC_ALL=C
-WORK="$(mktemp -d "$BENCH_DIR/lfs.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+bench_setup lfs
 export HOME="$WORK/home"
 mkdir -p "$HOME"
 git lfs install --skip-repo >/dev/null
 
-CORPUS="$BENCH_DIR/corpus"
-if [ ! -d "$CORPUS/assets" ]; then
-	rm -rf "$CORPUS"
-	"$SHARED/corpus/make-corpus" --only assets "$CORPUS"
-fi
-SRC="$CORPUS/assets"
+bench_corpus corpus assets
 GLOBS='*.bin,*.psd,*.zip,*.mp4'
 tr ',' '\n' <<<"$GLOBS" | sed 's/$/ lfs/' >"$WORK/rules"
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags)
 
-now() { date +%s.%N; }
-calc() { python3 -c "print($1)"; }
 mirror() { git clone -q --mirror "$SRC" "$1/.git" && git -C "$1" config core.bare false; }
-say() { printf '==> %s\n' "$*" >&2; }
 
 say "peer: git lfs migrate import --everything --include=$GLOBS"
 mirror "$WORK/peer"

@@ -19,42 +19,20 @@
 # BENCH_BIG_MIB (default 2048), MIGRATE_SHARED (the shared/ folder).
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
-BENCH_DIR="${BENCH_DIR:-/tmp/migrate-bench}"
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BENCH_REPEAT="${BENCH_REPEAT:-1}"
 BENCH_BIG_MIB="${BENCH_BIG_MIB:-2048}"
-MIGRATE="${MIGRATE:-$ROOT/build/migrate}"
 TIME=/usr/bin/time
 
-install_packages
-if [ ! -x "$MIGRATE" ]; then
-	build_release
-fi
+bench_setup run
 [ -x "$TIME" ] || { echo "no $TIME" >&2; exit 1; }
-
-export GIT_CONFIG_NOSYSTEM=1
 export GIT_CONFIG_GLOBAL=/dev/null
-export LC_ALL=C
-mkdir -p "$BENCH_DIR"
-WORK="$(mktemp -d "$BENCH_DIR/run.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
 
 # --- the corpus (cached) -------------------------------------------------------
-CORPUS="$BENCH_DIR/corpus"
-if [ ! -d "$CORPUS/assets" ]; then
-	say "generating the full-scale assets corpus in $CORPUS (once; minutes)"
-	rm -rf "$CORPUS"
-	"$SHARED/corpus/make-corpus" --only assets "$CORPUS"
-fi
-SRC="$CORPUS/assets"
+bench_corpus corpus assets
 EXPORT=(git -C "$SRC" fast-export --all --show-original-ids --signed-tags=verbatim
 	--reencode=no --mark-tags --tag-of-filtered-object=drop)
-
-now() { date +%s.%N; }
-calc() { python3 -c "print($1)"; }
 
 stream_bytes="$("${EXPORT[@]}" | wc -c)"
 say "assets stream: $stream_bytes bytes"
@@ -144,7 +122,7 @@ mib() { calc "round($1 / 1024.0, 1)"; }
 cat <<EOF
 
 Measured $(date -u +%Y-%m-%d) on $(nproc) cores ($(uname -m)), git $(git --version | cut -d' ' -f3),
-assets corpus ($CORPUS): $(calc "round($stream_bytes / 1e9, 2)") GB export stream,
+assets corpus ($(dirname "$SRC")): $(calc "round($stream_bytes / 1e9, 2)") GB export stream,
 best of $BENCH_REPEAT run(s) each.
 
 | measurement | result | target |

@@ -16,25 +16,11 @@
 # build/migrate), MIGRATE_SHARED.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-# shellcheck source=scripts/lib.sh
-. "$ROOT/scripts/lib.sh"
-SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
-BENCH_DIR="${BENCH_DIR:-/tmp/migrate-bench}"
-MIGRATE="${MIGRATE:-$ROOT/build/migrate}"
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-install_packages
-[ -x "$MIGRATE" ] || build_release
-export GIT_CONFIG_NOSYSTEM=1 LC_ALL=C
-WORK="$(mktemp -d "$BENCH_DIR/split.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-
-CORPUS="$BENCH_DIR/tcorpus"
-if [ ! -d "$CORPUS/tracker" ]; then
-	rm -rf "$CORPUS"
-	"$SHARED/corpus/make-corpus" --only tracker "$CORPUS"
-fi
-SRC="$CORPUS/tracker"
+bench_setup split
+bench_corpus tcorpus tracker
 BR=$(git -C "$SRC" symbolic-ref --short HEAD)
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags)
 cat >"$WORK/year.rules" <<'EOF'
@@ -44,9 +30,6 @@ cat >"$WORK/record.rules" <<'EOF'
 data/CVE/list  split  record='^CVE-(\d{4})-(\d+)'  into='data/CVE/{1}/{2}'  head='data/CVE/list.head'
 EOF
 
-now() { date +%s.%N; }
-calc() { python3 -c "print($1)"; }
-say() { printf '==> %s\n' "$*" >&2; }
 cpu() { awk '{ print $1 + $2 }' "$1"; } # "user sys" from /usr/bin/time -f '%U %S'
 
 # pipeline NAME FILTER...: fast-export | FILTER | fast-import into $WORK/NAME
