@@ -1,4 +1,19 @@
-/* tree.c - persistent trees with path copying; see tree.h. */
+/*
+ * tree.c - persistent trees with path copying; see tree.h.
+ *
+ * A directory's entries, sorted in git's tree order, are kept in chunks of
+ * at most CHUNK_MAX entries, and the node holds an array of chunk
+ * pointers. Changing one entry of a directory copies the node, its chunk
+ * array and the one chunk that changes; the other chunks stay shared with
+ * the older versions. A directory of n entries thus costs n / CHUNK_MAX
+ * pointers plus one chunk per change, not n entries: a commit that
+ * touches one file among 20,000 adds a few KB, not a megabyte.
+ *
+ * Ownership: nodes and chunks live until tree_state_free (nodes on a
+ * list, chunks in a registry, because a chunk that grows is reallocated).
+ * A node or chunk is changeable only while its gen equals the state's;
+ * a changeable chunk belongs to exactly one changeable node.
+ */
 #include "tree.h"
 
 #include <stdio.h>
@@ -7,6 +22,7 @@
 
 #define TREE_MAX_DEPTH 4096 /* path components; bounds the recursion */
 #define ARENA_CHUNK ((size_t)64 << 10)
+#define CHUNK_MAX 64u	/* entries per chunk; a chunk is then about 3 KB */
 
 struct tentry {
 	const char *name;	/* in the arena, shared between versions */
@@ -16,13 +32,26 @@ struct tentry {
 	struct tnode *sub;	/* directories only, never NULL there */
 };
 
+struct tchunk {
+	uint64_t gen;		/* changeable while gen == ts->gen */
+	size_t reg;		/* index in ts->chunks */
+	uint32_t n, cap;
+	struct tentry e[];
+};
+
 struct tnode {
-	struct tentry *e;
-	uint32_t n, alloc;
+	struct tchunk **c;
+	uint32_t nc, ccap;
+	uint32_t n;		/* entries in all chunks */
 	uint64_t gen;		/* changeable while gen == ts->gen */
 	struct oid oid;
 	unsigned char oid_valid, loaded;
 	struct tnode *all_next;	/* every node, for tree_state_free */
+};
+
+/* Where an entry is, or would be inserted. */
+struct tpos {
+	uint32_t c, i;
 };
 
 struct arena_chunk {
@@ -36,6 +65,8 @@ struct tree_state {
 	void *ctx;
 	uint64_t gen;
 	struct tnode *all;
+	struct tchunk **chunks;
+	size_t nchunks, chunkcap;
 	struct arena_chunk *names;
 	struct obj_hash *hash;
 	struct buf body;
@@ -56,18 +87,22 @@ struct tree_state *tree_state_new(tree_loader_fn load, void *ctx)
 void tree_state_free(struct tree_state *ts)
 {
 	struct tnode *n, *next;
-	struct arena_chunk *c, *cn;
+	struct arena_chunk *a, *an;
+	size_t i;
 
 	if (!ts)
 		return;
 	for (n = ts->all; n; n = next) {
 		next = n->all_next;
-		free(n->e);
+		free(n->c);
 		free(n);
 	}
-	for (c = ts->names; c; c = cn) {
-		cn = c->next;
-		free(c);
+	for (i = 0; i < ts->nchunks; i++)
+		free(ts->chunks[i]);
+	free(ts->chunks);
+	for (a = ts->names; a; a = an) {
+		an = a->next;
+		free(a);
 	}
 	obj_hash_free(ts->hash);
 	buf_release(&ts->body);
@@ -97,6 +132,86 @@ static const char *intern(struct tree_state *ts, const char *s, size_t len)
 	c->used += len;
 	return p;
 }
+
+/* ---- chunks ---- */
+
+/* A new chunk with room for cap entries holding the n at e, registered. */
+static struct tchunk *chunk_new(struct tree_state *ts, uint64_t gen,
+				uint32_t cap, const struct tentry *e,
+				uint32_t n)
+{
+	struct tchunk *k = xmalloc(sizeof(*k) + (size_t)cap * sizeof(k->e[0]));
+
+	k->gen = gen;
+	k->n = n;
+	k->cap = cap;
+	if (n)
+		memcpy(k->e, e, (size_t)n * sizeof(*e));
+	if (ts->nchunks == ts->chunkcap) {
+		ts->chunkcap = ts->chunkcap ? ts->chunkcap * 2 : 64;
+		ts->chunks = xrealloc(ts->chunks,
+				      ts->chunkcap * sizeof(*ts->chunks));
+	}
+	k->reg = ts->nchunks;
+	ts->chunks[ts->nchunks++] = k;
+	return k;
+}
+
+/* Frees a changeable chunk no node points to any more. */
+static void chunk_free(struct tree_state *ts, struct tchunk *k)
+{
+	struct tchunk *last = ts->chunks[--ts->nchunks];
+
+	ts->chunks[k->reg] = last;
+	last->reg = k->reg;
+	free(k);
+}
+
+/* Room for one more entry in changeable chunk t->c[ci] (n < CHUNK_MAX). */
+static struct tchunk *chunk_room(struct tree_state *ts, struct tnode *t,
+				 uint32_t ci)
+{
+	struct tchunk *k = t->c[ci];
+	uint32_t cap;
+
+	if (k->n < k->cap)
+		return k;
+	cap = k->cap * 2 < CHUNK_MAX ? k->cap * 2 : CHUNK_MAX;
+	t->c[ci] = chunk_new(ts, k->gen, cap, k->e, k->n);
+	chunk_free(ts, k);
+	return t->c[ci];
+}
+
+/* Makes chunk ci of changeable node t changeable (copying it if older). */
+static struct tchunk *chunk_mut(struct tree_state *ts, struct tnode *t,
+				uint32_t ci)
+{
+	struct tchunk *k = t->c[ci];
+
+	if (k->gen != ts->gen)
+		t->c[ci] = k = chunk_new(ts, ts->gen, k->n ? k->n : 1, k->e,
+					 k->n);
+	return k;
+}
+
+/* Inserts chunk k into t's chunk array at ci. */
+static void chunks_insert(struct tnode *t, uint32_t ci, struct tchunk *k)
+{
+	if (t->nc == t->ccap) {
+		t->ccap = t->ccap ? t->ccap * 2 : 4;
+		t->c = xrealloc(t->c, t->ccap * sizeof(*t->c));
+	}
+	memmove(&t->c[ci + 1], &t->c[ci], (t->nc - ci) * sizeof(*t->c));
+	t->c[ci] = k;
+	t->nc++;
+}
+
+static struct tentry *entry_at(const struct tnode *t, struct tpos p)
+{
+	return &t->c[p.c]->e[p.i];
+}
+
+/* ---- nodes ---- */
 
 static struct tnode *node_new(struct tree_state *ts)
 {
@@ -153,20 +268,46 @@ static int name_cmp(const char *a, size_t alen, int adir, const char *b,
 	return (int)ca - (int)cb;
 }
 
-/* Binary search for (name, dir); 1 if found at *pos, else 0 with *pos
- * the insertion point. */
-static int node_search(const struct tnode *t, const char *name, size_t len,
-		       int dir, uint32_t *pos)
+static int entry_cmp(const struct tentry *e, const char *name, size_t len,
+		     int dir)
 {
-	uint32_t lo = 0, hi = t->n;
+	return name_cmp(e->name, e->len, tree_mode_is_dir(e->mode), name, len,
+			dir);
+}
 
+/*
+ * Binary search for (name, dir): 1 if found at *pos, else 0 with *pos
+ * the insertion point. The chunk is the last whose first entry is not
+ * after the name (the first chunk when none is); an empty node gives
+ * {0, 0}.
+ */
+static int node_search(const struct tnode *t, const char *name, size_t len,
+		       int dir, struct tpos *pos)
+{
+	uint32_t lo = 1, hi = t->nc;
+	const struct tchunk *k;
+
+	*pos = (struct tpos){ 0, 0 };
+	if (!t->nc)
+		return 0;
+	while (lo < hi) {	/* the first chunk whose first entry is after */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (entry_cmp(&t->c[mid]->e[0], name, len, dir) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pos->c = lo - 1;
+	k = t->c[pos->c];
+	lo = 0;
+	hi = k->n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct tentry *e = &t->e[mid];
-		int c = name_cmp(e->name, e->len, tree_mode_is_dir(e->mode),
-				 name, len, dir);
+		int c = entry_cmp(&k->e[mid], name, len, dir);
+
 		if (c == 0) {
-			*pos = mid;
+			pos->i = mid;
 			return 1;
 		}
 		if (c < 0)
@@ -174,20 +315,29 @@ static int node_search(const struct tnode *t, const char *name, size_t len,
 		else
 			hi = mid;
 	}
-	*pos = lo;
+	pos->i = lo;
 	return 0;
 }
 
 /* Names in a tree are unique whatever their type: try both. */
-static struct tentry *node_find(const struct tnode *t, const char *name,
-				size_t len)
+static int node_find(const struct tnode *t, const char *name, size_t len,
+		     struct tpos *pos)
 {
-	uint32_t pos;
+	return node_search(t, name, len, 0, pos) ||
+	       node_search(t, name, len, 1, pos);
+}
 
-	if (node_search(t, name, len, 0, &pos) ||
-	    node_search(t, name, len, 1, &pos))
-		return &t->e[pos];
-	return NULL;
+/* Appends an entry to a node being loaded (entries come in tree order). */
+static struct tentry *node_append(struct tree_state *ts, struct tnode *t)
+{
+	struct tchunk *k = t->nc ? t->c[t->nc - 1] : NULL;
+
+	if (!k || k->n == CHUNK_MAX) {
+		k = chunk_new(ts, t->gen, CHUNK_MAX, NULL, 0);
+		chunks_insert(t, t->nc, k);
+	}
+	t->n++;
+	return &k->e[k->n++];
 }
 
 static int parse_tree_body(struct tree_state *ts, struct tnode *t,
@@ -207,11 +357,7 @@ static int parse_tree_body(struct tree_state *ts, struct tnode *t,
 				       oid_hex(&t->oid, (char[OID_HEX + 1]){ 0 }));
 		for (q = p; q < sp; q++)
 			mode = mode * 8 + (uint32_t)(*q - '0');
-		if (t->n == t->alloc) {
-			t->alloc = t->alloc ? t->alloc * 2 : 8;
-			t->e = xrealloc(t->e, t->alloc * sizeof(*t->e));
-		}
-		en = &t->e[t->n++];
+		en = node_append(ts, t);
 		en->name = intern(ts, sp + 1, (size_t)(nul - sp - 1));
 		en->len = (uint32_t)(nul - sp - 1);
 		en->mode = mode;
@@ -240,8 +386,9 @@ static int node_load(struct tree_state *ts, struct tnode *t, struct err *e)
 	return 0;
 }
 
-/* Makes *slot changeable in this generation (copying it if older) and
- * forgets its id, which the change will alter. */
+/* Makes *slot changeable in this generation (copying it if older: the
+ * chunk array only, the chunks stay shared) and forgets its id, which the
+ * change will alter. */
 static int node_mut(struct tree_state *ts, struct tnode **slot,
 		    struct err *e)
 {
@@ -251,10 +398,11 @@ static int node_mut(struct tree_state *ts, struct tnode **slot,
 		return -1;
 	if (t->gen != ts->gen) {
 		c = node_new(ts);
-		c->n = c->alloc = t->n;
-		if (t->n) {
-			c->e = xmalloc(t->n * sizeof(*c->e));
-			memcpy(c->e, t->e, t->n * sizeof(*c->e));
+		c->n = t->n;
+		c->nc = c->ccap = t->nc;
+		if (t->nc) {
+			c->c = xmalloc(t->nc * sizeof(*c->c));
+			memcpy(c->c, t->c, t->nc * sizeof(*c->c));
 		}
 		*slot = t = c;
 	}
@@ -262,26 +410,61 @@ static int node_mut(struct tree_state *ts, struct tnode **slot,
 	return 0;
 }
 
-static void node_remove_at(struct tnode *t, uint32_t pos)
+/* A changeable entry at pos of changeable node t. */
+static struct tentry *entry_mut(struct tree_state *ts, struct tnode *t,
+				struct tpos pos)
 {
-	memmove(&t->e[pos], &t->e[pos + 1], (t->n - pos - 1) * sizeof(*t->e));
+	return &chunk_mut(ts, t, pos.c)->e[pos.i];
+}
+
+static void node_remove_at(struct tree_state *ts, struct tnode *t,
+			   struct tpos pos)
+{
+	struct tchunk *k = chunk_mut(ts, t, pos.c);
+
+	memmove(&k->e[pos.i], &k->e[pos.i + 1],
+		(k->n - pos.i - 1) * sizeof(k->e[0]));
+	k->n--;
 	t->n--;
+	if (k->n == 0) {
+		memmove(&t->c[pos.c], &t->c[pos.c + 1],
+			(t->nc - pos.c - 1) * sizeof(*t->c));
+		t->nc--;
+		chunk_free(ts, k);
+	}
 }
 
 static struct tentry *node_insert(struct tree_state *ts, struct tnode *t,
 				  const char *name, size_t len, uint32_t mode)
 {
-	uint32_t pos;
+	struct tpos pos;
+	struct tchunk *k;
 	struct tentry *en;
 
 	node_search(t, name, len, tree_mode_is_dir(mode), &pos);
-	if (t->n == t->alloc) {
-		t->alloc = t->alloc ? t->alloc * 2 : 8;
-		t->e = xrealloc(t->e, t->alloc * sizeof(*t->e));
+	if (!t->nc) {
+		chunks_insert(t, 0, chunk_new(ts, ts->gen, 4, NULL, 0));
+	} else if (t->c[pos.c]->n == CHUNK_MAX) {
+		/* split the full chunk: its upper half becomes a new one */
+		uint32_t half = CHUNK_MAX / 2;
+
+		k = chunk_mut(ts, t, pos.c);
+		chunks_insert(t, pos.c + 1,
+			      chunk_new(ts, ts->gen, CHUNK_MAX, k->e + half,
+					CHUNK_MAX - half));
+		k->n = half;
+		if (pos.i > half) {
+			pos.c++;
+			pos.i -= half;
+		}
 	}
-	memmove(&t->e[pos + 1], &t->e[pos], (t->n - pos) * sizeof(*t->e));
+	chunk_mut(ts, t, pos.c);
+	k = chunk_room(ts, t, pos.c);
+	memmove(&k->e[pos.i + 1], &k->e[pos.i],
+		(k->n - pos.i) * sizeof(k->e[0]));
+	k->n++;
 	t->n++;
-	en = &t->e[pos];
+	en = &k->e[pos.i];
 	en->name = intern(ts, name, len);
 	en->len = (uint32_t)len;
 	en->mode = mode;
@@ -323,14 +506,21 @@ static int path_check(const char *path, size_t len, struct err *e)
  * changed earlier in the same commit): freeze the changeable part. */
 static void node_freeze(struct tree_state *ts, struct tnode *t)
 {
-	uint32_t i;
+	uint32_t ci, i;
 
 	if (t->gen != ts->gen)
 		return;
 	t->gen = 0;
-	for (i = 0; i < t->n; i++)
-		if (t->e[i].sub)
-			node_freeze(ts, t->e[i].sub);
+	for (ci = 0; ci < t->nc; ci++) {
+		struct tchunk *k = t->c[ci];
+
+		if (k->gen != ts->gen)
+			continue;	/* older: so is everything below it */
+		k->gen = 0;
+		for (i = 0; i < k->n; i++)
+			if (k->e[i].sub)
+				node_freeze(ts, k->e[i].sub);
+	}
 }
 
 static int set_rec(struct tree_state *ts, struct tnode **slot,
@@ -340,27 +530,30 @@ static int set_rec(struct tree_state *ts, struct tnode **slot,
 	const char *slash = memchr(path, '/', len);
 	size_t clen = slash ? (size_t)(slash - path) : len;
 	struct tnode *t;
-	struct tentry *en;
+	struct tentry *en = NULL;
+	struct tpos pos;
 
 	if (node_mut(ts, slot, e) < 0)
 		return -1;
 	t = *slot;
-	en = node_find(t, path, clen);
-	if (!slash) {
-		if (en && tree_mode_is_dir(en->mode) != tree_mode_is_dir(mode)) {
-			node_remove_at(t, (uint32_t)(en - t->e));
+	if (node_find(t, path, clen, &pos)) {
+		en = entry_at(t, pos);
+		/* a file where a directory goes, or the other way round */
+		if (tree_mode_is_dir(en->mode) !=
+		    (slash ? 1 : tree_mode_is_dir(mode))) {
+			node_remove_at(ts, t, pos);
 			en = NULL;
+		} else {
+			en = entry_mut(ts, t, pos);
 		}
+	}
+	if (!slash) {
 		if (!en)
 			en = node_insert(ts, t, path, clen, mode);
 		en->mode = mode;
 		en->oid = *id;
 		en->sub = sub;
 		return 0;
-	}
-	if (en && !tree_mode_is_dir(en->mode)) {
-		node_remove_at(t, (uint32_t)(en - t->e));
-		en = NULL;
 	}
 	if (!en) {
 		en = node_insert(ts, t, path, clen, TREE_MODE_DIR);
@@ -401,12 +594,13 @@ static int find_path(struct tree_state *ts, struct tnode *t, const char *path,
 		const char *slash = memchr(path, '/', len);
 		size_t clen = slash ? (size_t)(slash - path) : len;
 		struct tentry *en;
+		struct tpos pos;
 
 		if (node_load(ts, t, e) < 0)
 			return -1;
-		en = node_find(t, path, clen);
-		if (!en)
+		if (!node_find(t, path, clen, &pos))
 			return 0;
+		en = entry_at(t, pos);
 		if (!slash) {
 			*out = en;
 			return 1;
@@ -419,24 +613,27 @@ static int find_path(struct tree_state *ts, struct tnode *t, const char *path,
 	}
 }
 
+/* Removes path, which exists (find_path said so). */
 static int remove_rec(struct tree_state *ts, struct tnode **slot,
 		      const char *path, size_t len, struct err *e)
 {
 	const char *slash = memchr(path, '/', len);
 	size_t clen = slash ? (size_t)(slash - path) : len;
 	struct tentry *en;
+	struct tpos pos;
 
 	if (node_mut(ts, slot, e) < 0)
 		return -1;
-	en = node_find(*slot, path, clen);
+	node_find(*slot, path, clen, &pos);
 	if (!slash) {
-		node_remove_at(*slot, (uint32_t)(en - (*slot)->e));
+		node_remove_at(ts, *slot, pos);
 		return 0;
 	}
+	en = entry_mut(ts, *slot, pos);
 	if (remove_rec(ts, &en->sub, slash + 1, len - clen - 1, e) < 0)
 		return -1;
 	if (en->sub->n == 0) /* prune directories left empty */
-		node_remove_at(*slot, (uint32_t)(en - (*slot)->e));
+		node_remove_at(ts, *slot, pos);
 	return 0;
 }
 
@@ -512,26 +709,57 @@ int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
 	return 1;
 }
 
+/* Writes mode in octal, as git does ("40000", "100644"); returns the
+ * length. */
+static size_t mode_octal(uint32_t mode, char out[12])
+{
+	char tmp[12];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + (mode & 7));
+		mode >>= 3;
+	} while (mode);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
 int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
 	      struct err *e)
 {
-	uint32_t i;
+	uint32_t ci, i;
 
 	if (t->oid_valid) {
 		*out = t->oid;
 		return 0;
 	}
-	for (i = 0; i < t->n; i++)
-		if (t->e[i].sub && tree_hash(ts, t->e[i].sub, &t->e[i].oid, e) < 0)
-			return -1;
+	/* a sub's id depends on its bytes only, so writing it into a chunk
+	 * shared with older versions changes nothing they see */
+	for (ci = 0; ci < t->nc; ci++) {
+		struct tchunk *k = t->c[ci];
+
+		for (i = 0; i < k->n; i++)
+			if (k->e[i].sub &&
+			    tree_hash(ts, k->e[i].sub, &k->e[i].oid, e) < 0)
+				return -1;
+	}
 	buf_reset(&ts->body);
-	for (i = 0; i < t->n; i++) {
-		const struct tentry *en = &t->e[i];
-		if (buf_printf(&ts->body, "%o ", en->mode) < 0 ||
-		    buf_add(&ts->body, en->name, en->len) < 0 ||
-		    buf_addch(&ts->body, '\0') < 0 ||
-		    buf_add(&ts->body, en->oid.hash, OID_RAW) < 0)
-			return err_set(e, ERR_IO, "tree too large");
+	for (ci = 0; ci < t->nc; ci++) {
+		const struct tchunk *k = t->c[ci];
+
+		for (i = 0; i < k->n; i++) {
+			const struct tentry *en = &k->e[i];
+			char mode[12];
+			size_t mlen = mode_octal(en->mode, mode);
+
+			mode[mlen++] = ' ';
+			if (buf_add(&ts->body, mode, mlen) < 0 ||
+			    buf_add(&ts->body, en->name, en->len) < 0 ||
+			    buf_addch(&ts->body, '\0') < 0 ||
+			    buf_add(&ts->body, en->oid.hash, OID_RAW) < 0)
+				return err_set(e, ERR_IO, "tree too large");
+		}
 	}
 	obj_hash_buf(ts->hash, OBJ_TREE, ts->body.ptr, ts->body.len, &t->oid);
 	t->oid_valid = 1;
@@ -542,26 +770,29 @@ int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
 static int walk_rec(struct tree_state *ts, struct tnode *t, struct buf *path,
 		    tree_walk_fn fn, void *ctx, struct err *e)
 {
-	uint32_t i;
+	uint32_t ci, i;
 	int r;
 
 	if (node_load(ts, t, e) < 0)
 		return -1;
-	for (i = 0; i < t->n; i++) {
-		const struct tentry *en = &t->e[i];
-		size_t keep = path->len;
-		if ((keep && buf_addch(path, '/') < 0) ||
-		    buf_add(path, en->name, en->len) < 0)
-			return err_set(e, ERR_IO, "path too long");
-		if (en->sub)
-			r = walk_rec(ts, en->sub, path, fn, ctx, e);
-		else
-			r = fn(ctx, path->ptr, path->len, en->mode, &en->oid);
-		path->len = keep;
-		path->ptr[keep] = '\0';
-		if (r)
-			return r;
-	}
+	for (ci = 0; ci < t->nc; ci++)
+		for (i = 0; i < t->c[ci]->n; i++) {
+			const struct tentry *en = &t->c[ci]->e[i];
+			size_t keep = path->len;
+
+			if ((keep && buf_addch(path, '/') < 0) ||
+			    buf_add(path, en->name, en->len) < 0)
+				return err_set(e, ERR_IO, "path too long");
+			if (en->sub)
+				r = walk_rec(ts, en->sub, path, fn, ctx, e);
+			else
+				r = fn(ctx, path->ptr, path->len, en->mode,
+				       &en->oid);
+			path->len = keep;
+			path->ptr[keep] = '\0';
+			if (r)
+				return r;
+		}
 	return 0;
 }
 

@@ -201,6 +201,109 @@ static void test_copy_directory_snapshot(void **state)
 	tree_state_free(ts);
 }
 
+/* tree_walk callback: folds every file's path, mode and id into *ctx. */
+static int fold_file(void *ctx, const char *path, size_t len, uint32_t mode,
+		     const struct oid *id)
+{
+	uint64_t *h = ctx;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		*h = (*h ^ (unsigned char)path[i]) * 1099511628211ull;
+	*h = (*h ^ mode) * 1099511628211ull;
+	for (i = 0; i < OID_RAW; i++)
+		*h = (*h ^ id->hash[i]) * 1099511628211ull;
+	return 0;
+}
+
+static uint64_t fold_tree(struct tree_state *ts, struct tnode *root)
+{
+	uint64_t h = 1469598103934665603ull;
+	struct err e = ERR_INIT;
+
+	assert_int_equal(tree_walk(ts, root, fold_file, &h, &e), 0);
+	return h;
+}
+
+/*
+ * A directory of many entries (stored in chunks of 64): inserts in random
+ * order split chunks, deletions empty them, a name turning from file to
+ * directory moves between chunks, and every frozen version keeps its id.
+ * Index changes are batched through `update-index --index-info`.
+ */
+static void test_big_directory(void **state)
+{
+	enum { N = 700, SNAP = 14 };
+	struct tree_state *ts = tree_state_new(NULL, NULL);
+	struct tnode *root = tree_new_empty(ts), *snap[SNAP];
+	struct oid blobs[2], snap_id[SNAP], id;
+	uint64_t snap_files[SNAP];
+	struct err e = ERR_INIT;
+	char info[64], path[64], hex[OID_HEX + 1];
+	unsigned order[N], seed = 11;
+	int i, nsnap = 0, live = N;
+	FILE *f = NULL;
+
+	(void)state;
+	sh("git -C %s read-tree --empty", repo);
+	blob("one", &blobs[0]);
+	blob("two", &blobs[1]);
+	snprintf(info, sizeof(info), "%s/index-info", repo);
+	for (i = 0; i < N; i++)
+		order[i] = (unsigned)i;
+	for (i = N - 1; i > 0; i--) {	/* a fixed shuffle */
+		unsigned j, t;
+
+		seed = seed * 1103515245u + 12345u;
+		j = (seed >> 8) % (unsigned)(i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < 2 * N; i++) {
+		unsigned k = order[i % N];
+		int removing = i >= N && (i - N) % 7 != 0;
+
+		if (i % 100 == 0)
+			assert_non_null(f = fopen(info, "w"));
+		/* every 10th name is a directory d/NNNN/x, the rest files */
+		snprintf(path, sizeof(path), k % 10 ? "d/%04u" : "d/%04u/x", k);
+		if (removing) {
+			assert_int_equal(tree_remove(ts, &root, path,
+						     strlen(path), &e), 1);
+			fprintf(f, "0 %s\t%s\n", oid_hex(&oid_null, hex), path);
+			live--;
+		} else {
+			const struct oid *b = &blobs[i >= N];
+
+			assert_int_equal(tree_set(ts, &root, path, strlen(path),
+						  0100644, b, &e), 0);
+			fprintf(f, "100644 %s\t%s\n", oid_hex(b, hex), path);
+		}
+		if (i % 100 == 99) {
+			fclose(f);
+			sh("git -C %s update-index --index-info < %s", repo, info);
+			expect_write_tree(ts, root);
+			if (nsnap < SNAP) {
+				assert_int_equal(tree_hash(ts, root, &snap_id[nsnap],
+							   &e), 0);
+				snap_files[nsnap] = fold_tree(ts, root);
+				snap[nsnap++] = root;
+				tree_state_freeze(ts);
+			}
+		}
+	}
+	assert_true(live > 0 && live < N / 4);
+	/* the frozen versions were not touched by what followed: same id,
+	 * same files (the id alone is remembered, the files are read) */
+	for (i = 0; i < nsnap; i++) {
+		assert_true(fold_tree(ts, snap[i]) == snap_files[i]);
+		assert_int_equal(tree_hash(ts, snap[i], &id, &e), 0);
+		assert_true(oid_eq(&id, &snap_id[i]));
+	}
+	tree_state_free(ts);
+}
+
 static void test_bad_paths(void **state)
 {
 	static const char *bad[] = { "a//b", "/a", "a/", "a/../b", ".", "a/./b" };
@@ -225,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_random_against_index),
 		cmocka_unit_test(test_copy_directory_snapshot),
+		cmocka_unit_test(test_big_directory),
 		cmocka_unit_test(test_bad_paths),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
