@@ -758,19 +758,90 @@ static int head_error(const char *d, size_t end, struct err *e)
 		       lines);
 }
 
-/* Matches the lines of d[a .. b) into c->mid. */
-static int parse_middle(struct split_cache *c, const char *d, size_t a,
-			size_t b, struct err *e)
+/*
+ * Reuse of the old middle's records. A line's status (record start or
+ * not) and a start line's key depend on the line's bytes only, so a new
+ * line equal to the start line of an old record is a record start of
+ * that record's part, and new bytes equal to a whole old record are that
+ * record again: no pattern, key or part lookup. The old records are
+ * searched forward from the last one reused, HINT_WINDOW at a time, so
+ * records edited, inserted or deleted between unchanged ones cost a
+ * pattern match per line, and the unchanged ones a memcmp.
+ */
+#define HINT_WINDOW 64
+
+struct hints {
+	const char *od;		/* the old version */
+	size_t olen;
+	size_t j, ib;		/* old records [j, ib) may still be reused */
+};
+
+/* Length of old record k (k < nrec). */
+static size_t rec_len(const struct split_cache *c, size_t k, size_t olen)
 {
+	return (k + 1 < c->nrec ? c->recs[k + 1].off : olen) - c->recs[k].off;
+}
+
+/*
+ * Whether d[pos .. b) starts with old record k, whole: the same bytes,
+ * ending with a newline or at the end of both the middle and the old
+ * version (a last line without one).
+ */
+static int hint_whole(const struct split_cache *c, const struct hints *h,
+		      size_t k, const char *d, size_t pos, size_t b)
+{
+	size_t off = c->recs[k].off, n = rec_len(c, k, h->olen);
+
+	if (c->recs[k].part == HEAD_PART || n > b - pos ||
+	    memcmp(h->od + off, d + pos, n))
+		return 0;
+	return h->od[off + n - 1] == '\n' ||
+	       (pos + n == b && off + n == h->olen);
+}
+
+/* The old record in [j, j + HINT_WINDOW) whose start line is line[0..n),
+ * or NONE. */
+static size_t hint_find(const struct split_cache *c, const struct hints *h,
+			const char *line, size_t n)
+{
+	size_t k, end = h->ib - h->j > HINT_WINDOW ? h->j + HINT_WINDOW : h->ib;
+
+	for (k = h->j; k < end; k++) {
+		size_t off = c->recs[k].off;
+
+		if (c->recs[k].part != HEAD_PART && h->olen - off >= n &&
+		    !memcmp(h->od + off, line, n) &&
+		    (off + n == h->olen || h->od[off + n] == '\n'))
+			return k;
+	}
+	return NONE;
+}
+
+/* Matches the lines of d[a .. b) into c->mid, reusing old records of the
+ * middle [ia, ib) where the bytes allow. */
+static int parse_middle(struct split_cache *c, const char *d, size_t a,
+			size_t b, const struct middle *m, struct err *e)
+{
+	struct hints h = { cached(c), c->len, m->ia, m->ib };
 	size_t pos = a;
 	uint32_t part = 0;
-	int rc;
+	int aligned = 1, rc;
 
 	c->nmid = 0;
 	while (pos < b) {
-		const char *nl = memchr(d + pos, '\n', b - pos);
-		size_t n = nl ? (size_t)(nl - d) - pos : b - pos;
+		const char *nl;
+		size_t n, k;
 
+		if (aligned && h.j < h.ib && hint_whole(c, &h, h.j, d, pos, b)) {
+			mid_push(c, pos, c->recs[h.j].part);
+			c->stats.reused_records++;
+			c->stats.skipped_bytes += rec_len(c, h.j, h.olen);
+			pos += rec_len(c, h.j++, h.olen);
+			continue;
+		}
+		aligned = 0;
+		nl = memchr(d + pos, '\n', b - pos);
+		n = nl ? (size_t)(nl - d) - pos : b - pos;
 		c->stats.regex_lines++;
 		rc = pcre2_match(c->spec->re, (PCRE2_SPTR)(d + pos), n, 0, 0,
 				 c->md, NULL);
@@ -778,9 +849,23 @@ static int parse_middle(struct split_cache *c, const char *d, size_t a,
 			if (c->nmid == 1 && c->mid[0].part == HEAD_PART &&
 			    !c->spec->head)
 				return head_error(d, pos, e);
-			if (record_part(c, d, pos, &part, e) < 0)
-				return -1;
-			mid_push(c, pos, part);
+			k = hint_find(c, &h, d + pos, n);
+			if (k == NONE) {
+				if (record_part(c, d, pos, &part, e) < 0)
+					return -1;
+				mid_push(c, pos, part);
+			} else {
+				mid_push(c, pos, c->recs[k].part);
+				c->stats.reused_records++;
+				h.j = k + 1;
+				if (hint_whole(c, &h, k, d, pos, b)) {
+					c->stats.skipped_bytes +=
+						rec_len(c, k, h.olen);
+					pos += rec_len(c, k, h.olen);
+					aligned = 1;
+					continue;
+				}
+			}
 		} else if (rc != PCRE2_ERROR_NOMATCH) {
 			PCRE2_UCHAR msg[256];
 
@@ -1294,7 +1379,7 @@ static int run(struct split_cache *c, const char *data, size_t len,
 		m = (struct middle){ 0, 0, 0, 0, len };
 	}
 	c->stamp++;
-	if (parse_middle(c, data, m.a, m.b_new, e) < 0) {
+	if (parse_middle(c, data, m.a, m.b_new, &m, e) < 0) {
 		split_cache_reset(c);
 		return -1;
 	}

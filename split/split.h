@@ -85,6 +85,8 @@ struct split_stats {
 	size_t regex_lines;	/* lines given to pcre2_match */
 	size_t parsed_bytes;	/* bytes of the re-parsed middle */
 	size_t parsed_records;	/* records found in it */
+	size_t reused_records;	/* of those, known from an old start line */
+	size_t skipped_bytes;	/* of the middle, whole old records reused */
 	size_t kept_records;	/* records reused from the previous version */
 	int identical;		/* the version equalled the previous one */
 };

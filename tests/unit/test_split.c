@@ -817,8 +817,13 @@ static void incremental(const char *re, const char *into, size_t nrec,
 			tracker_fill(&trk, nrec / 2 + rnd((uint32_t)nrec), 30);
 		else if (step % 97 == 96)
 			trk.n = 0;	/* empty version */
-		else
-			random_edit(&trk);
+		else {
+			/* several edits: the middle holds reusable records */
+			int k, edits = 1 + (int)rnd(3);
+
+			for (k = 0; k < edits; k++)
+				random_edit(&trk);
+		}
 	}
 	split_cache_free(inc);
 	split_spec_free(s);
@@ -887,6 +892,42 @@ static void test_only_middle_matched(void **state)
 	split_cache_stats(c, &st);
 	assert_true(st.identical);
 	assert_int_equal(st.regex_lines, 0);
+	split_cache_free(c);
+	split_spec_free(s);
+}
+
+/*
+ * Two edits far apart: the records between them are re-parsed, but known
+ * from the old version (a memcmp each), and the result is a fresh one's.
+ */
+static void test_distant_edits_reuse_records(void **state)
+{
+	struct split_spec *s = spec_ok(REC_RE, REC_INTO, HEAD);
+	struct split_cache *c = split_cache_new(s), *fresh;
+	struct split_stats st;
+	int round;
+
+	(void)state;
+	tracker_fill(&trk, 20000, 800);
+	trk.head_lines = 2;
+	tracker_render(&trk, &text);
+	run_ok(c, &text);
+	for (round = 0; round < 4; round++) {
+		fresh = split_cache_new(s);
+		trk.r[100 + round].salt++;			/* same length */
+		tracker_insert(&trk, 15000, trec_new(2021, 70000 + round));
+		tracker_delete(&trk, 9000);	/* a record between goes */
+		tracker_render(&trk, &text);
+		snap_take(&s1, run_ok(c, &text));
+		split_cache_stats(c, &st);
+		assert_true(st.parsed_records > 14000);
+		assert_true(st.reused_records + 3 >= st.parsed_records);
+		assert_true(st.skipped_bytes * 10 > st.parsed_bytes * 9);
+		assert_true(st.regex_lines < 40);
+		snap_take(&s2, run_ok(fresh, &text));
+		snap_equal(&s1, &s2);
+		split_cache_free(fresh);
+	}
 	split_cache_free(c);
 	split_spec_free(s);
 }
@@ -964,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_incremental_year),
 		cmocka_unit_test(test_incremental_record),
 		cmocka_unit_test(test_only_middle_matched),
+		cmocka_unit_test(test_distant_edits_reuse_records),
 		cmocka_unit_test(test_error_resets_cache),
 		cmocka_unit_test(test_part_copy_limit),
 	};
