@@ -364,6 +364,12 @@ struct split_cache {
 	size_t oncap, nncap;
 	uint32_t *touched;
 	size_t ntouched, touchcap;
+	uint64_t *tbits;	/* bit per part id: touched in this run */
+	size_t tbitcap;
+	/* whole old records reused by the middle, in order: old record
+	 * ia + pair_old[k] is new record pair_new[k] (same bytes, part) */
+	size_t *pair_old, *pair_new;
+	size_t npair, pocap, pncap;
 	struct run *runs;	/* cover recs, kept up to date like them */
 	size_t nruns, runcap;
 	struct run *tmp;
@@ -506,6 +512,9 @@ void split_cache_free(struct split_cache *c)
 	free(c->old_next);
 	free(c->new_next);
 	free(c->touched);
+	free(c->tbits);
+	free(c->pair_old);
+	free(c->pair_new);
 	free(c->runs);
 	free(c->tmp);
 	free(c->order);
@@ -773,7 +782,8 @@ static int head_error(const char *d, size_t end, struct err *e)
 struct hints {
 	const char *od;		/* the old version */
 	size_t olen;
-	size_t j, ib;		/* old records [j, ib) may still be reused */
+	size_t ia, j, ib;	/* old records [j, ib) may still be reused */
+	size_t pend;		/* the old record the last new one may equal */
 };
 
 /* Length of old record k (k < nrec). */
@@ -817,26 +827,60 @@ static size_t hint_find(const struct split_cache *c, const struct hints *h,
 	return NONE;
 }
 
+/*
+ * Records old record k's part for the record at pos; returns the bytes to
+ * skip: the record's length when it starts with k's whole, else 0. The
+ * new record is then the same as k only if a record starts right after
+ * it (the old record ended because one did; in the new version the next
+ * line may continue it): pair_confirm or pair_drop says which, when the
+ * next line is known.
+ */
+static size_t hint_take(struct split_cache *c, struct hints *h, size_t k,
+			size_t pos, int whole)
+{
+	size_t n = whole ? rec_len(c, k, h->olen) : 0;
+
+	mid_push(c, pos, c->recs[k].part);
+	c->stats.reused_records++;
+	c->stats.skipped_bytes += n;
+	h->j = k + 1;
+	if (whole)
+		h->pend = k;
+	return n;
+}
+
+/* The record taken whole last is followed by a record start (or the end
+ * of the middle): it is a pair. */
+static void pair_confirm(struct split_cache *c, struct hints *h)
+{
+	if (h->pend == NONE)
+		return;
+	grow(&c->pair_old, &c->pocap, c->npair + 1, sizeof(size_t));
+	grow(&c->pair_new, &c->pncap, c->npair + 1, sizeof(size_t));
+	c->pair_old[c->npair] = h->pend - h->ia;
+	c->pair_new[c->npair++] = c->nmid - 1;
+	h->pend = NONE;
+}
+
 /* Matches the lines of d[a .. b) into c->mid, reusing old records of the
  * middle [ia, ib) where the bytes allow. */
 static int parse_middle(struct split_cache *c, const char *d, size_t a,
 			size_t b, const struct middle *m, struct err *e)
 {
-	struct hints h = { cached(c), c->len, m->ia, m->ib };
+	struct hints h = { cached(c), c->len, m->ia, m->ia, m->ib, NONE };
 	size_t pos = a;
 	uint32_t part = 0;
 	int aligned = 1, rc;
 
 	c->nmid = 0;
+	c->npair = 0;
 	while (pos < b) {
 		const char *nl;
 		size_t n, k;
 
 		if (aligned && h.j < h.ib && hint_whole(c, &h, h.j, d, pos, b)) {
-			mid_push(c, pos, c->recs[h.j].part);
-			c->stats.reused_records++;
-			c->stats.skipped_bytes += rec_len(c, h.j, h.olen);
-			pos += rec_len(c, h.j++, h.olen);
+			pair_confirm(c, &h);
+			pos += hint_take(c, &h, h.j, pos, 1);
 			continue;
 		}
 		aligned = 0;
@@ -849,22 +893,18 @@ static int parse_middle(struct split_cache *c, const char *d, size_t a,
 			if (c->nmid == 1 && c->mid[0].part == HEAD_PART &&
 			    !c->spec->head)
 				return head_error(d, pos, e);
+			pair_confirm(c, &h);
 			k = hint_find(c, &h, d + pos, n);
 			if (k == NONE) {
 				if (record_part(c, d, pos, &part, e) < 0)
 					return -1;
 				mid_push(c, pos, part);
+			} else if (hint_whole(c, &h, k, d, pos, b)) {
+				pos += hint_take(c, &h, k, pos, 1);
+				aligned = 1;
+				continue;
 			} else {
-				mid_push(c, pos, c->recs[k].part);
-				c->stats.reused_records++;
-				h.j = k + 1;
-				if (hint_whole(c, &h, k, d, pos, b)) {
-					c->stats.skipped_bytes +=
-						rec_len(c, k, h.olen);
-					pos += rec_len(c, k, h.olen);
-					aligned = 1;
-					continue;
-				}
+				hint_take(c, &h, k, pos, 0);
 			}
 		} else if (rc != PCRE2_ERROR_NOMATCH) {
 			PCRE2_UCHAR msg[256];
@@ -874,11 +914,14 @@ static int parse_middle(struct split_cache *c, const char *d, size_t a,
 				       line_number(d, pos), (const char *)msg);
 		} else if (pos == 0) {
 			mid_push(c, 0, HEAD_PART);
+		} else {
+			h.pend = NONE;	/* the line continues the record */
 		}
 		/* A re-parse from a > 0 starts on a known record start. */
 		assert(pos != a || a == 0 || rc >= 0);
 		pos = nl ? pos + n + 1 : b;
 	}
+	pair_confirm(c, &h);	/* the middle ends on a record start */
 	if (c->nmid == 1 && c->mid[0].part == HEAD_PART && !c->spec->head)
 		return head_error(d, b, e);
 	return 0;
@@ -886,12 +929,26 @@ static int parse_middle(struct split_cache *c, const char *d, size_t a,
 
 /* ---- which parts changed ---- */
 
+/*
+ * The parts a run touches are those of the records of the middle that
+ * were not reused whole (pairs): a part whose middle records were all
+ * reused has the same bytes. A touched part's chains hold all its middle
+ * records, reused or not, so that comparing them is exact; the reused
+ * records of untouched parts are passed over with a bit test, without
+ * reading their part.
+ */
+static int is_touched(const struct split_cache *c, uint32_t id)
+{
+	return (int)((c->tbits[id / 64] >> (id % 64)) & 1);
+}
+
 static void touch(struct split_cache *c, uint32_t id)
 {
 	struct part *x = &c->parts[id];
 
-	if (x->touch == c->stamp)
+	if (is_touched(c, id))
 		return;
+	c->tbits[id / 64] |= (uint64_t)1 << (id % 64);
 	x->touch = c->stamp;
 	x->old_first = x->old_last = x->new_first = x->new_last = NONE;
 	x->old_bytes = x->new_bytes = 0;
@@ -899,18 +956,50 @@ static void touch(struct split_cache *c, uint32_t id)
 	c->touched[c->ntouched++] = id;
 }
 
-/* Chains the records of one side of the middle per part. */
-static void link_side(struct split_cache *c, const struct rec *r, size_t n,
-		      size_t end, size_t *next, int is_new)
+/* Room for a bit per part, the new ones clear. */
+static void tbits_fit(struct split_cache *c)
 {
-	size_t i;
+	size_t need = c->nparts / 64 + 1, old = c->tbitcap;
+
+	if (need <= old)
+		return;
+	grow(&c->tbits, &c->tbitcap, need, sizeof(*c->tbits));
+	memset(c->tbits + old, 0, (c->tbitcap - old) * sizeof(*c->tbits));
+}
+
+/* Touches the parts of the records of one side that were not reused;
+ * pairs lists the reused ones, ascending. */
+static void touch_side(struct split_cache *c, const struct rec *r, size_t n,
+		       const size_t *pairs)
+{
+	size_t i, p = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p < c->npair && pairs[p] == i) {
+			p++;
+			continue;
+		}
+		touch(c, r[i].part);
+	}
+}
+
+/* Chains the records of touched parts on one side of the middle. */
+static void link_side(struct split_cache *c, const struct rec *r, size_t n,
+		      size_t end, size_t *next, int is_new,
+		      const size_t *pairs)
+{
+	size_t i, p = 0;
 
 	for (i = 0; i < n; i++) {
 		struct part *x;
 		size_t len = (i + 1 < n ? r[i + 1].off : end) - r[i].off;
 		size_t *first, *last;
 
-		touch(c, r[i].part);
+		if (p < c->npair && pairs[p] == i) {
+			p++;
+			if (!is_touched(c, r[i].part))
+				continue;
+		}
 		x = &c->parts[r[i].part];
 		first = is_new ? &x->new_first : &x->old_first;
 		last = is_new ? &x->new_last : &x->old_last;
@@ -981,9 +1070,13 @@ static void mark_changes(struct split_cache *c, const char *nd,
 
 	grow(&c->old_next, &c->oncap, nold + 1, sizeof(size_t));
 	grow(&c->new_next, &c->nncap, c->nmid + 1, sizeof(size_t));
+	tbits_fit(c);
 	c->ntouched = 0;
-	link_side(c, c->recs + m->ia, nold, m->b_old, c->old_next, 0);
-	link_side(c, c->mid, c->nmid, m->b_new, c->new_next, 1);
+	touch_side(c, c->recs + m->ia, nold, c->pair_old);
+	touch_side(c, c->mid, c->nmid, c->pair_new);
+	link_side(c, c->recs + m->ia, nold, m->b_old, c->old_next, 0,
+		  c->pair_old);
+	link_side(c, c->mid, c->nmid, m->b_new, c->new_next, 1, c->pair_new);
 	for (i = 0; i < c->ntouched; i++) {
 		struct part *x = &c->parts[c->touched[i]];
 		struct cursor ox = { od, c->recs + m->ia, c->old_next, nold,
@@ -995,6 +1088,8 @@ static void mark_changes(struct split_cache *c, const char *nd,
 			       x->old_bytes == x->new_bytes &&
 			       chains_equal(&ox, &nx);
 	}
+	for (i = 0; i < c->ntouched; i++)	/* clear for the next run */
+		c->tbits[c->touched[i] / 64] = 0;
 }
 
 /* ---- updating the cached version ---- */
@@ -1067,14 +1162,25 @@ static void splice_runs(struct split_cache *c, const struct middle *m)
 static void splice_records(struct split_cache *c, const struct middle *m,
 			   size_t lo, size_t ln)
 {
-	size_t keep = c->nrec - m->ib, n = m->ia + c->nmid + keep, i;
+	size_t keep = c->nrec - m->ib, n = m->ia + c->nmid + keep, i, p = 0;
 
-	for (i = m->ia; i < m->ib; i++)
+	/* a reused record leaves its part's count as it was */
+	for (i = m->ia; i < m->ib; i++) {
+		if (p < c->npair && c->pair_old[p] == i - m->ia) {
+			p++;
+			continue;
+		}
 		if (--c->parts[c->recs[i].part].nrec == 0)
 			c->live--;
-	for (i = 0; i < c->nmid; i++)
+	}
+	for (i = p = 0; i < c->nmid; i++) {
+		if (p < c->npair && c->pair_new[p] == i) {
+			p++;
+			continue;
+		}
 		if (c->parts[c->mid[i].part].nrec++ == 0)
 			c->live++;
+	}
 	grow(&c->recs, &c->reccap, n, sizeof(*c->recs));
 	if (keep && m->ib != m->ia + c->nmid)
 		memmove(c->recs + m->ia + c->nmid, c->recs + m->ib,
