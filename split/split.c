@@ -10,11 +10,12 @@
  *       the first differing byte (0 when there is none: head included), and
  *   b = the first record start on a line wholly inside the suffix (the end
  *       when there is none)
- * are matched again. Records before a keep their offsets, records from b
- * on shift by the length difference. A part touched by neither the old
- * nor the new middle is unchanged; a touched part is unchanged exactly when
- * the bytes of its old middle records equal those of its new ones (its
- * prefix and suffix records being the same on both sides).
+ * are looked at again. Records before a keep their offsets, records from
+ * b on shift by the length difference. Inside the middle, records equal
+ * to old ones are reused (pairs, see parse_middle). A part none of whose
+ * middle records changed is unchanged; a touched part is unchanged exactly
+ * when the bytes of its old middle records equal those of its new ones
+ * (its prefix and suffix records being the same on both sides).
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
@@ -832,8 +833,8 @@ static size_t hint_find(const struct split_cache *c, const struct hints *h,
  * skip: the record's length when it starts with k's whole, else 0. The
  * new record is then the same as k only if a record starts right after
  * it (the old record ended because one did; in the new version the next
- * line may continue it): pair_confirm or pair_drop says which, when the
- * next line is known.
+ * line may continue it): when the next line is known, pair_confirm makes
+ * the two a pair, or parse_middle drops the candidate.
  */
 static size_t hint_take(struct split_cache *c, struct hints *h, size_t k,
 			size_t pos, int whole)

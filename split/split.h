@@ -31,7 +31,10 @@
  * Incremental work. A cache keeps a copy of the previous version and its
  * record index. The next version is compared with it by memcmp (common
  * prefix and suffix); only the records around the changed middle are
- * matched again. Each part says whether it is byte-identical to the part
+ * looked at again, and in that middle a record whose bytes equal an old
+ * record's (found by memcmp, searching forward) takes that record's part
+ * without the pattern, so the pattern runs over the changed records only.
+ * Each part says whether it is byte-identical to the part
  * with the same path in the previous version of this cache (`unchanged`),
  * so the engine may reuse that part's hash. Memory: about twice the largest
  * version, plus the record index and the paths ever seen.
