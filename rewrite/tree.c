@@ -167,7 +167,8 @@ static void chunk_free(struct tree_state *ts, struct tchunk *k)
 	free(k);
 }
 
-/* Room for one more entry in changeable chunk t->c[ci] (n < CHUNK_MAX). */
+/* Room for one more entry in chunk t->c[ci], which only t points to (a
+ * changeable one, or one of a node being loaded), and n < CHUNK_MAX. */
 static struct tchunk *chunk_room(struct tree_state *ts, struct tnode *t,
 				 uint32_t ci)
 {
@@ -332,10 +333,9 @@ static struct tentry *node_append(struct tree_state *ts, struct tnode *t)
 {
 	struct tchunk *k = t->nc ? t->c[t->nc - 1] : NULL;
 
-	if (!k || k->n == CHUNK_MAX) {
-		k = chunk_new(ts, t->gen, CHUNK_MAX, NULL, 0);
-		chunks_insert(t, t->nc, k);
-	}
+	if (!k || k->n == CHUNK_MAX)
+		chunks_insert(t, t->nc, chunk_new(ts, t->gen, 4, NULL, 0));
+	k = chunk_room(ts, t, t->nc - 1);
 	t->n++;
 	return &k->e[k->n++];
 }

@@ -304,6 +304,76 @@ static void test_big_directory(void **state)
 	tree_state_free(ts);
 }
 
+/* Loader for trees already in the test repository. */
+static int load_from_repo(void *ctx, const struct oid *id, struct buf *body,
+			  struct err *e)
+{
+	char cmd[256], hex[OID_HEX + 1], chunk[4096];
+	size_t n;
+	FILE *p;
+
+	(void)ctx;
+	(void)e;
+	snprintf(cmd, sizeof(cmd), "git -C %s cat-file tree %s", repo,
+		 oid_hex(id, hex));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	buf_reset(body);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
+		assert_int_equal(buf_add(body, chunk, n), 0);
+	assert_int_equal(pclose(p), 0);
+	return 0;
+}
+
+/*
+ * A tree read from the repository (a directory of 300 entries, loaded
+ * into chunks as it is parsed) is changed in place and must hash as git
+ * says, while the tree it came from keeps its id.
+ */
+static void test_loaded_big_directory(void **state)
+{
+	struct tree_state *ts = tree_state_new(load_from_repo, NULL);
+	struct tnode *root, *orig;
+	struct oid a, b, base, id;
+	struct err e = ERR_INIT;
+	char info[64], hex[OID_HEX + 1], want[128];
+	struct tree_state *fresh;
+	unsigned i;
+	FILE *f;
+
+	(void)state;
+	sh("git -C %s read-tree --empty", repo);
+	blob("a", &a);
+	blob("b", &b);
+	snprintf(info, sizeof(info), "%s/index-info", repo);
+	assert_non_null(f = fopen(info, "w"));
+	for (i = 0; i < 300; i++)
+		fprintf(f, "100644 %s\tbig/%04u\n", oid_hex(&a, hex), i * 2);
+	fprintf(f, "100644 %s\tsmall/x\n", oid_hex(&a, hex));
+	fclose(f);
+	sh("git -C %s update-index --index-info < %s", repo, info);
+	sh_out(want, sizeof(want), "git -C %s write-tree", repo);
+	assert_int_equal(oid_from_hex(&base, want, strlen(want)), 0);
+
+	root = orig = tree_from_oid(ts, &base);
+	tree_state_freeze(ts);
+	add(ts, &root, "big/0001", 0100644, &b);	/* between two entries */
+	add(ts, &root, "big/0300", 0100644, &b);	/* replaces one */
+	add(ts, &root, "big/9999", 0100644, &b);	/* after all */
+	del(ts, &root, "big/0000");
+	del(ts, &root, "small/x");			/* prunes small/ */
+	expect_write_tree(ts, root);
+	/* the loaded version still holds what git has (its chunks are
+	 * shared with the changed one) */
+	assert_int_equal(tree_hash(ts, orig, &id, &e), 0);
+	assert_true(oid_eq(&id, &base));
+	fresh = tree_state_new(load_from_repo, NULL);
+	assert_true(fold_tree(ts, orig) ==
+		    fold_tree(fresh, tree_from_oid(fresh, &base)));
+	tree_state_free(fresh);
+	tree_state_free(ts);
+}
+
 static void test_bad_paths(void **state)
 {
 	static const char *bad[] = { "a//b", "/a", "a/", "a/../b", ".", "a/./b" };
@@ -329,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_random_against_index),
 		cmocka_unit_test(test_copy_directory_snapshot),
 		cmocka_unit_test(test_big_directory),
+		cmocka_unit_test(test_loaded_big_directory),
 		cmocka_unit_test(test_bad_paths),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
