@@ -1176,12 +1176,29 @@ static void reset_text(struct buf *out, const struct run *r,
 	buf_adds(out, "\nA clone made from the result of an earlier run only "
 		 "needs `git pull`:\na re-run keeps the ids of everything "
 		 "migrated before.\n");
-	if (r->o.in_place)
+	if (r->o.in_place) {
 		buf_adds(out, "\n## Publishing (rewritten in place)\n\n"
 			 "    git push --force --all origin\n"
 			 "    git push --force --tags origin\n\n"
 			 "The refs as they were before are under "
 			 "refs/migrate/original/.\n");
+		buf_adds(out, "\n## Reclaiming the space\n\n"
+			 "The old history stays in the repository as long as "
+			 "refs/migrate/original/ and\nthe reflogs name it. Once "
+			 "the new one is published and checked, drop them and\n"
+			 "let git collect what only they kept (this cannot be "
+			 "undone; the state in\n.git/migrate stays, so later "
+			 "runs and --verify-only still work):\n\n"
+			 "    git for-each-ref --format='delete %(refname)' "
+			 "refs/migrate/original/ | git update-ref --stdin\n"
+			 "    git reflog expire --expire=now --all\n"
+			 "    git gc --prune=now --aggressive\n");
+	} else {
+		buf_adds(out, "\n## Before publishing\n\n"
+			 "git fast-import writes its pack without looking for "
+			 "the best deltas; pack the\nnew repository once:\n\n"
+			 "    git gc --prune=now --aggressive\n");
+	}
 }
 
 static int write_reset(const struct run *r, const struct state_files *f,

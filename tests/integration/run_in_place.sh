@@ -6,7 +6,9 @@
 # --to a new directory from the same source, the work tree is clean and
 # holds the new HEAD (LFS content smudged back), and the state is in the
 # repository's own git dir. A failing run (a rule file that does not
-# parse, and a failing fast-import) leaves every ref as it was.
+# parse, and a failing fast-import) leaves every ref as it was. RESET.md's
+# commands to reclaim the space, run as written, drop the backups and
+# shrink the pack, and the state still verifies.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/lfs_lib.sh
@@ -82,4 +84,20 @@ grep -q 'git push --force --all' "$REPO/.git/migrate/RESET.md" || die "RESET.md 
 [ -d "$REPO/.git/lfs/objects" ] || die "no LFS store in the repository's git dir"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after the run"
 info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as --to does, clean work tree"
+
+# --- RESET.md's commands to reclaim the space, run as written --------------------
+pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }
+git -C "$REPO" gc -q --prune=now	# the same repacking without the drop, to compare
+before_kib=$(pack_kib "$REPO")
+sed -n '/^## Reclaiming the space/,/^## /p' "$REPO/.git/migrate/RESET.md" |
+	sed -n 's/^    //p' >"$SCRATCH/reclaim.sh"
+[ "$(wc -l <"$SCRATCH/reclaim.sh")" -ge 3 ] || die "RESET.md has no commands to reclaim the space"
+(cd "$REPO" && sh -e "$SCRATCH/reclaim.sh") || die "RESET.md's commands to reclaim the space failed"
+[ -z "$(git -C "$REPO" for-each-ref refs/migrate/original/)" ] || die "the backups are still there"
+git -C "$REPO" fsck --no-progress --no-dangling >/dev/null 2>&1 || die "git fsck fails after reclaiming"
+after_kib=$(pack_kib "$REPO")
+[ "$after_kib" -lt "$before_kib" ] || die "reclaiming left the pack at $after_kib KiB (was $before_kib)"
+diff -u <(refs_of "$SCRATCH/reference") <(refs_of "$REPO") || die "reclaiming changed the refs"
+run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after reclaiming"
+info "reclaimed as RESET.md says: pack $before_kib KiB -> $after_kib KiB, refs and --verify-only unchanged"
 echo "run_in_place: ok"

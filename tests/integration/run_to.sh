@@ -65,6 +65,8 @@ while read -r _ ref; do
 	grep -qF "\`$ref\`" "$NEW/.git/migrate/RESET.md" || die "RESET.md does not name $ref"
 done <"$SCRATCH/new.refs"
 grep -q 'git lfs pull' "$NEW/.git/migrate/RESET.md" || die "RESET.md lacks git lfs pull"
+grep -q '^    git gc --prune=now --aggressive$' "$NEW/.git/migrate/RESET.md" ||
+	die "RESET.md does not say to pack the new repository"
 grep -q 'git reset --hard origin/main' "$NEW/.git/migrate/RESET.md" ||
 	die "RESET.md lacks the reset of main"
 grep -q 'migrate remap --commit-map' "$NEW/.git/migrate/RESET.md" ||
