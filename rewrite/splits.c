@@ -395,22 +395,19 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 
 	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0)
 		return -1;
+	/* split/ keeps the held copy itself when the blob can be read again
+	 * from the repository (no copy of the version), else its own copy of
+	 * data, which need not outlive the call */
 	mem = blob_memory(rw, bi);
-	if (mem) {
-		/* split/ keeps the held copy itself: no copy of the version;
-		 * any later use reads the blob from the repository */
+	if (!mem && blob_view(rw, bi, &f->data, &data, &len, e) < 0)
+		return -1;
+	if (mem)
 		len = mem->len;
-		report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
-		r = split_run_take(f->cache, mem, &res, e);
-		if (r == 0)
-			blob_forget_copy(rw, bi);
-	} else {
-		if (blob_view(rw, bi, &f->data, &data, &len, e) < 0)
-			return -1;
-		report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
-		/* split/ keeps its own copy: data need not outlive the call */
-		r = split_run(f->cache, data, len, &res, e);
-	}
+	report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
+	r = mem ? split_run_take(f->cache, mem, &res, e)
+		: split_run(f->cache, data, len, &res, e);
+	if (r == 0 && mem)
+		blob_forget_copy(rw, bi);
 	if (r < 0) {
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));

@@ -968,6 +968,18 @@ static void tbits_fit(struct split_cache *c)
 	memset(c->tbits + old, 0, (c->tbitcap - old) * sizeof(*c->tbits));
 }
 
+/* Whether record i of one side of the middle was reused whole: pairs is
+ * that side's list (ascending), *p a cursor into it that moves past i. */
+static int is_paired(const struct split_cache *c, const size_t *pairs,
+		     size_t *p, size_t i)
+{
+	if (*p < c->npair && pairs[*p] == i) {
+		++*p;
+		return 1;
+	}
+	return 0;
+}
+
 /* Touches the parts of the records of one side that were not reused;
  * pairs lists the reused ones, ascending. */
 static void touch_side(struct split_cache *c, const struct rec *r, size_t n,
@@ -975,13 +987,9 @@ static void touch_side(struct split_cache *c, const struct rec *r, size_t n,
 {
 	size_t i, p = 0;
 
-	for (i = 0; i < n; i++) {
-		if (p < c->npair && pairs[p] == i) {
-			p++;
-			continue;
-		}
-		touch(c, r[i].part);
-	}
+	for (i = 0; i < n; i++)
+		if (!is_paired(c, pairs, &p, i))
+			touch(c, r[i].part);
 }
 
 /* Chains the records of touched parts on one side of the middle. */
@@ -996,11 +1004,8 @@ static void link_side(struct split_cache *c, const struct rec *r, size_t n,
 		size_t len = (i + 1 < n ? r[i + 1].off : end) - r[i].off;
 		size_t *first, *last;
 
-		if (p < c->npair && pairs[p] == i) {
-			p++;
-			if (!is_touched(c, r[i].part))
-				continue;
-		}
+		if (is_paired(c, pairs, &p, i) && !is_touched(c, r[i].part))
+			continue;
 		x = &c->parts[r[i].part];
 		first = is_new ? &x->new_first : &x->old_first;
 		last = is_new ? &x->new_last : &x->old_last;
@@ -1166,22 +1171,14 @@ static void splice_records(struct split_cache *c, const struct middle *m,
 	size_t keep = c->nrec - m->ib, n = m->ia + c->nmid + keep, i, p = 0;
 
 	/* a reused record leaves its part's count as it was */
-	for (i = m->ia; i < m->ib; i++) {
-		if (p < c->npair && c->pair_old[p] == i - m->ia) {
-			p++;
-			continue;
-		}
-		if (--c->parts[c->recs[i].part].nrec == 0)
+	for (i = m->ia; i < m->ib; i++)
+		if (!is_paired(c, c->pair_old, &p, i - m->ia) &&
+		    --c->parts[c->recs[i].part].nrec == 0)
 			c->live--;
-	}
-	for (i = p = 0; i < c->nmid; i++) {
-		if (p < c->npair && c->pair_new[p] == i) {
-			p++;
-			continue;
-		}
-		if (c->parts[c->mid[i].part].nrec++ == 0)
+	for (i = p = 0; i < c->nmid; i++)
+		if (!is_paired(c, c->pair_new, &p, i) &&
+		    c->parts[c->mid[i].part].nrec++ == 0)
 			c->live++;
-	}
 	grow(&c->recs, &c->reccap, n, sizeof(*c->recs));
 	if (keep && m->ib != m->ia + c->nmid)
 		memmove(c->recs + m->ia + c->nmid, c->recs + m->ib,
