@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gitcmd.h"
+#include "journal.h"
 #include "maps.h"
 #include "oid.h"
 #include "rewrite.h"
@@ -43,6 +44,7 @@ static const char run_usage[] =
 struct run_opts {
 	const char *rules, *repo, *to, *map_format;
 	int in_place, quiet, progress, verify_only, verify_split, msg_ids;
+	int rollback;
 	char **revs;
 	int nrevs;
 };
@@ -51,8 +53,11 @@ struct run {
 	struct run_opts o;
 	char *src_gitdir;	/* absolute */
 	const char *dst;	/* what git -C gets for the target */
-	char *dst_gitdir;
+	char *dst_gitdir, *commondir;
 	char *state, *store;
+	char *side;		/* <state>/import.git: fast-import writes there */
+	int lockfd;
+	struct journal j;	/* what this run moves, once checked */
 	int first;		/* no earlier run in the state */
 	int bare;
 	int dst_clean;		/* --to: the work tree may be updated */
@@ -69,6 +74,16 @@ static char *path_of(const char *dir, const char *name)
 	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
 
 	buf_printf(&b, "%s/%s", dir, name);
+	return buf_detach(&b, NULL);
+}
+
+/* <state>/<name>.new: where a run writes a state file until its journal
+ * is finished. */
+static char *state_new_path(const struct run *r, const char *name)
+{
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+
+	buf_printf(&b, "%s/%s.new", r->state, name);
 	return buf_detach(&b, NULL);
 }
 
@@ -112,6 +127,16 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* 1 if an interrupted run's journal is in the state directory. */
+static int journal_pending(const char *state)
+{
+	char *p = path_of(state, "journal");
+	int r = file_exists(p);
+
+	free(p);
+	return r;
+}
+
 /* 1 if dir has entries other than . and .., 0 if empty, -1 if absent. */
 static int dir_has_entries(const char *dir)
 {
@@ -151,7 +176,7 @@ static int git_line(char **out, const char *dir, struct err *e, ...)
 
 enum {
 	RO_RULES = 256, RO_REPO, RO_TO, RO_IN_PLACE, RO_MAP_FORMAT, RO_PROGRESS,
-	RO_VERIFY_ONLY, RO_VERIFY_SPLIT, RO_NO_MSG_IDS,
+	RO_VERIFY_ONLY, RO_VERIFY_SPLIT, RO_NO_MSG_IDS, RO_ROLLBACK,
 };
 
 static const struct option run_options[] = {
@@ -164,6 +189,7 @@ static const struct option run_options[] = {
 	{ "verify-only", no_argument, NULL, RO_VERIFY_ONLY },
 	{ "verify-split", no_argument, NULL, RO_VERIFY_SPLIT },
 	{ "no-rewrite-message-ids", no_argument, NULL, RO_NO_MSG_IDS },
+	{ "rollback", no_argument, NULL, RO_ROLLBACK },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -182,6 +208,7 @@ static int run_option(struct run_opts *o, int c, const char *arg,
 	case RO_VERIFY_ONLY: o->verify_only = 1; break;
 	case RO_VERIFY_SPLIT: o->verify_split = 1; break;
 	case RO_NO_MSG_IDS: o->msg_ids = 0; break;
+	case RO_ROLLBACK: o->rollback = 1; break;
 	case 'q': o->quiet = 1; o->progress = -1; break;
 	case 'h':
 		fputs(run_usage, stdout);
@@ -217,6 +244,9 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 	if (!o->to && !o->in_place)
 		return err_set(e, ERR_USAGE, "run: say where the result goes: "
 			       "--to NEWDIR or --in-place");
+	if (o->rollback && o->verify_only)
+		return err_set(e, ERR_USAGE, "run: --rollback and --verify-only "
+			       "exclude each other");
 	if (o->map_format && cmap_format_parse(o->map_format, &f) < 0)
 		return err_set(e, ERR_USAGE, "--commit-map-format: expected "
 			       "filter-repo, lfs or bfg, got '%s'", o->map_format);
@@ -266,6 +296,7 @@ static int setup_to(struct run *r, struct err *e)
 		     (char *)NULL) < 0)
 		return -1;
 	r->store = path_of(r->dst_gitdir, "lfs/objects");
+	r->commondir = xstrdup(r->dst_gitdir);
 	return 0;
 }
 
@@ -284,9 +315,68 @@ static int setup_in_place(struct run *r, struct err *e)
 	}
 	r->bare = !strcmp(bare, "true");
 	r->store = path_of(common, "lfs/objects");
+	r->commondir = common;
 	free(bare);
-	free(common);
 	return 0;
+}
+
+/* The object format of dir must be sha1 (ids are 40 hex digits here). */
+static int check_sha1(const char *dir, struct err *e)
+{
+	char *fmt = NULL;
+	struct err ignored = ERR_INIT;
+	int rc = 0;
+
+	if (git_line(&fmt, dir, &ignored, "rev-parse", "--show-object-format",
+		     (char *)NULL) == 0 && strcmp(fmt, "sha1"))
+		rc = err_set(e, ERR_USAGE, "run: %s uses %s object ids; %s "
+			     "repositories are not supported yet", dir, fmt, fmt);
+	free(fmt);
+	return rc;
+}
+
+/*
+ * At the start, under the lock: an interrupted run (a journal) is finished,
+ * or rolled back with --rollback; with no journal, what a killed run left
+ * (temp files, the side repository, unfinished state files) goes.
+ */
+static int recover(struct run *r, struct err *e)
+{
+	struct journal j;
+	size_t locks = 0, n;
+	int found = journal_load(&j, r->state, e), rc;
+
+	if (found < 0)
+		return -1;
+	if (!found) {
+		n = state_clean(r->state, r->store);
+		if (n && !r->o.quiet)
+			fprintf(stderr, "migrate run: removed %zu file(s) an interrupted "
+				"run left in %s and %s/tmp; no ref had moved\n", n,
+				r->state, r->store);
+		if (r->o.rollback)
+			return err_set(e, ERR_USAGE, "run --rollback: no interrupted "
+				       "run in %s", r->state);
+		return 0;
+	}
+	rc = r->o.rollback ? journal_rollback(&j, &locks, e)
+			   : journal_finish(&j, 1, &locks, e);
+	if (rc < 0) {
+		n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (while %s the "
+			 "interrupted run journaled in %s/journal)",
+			 r->o.rollback ? "rolling back" : "finishing", r->state);
+	} else if (!r->o.quiet) {
+		fprintf(stderr, "migrate run: an interrupted run was found in %s: "
+			"%s (%zu ref(s)%s, %zu stale lock file(s) removed)\n",
+			r->state, r->o.rollback ? "rolled back" : "finished",
+			j.nrefs, r->o.rollback ? " back to their old values"
+			: " at their new values", locks);
+	}
+	if (rc == 0)
+		state_clean(r->state, r->store);
+	journal_free(&j);
+	return rc < 0 ? -1 : 0;
 }
 
 static int setup(struct run *r, struct err *e)
@@ -296,7 +386,7 @@ static int setup(struct run *r, struct err *e)
 	int rc = 0;
 
 	if (git_line(&r->src_gitdir, r->o.repo, e, "rev-parse",
-		     "--absolute-git-dir", (char *)NULL) < 0)
+		     "--absolute-git-dir", (char *)NULL) < 0 || check_sha1(r->o.repo, e) < 0)
 		return -1;
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
@@ -308,6 +398,11 @@ static int setup(struct run *r, struct err *e)
 		return 0;
 	if (mkdir(r->state, 0777) < 0 && errno != EEXIST)
 		return err_errno(e, ERR_IO, "%s: cannot create", r->state);
+	if (state_lock(r->state, &r->lockfd, e) < 0 || recover(r, e) < 0)
+		return -1;
+	tips = path_of(r->state, "tips");	/* a finished run may have written it */
+	r->first = !file_exists(tips);
+	free(tips);
 	/* written first, so that a retry after a failed first run continues */
 	if (r->o.to) {
 		buf_printf(&src, "%s\n", r->src_gitdir);
@@ -323,6 +418,11 @@ static void run_release(struct run *r)
 	free(r->dst_gitdir);
 	free(r->state);
 	free(r->store);
+	free(r->commondir);
+	free(r->side);
+	journal_free(&r->j);
+	if (r->lockfd > 0)
+		close(r->lockfd);
 	gitrefs_free(&r->src_before);
 	gitrefs_free(&r->dst_before);
 	gitargv_clear(&r->revs);
@@ -415,77 +515,6 @@ static uint64_t count_commits(const struct run *r)
 	return n;
 }
 
-/* ---- refs: backups, and the way back after a failure ---- */
-
-static int update_refs(const char *dir, const struct buf *cmds, struct err *e)
-{
-	struct gitargv a = GITARGV_INIT;
-	int r;
-
-	if (cmds->len == 0)
-		return 0;
-	gitargv_push(&a, "update-ref");
-	gitargv_push(&a, "--stdin");
-	r = gitcmd_ok(dir, &a, cmds, NULL, e);
-	gitargv_clear(&a);
-	return r;
-}
-
-/* In place: every ref that has no backup yet gets one under
- * refs/migrate/original/<ref>. Backups are never overwritten, so they keep
- * the history as it was before the first run that saw the ref. */
-static int backup_refs(const struct run *r, struct err *e)
-{
-	struct gitrefs have = GITREFS_INIT;
-	struct buf cmds = BUF_INIT(SIZE_MAX / 2), name = BUF_INIT(4096);
-	char hex[OID_HEX + 1];
-	size_t i;
-	int rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
-
-	for (i = 0; rc == 0 && i < r->dst_before.n; i++) {
-		const struct gitref *g = &r->dst_before.v[i];
-		buf_reset(&name);
-		buf_printf(&name, "refs/migrate/original/%s", g->name);
-		if (!gitrefs_find(&have, name.ptr))
-			buf_printf(&cmds, "create %s %s\n", name.ptr,
-				   oid_hex(&g->id, hex));
-	}
-	if (rc == 0)
-		rc = update_refs(r->dst, &cmds, e);
-	gitrefs_free(&have);
-	buf_release(&cmds);
-	buf_release(&name);
-	return rc;
-}
-
-/* Puts the refs of dir (but refs/migrate/) back to before: refs that
- * moved go back, refs that appeared go away. */
-static int restore_refs(const char *dir, const struct gitrefs *before,
-			struct err *e)
-{
-	struct gitrefs now = GITREFS_INIT;
-	struct buf cmds = BUF_INIT(SIZE_MAX / 2);
-	char hex[OID_HEX + 1];
-	const struct gitref *g;
-	size_t i;
-	int rc = gitrefs_list(&now, dir, NULL, e);
-
-	for (i = 0; rc == 0 && i < before->n; i++) {
-		g = gitrefs_find(&now, before->v[i].name);
-		if (!g || !oid_eq(&g->id, &before->v[i].id))
-			buf_printf(&cmds, "update %s %s\n", before->v[i].name,
-				   oid_hex(&before->v[i].id, hex));
-	}
-	for (i = 0; rc == 0 && i < now.n; i++)
-		if (!gitrefs_find(before, now.v[i].name))
-			buf_printf(&cmds, "delete %s\n", now.v[i].name);
-	if (rc == 0)
-		rc = update_refs(dir, &cmds, e);
-	gitrefs_free(&now);
-	buf_release(&cmds);
-	return rc;
-}
-
 /* ---- the pipeline ---- */
 
 /* The files one run leaves in the state: written under name.new during
@@ -548,8 +577,7 @@ static void import_args(const struct run *r, const struct state_files *f,
 	gitargv_push(a, "--quiet");
 	gitargv_pushf(a, "--export-marks=%s", f->imarks);
 	gitargv_push(a, "--date-format=raw-permissive");
-	if (r->o.in_place)
-		gitargv_push(a, "--force");
+	(void)r;
 }
 
 /*
@@ -604,7 +632,7 @@ static int pipeline(const struct run *r, const struct rw_options *opt,
 		return -1;
 	}
 	close(a[1]);
-	if (gitcmd_spawn(&ip, r->dst, &ia, b[0], -1, &fe) == 0) {
+	if (gitcmd_spawn(&ip, r->side, &ia, b[0], -1, &fe) == 0) {
 		close(b[0]);
 		frc = rw_filter(opt, a[0], b[1], &fe);
 		close(b[1]);
@@ -811,6 +839,26 @@ static int refmap_line(const struct gitrefs *refs, const char *line,
 		       line + OID_HEX + 1, path);
 }
 
+/* A stream's `commit HEAD` (a detached HEAD) is checked against HEAD:
+ * it goes first in the sorted list ('H' sorts before 'r'). */
+static void add_head(struct gitrefs *refs, const char *dir)
+{
+	struct err ignored = ERR_INIT;
+	char *hex = NULL;
+	struct oid id;
+
+	if (git_line(&hex, dir, &ignored, "rev-parse", "-q", "--verify", "HEAD",
+		     (char *)NULL) == 0 && oid_from_hex(&id, hex, strlen(hex)) == 0) {
+		refs->v = xrealloc(refs->v, (refs->n + 1) * sizeof(*refs->v));
+		memmove(refs->v + 1, refs->v, refs->n * sizeof(*refs->v));
+		memset(refs->v, 0, sizeof(*refs->v));
+		refs->v[0].name = xstrdup("HEAD");
+		refs->v[0].id = id;
+		refs->n++;
+	}
+	free(hex);
+}
+
 static int refmap_compare(const char *dir, const char *path, struct err *e)
 {
 	struct gitrefs refs = GITREFS_INIT;
@@ -822,6 +870,8 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
 		r = err_set(e, ERR_IO, "verification failed: %s is missing", path);
 	if (r > 0)
 		r = gitrefs_list(&refs, dir, NULL, e) < 0 ? -1 : 1;
+	if (r > 0)
+		add_head(&refs, dir);
 	for (line = text.ptr; r > 0 && (nl = strchr(line, '\n')); line = nl + 1)
 		if (refmap_line(&refs, line, (size_t)(nl - line), path, e) < 0)
 			r = -1;
@@ -857,33 +907,12 @@ static int verify_run(const char *dir, const struct state_files *f,
 
 /* ---- after the check: the state, the work tree, RESET.md ---- */
 
-static int state_commit(const struct state_files *from,
-			const struct state_files *to, struct err *e)
-{
-	const char *src[] = { from->map, from->refmap, from->marks, from->imarks };
-	const char *dst[] = { to->map, to->refmap, to->marks, to->imarks };
-	size_t i;
-
-	for (i = 0; i < 4; i++)
-		if (rename(src[i], dst[i]) < 0)
-			return err_errno(e, ERR_IO, "%s: cannot rename to %s",
-					 src[i], dst[i]);
-	return 0;
-}
-
-static void state_drop(const struct state_files *f)
-{
-	unlink(f->map);
-	unlink(f->refmap);
-	unlink(f->marks);
-	unlink(f->imarks);
-}
-
 /* The map in the layout --commit-map-format asked for, beside the
  * filter-repo one the state keeps (re-runs load that one). */
-static int write_map_format(const struct run *r, const char *map_path,
+static int write_map_format(struct run *r, const char *map_path,
 			    struct err *e)
 {
+	const char *name;
 	enum cmap_format fmt;
 	struct cmap *m;
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
@@ -894,14 +923,16 @@ static int write_map_format(const struct run *r, const char *map_path,
 	    fmt == CMAP_FILTER_REPO)
 		return 0;
 	m = cmap_new();
-	path = path_of(r->state, fmt == CMAP_LFS ? "commit-map.lfs"
-						  : "commit-map.bfg");
+	name = fmt == CMAP_LFS ? "commit-map.lfs" : "commit-map.bfg";
+	path = state_new_path(r, name);
 	rc = cmap_load(m, map_path, e);
 	if (rc == 0)
 		rc = cmap_format(m, fmt, &out) < 0
 			? err_set(e, ERR_IO, "%s: too large", path) : 0;
 	if (rc == 0)
 		rc = write_file(path, &out, e);
+	if (rc == 0)
+		journal_add_file(&r->j, name);
 	free(path);
 	buf_release(&out);
 	cmap_free(m);
@@ -909,34 +940,38 @@ static int write_map_format(const struct run *r, const char *map_path,
 }
 
 /* tips: the source commits processed so far ("<id> <ref>"), which the
- * next run excludes: the refs as exported (--to) or as rewritten (in
- * place, where the next run's source is the new history), and the tips
- * of earlier runs. */
-static int write_tips(const struct run *r, struct err *e)
+ * next run excludes: the refs as exported (--to) or as they will be once
+ * the journal is finished (in place, where the next run's source is the
+ * new history), and the tips of earlier runs. */
+static int write_tips(struct run *r, const struct gitrefs *side,
+		      struct err *e)
 {
-	struct gitrefs after = GITREFS_INIT;
-	const struct gitrefs *refs = &r->src_before;
+	const struct gitrefs *refs = r->o.in_place ? &r->dst_before : &r->src_before;
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	char hex[OID_HEX + 1], *path = path_of(r->state, "tips");
+	char hex[OID_HEX + 1], *path = state_new_path(r, "tips");
 	struct oid *old;
 	size_t n, i;
 	int rc = tips_load(&old, &n, r->state, e);
 
-	if (rc == 0 && r->o.in_place) {
-		rc = gitrefs_list(&after, r->dst, NULL, e);
-		refs = &after;
+	for (i = 0; rc == 0 && i < refs->n; i++) {
+		const struct gitref *g = &refs->v[i];
+		if (r->o.in_place && gitrefs_find(side, g->name))
+			continue;	/* its new value comes below */
+		if (g->has_commit)
+			buf_printf(&out, "%s %s\n", oid_hex(&g->commit, hex), g->name);
 	}
-	for (i = 0; rc == 0 && i < refs->n; i++)
-		if (refs->v[i].has_commit)
-			buf_printf(&out, "%s %s\n", oid_hex(&refs->v[i].commit, hex),
-				   refs->v[i].name);
+	for (i = 0; rc == 0 && r->o.in_place && i < side->n; i++)
+		if (side->v[i].has_commit)
+			buf_printf(&out, "%s %s\n", oid_hex(&side->v[i].commit, hex),
+				   side->v[i].name);
 	for (i = 0; rc == 0 && i < n; i++)
 		buf_printf(&out, "%s (an earlier run)\n", oid_hex(&old[i], hex));
 	if (rc == 0)
 		rc = write_file(path, &out, e);
+	if (rc == 0)
+		journal_add_file(&r->j, "tips");
 	free(old);
 	free(path);
-	gitrefs_free(&after);
 	buf_release(&out);
 	return rc;
 }
@@ -955,15 +990,18 @@ static int write_small(const char *state, const char *name, const char *text,
 	return rc;
 }
 
-static int write_state(const struct run *r, const struct state_files *f,
-		       struct err *e)
+/* The state files besides the four of the filter and fast-import, as
+ * <name>.new, each added to the journal. */
+static int write_state(struct run *r, const struct state_files *f,
+		       const struct gitrefs *side, struct err *e)
 {
 	char line[64];
 
 	snprintf(line, sizeof(line), "map-entries-before %zu\n", r->map_before);
-	if (write_map_format(r, f->map, e) < 0 || write_tips(r, e) < 0 ||
-	    write_small(r->state, "last-run", line, e) < 0)
+	if (write_map_format(r, f->map, e) < 0 || write_tips(r, side, e) < 0 ||
+	    write_small(r->state, "last-run.new", line, e) < 0)
 		return -1;
+	journal_add_file(&r->j, "last-run");
 	return 0;
 }
 
@@ -1030,59 +1068,6 @@ static int head_exists(const char *dir)
 	gitargv_clear(&a);
 	buf_release(&out);
 	return r;
-}
-
-/* In place, a detached HEAD moves to the new id of its commit. */
-static int detached_target(char **out, const struct run *r,
-			   const struct state_files *f, struct err *e)
-{
-	struct cmap *m = cmap_new();
-	char *head = NULL, hex[OID_HEX + 1];
-	const struct oid *mapped;
-	struct oid id;
-	int rc = git_line(&head, r->dst, e, "rev-parse", "HEAD", (char *)NULL);
-
-	*out = NULL;
-	if (rc == 0)
-		rc = cmap_load(m, f->map, e);
-	if (rc == 0 && oid_from_hex(&id, head, strlen(head)) == 0 &&
-	    (mapped = cmap_get(m, &id)))
-		*out = xstrdup(oid_hex(mapped, hex));
-	free(head);
-	cmap_free(m);
-	return rc;
-}
-
-/* The work tree follows the new HEAD (git-lfs, when installed, smudges). */
-static int update_worktree(const struct run *r, const struct state_files *f,
-			   struct err *e)
-{
-	struct gitargv a = GITARGV_INIT;
-	char *target = NULL, *sym = NULL;
-	struct err ignored = ERR_INIT;
-	int rc = 0;
-
-	if (r->bare || !head_exists(r->dst))
-		return 0;
-	if (r->o.to && !r->first && !r->dst_clean) {
-		fprintf(stderr, "migrate run: %s has local changes: its work tree "
-			"was left as it was\n", r->dst);
-		return 0;
-	}
-	if (r->o.in_place && git_line(&sym, r->dst, &ignored, "symbolic-ref",
-				      "-q", "HEAD", (char *)NULL) < 0)
-		rc = detached_target(&target, r, f, e);
-	gitargv_push(&a, "reset");
-	gitargv_push(&a, "-q");
-	gitargv_push(&a, "--hard");
-	if (target)
-		gitargv_push(&a, target);
-	if (rc == 0)
-		rc = gitcmd_ok(r->dst, &a, NULL, NULL, e);
-	gitargv_clear(&a);
-	free(target);
-	free(sym);
-	return rc;
 }
 
 /* --to, first run: NEWDIR's HEAD names the branch the source's names. */
@@ -1201,20 +1186,105 @@ static void reset_text(struct buf *out, const struct run *r,
 	}
 }
 
-static int write_reset(const struct run *r, const struct state_files *f,
-		       struct err *e)
+#define SIDE_HEAD "refs/migrate/import-HEAD"
+
+static int write_reset(struct run *r, const struct state_files *fin,
+		       const struct state_files *fnew, struct err *e)
 {
 	struct buf refmap = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
-	char *path = path_of(r->state, "RESET.md");
-	int rc = read_file(f->refmap, &refmap, e);
+	char *path = state_new_path(r, "RESET.md");
+	int rc = read_file(fnew->refmap, &refmap, e);
 
 	if (rc >= 0) {
-		reset_text(&out, r, f, &refmap);
+		reset_text(&out, r, fin, &refmap);
 		rc = write_file(path, &out, e);
 	}
+	if (rc == 0)
+		journal_add_file(&r->j, "RESET.md");
 	free(path);
 	buf_release(&refmap);
 	buf_release(&out);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- refusals: what the run must not overwrite ---- */
+
+/* A rebase, merge, cherry-pick, revert or bisect in progress in the git
+ * dir gitdir: its refs and index belong to that operation. */
+static int refuse_in_progress(const char *dir, const char *gitdir,
+			      struct err *e)
+{
+	static const char *const ops[][2] = {
+		{ "rebase-merge", "rebase" }, { "rebase-apply", "rebase or am" },
+		{ "MERGE_HEAD", "merge" }, { "CHERRY_PICK_HEAD", "cherry-pick" },
+		{ "REVERT_HEAD", "revert" }, { "sequencer", "cherry-pick or revert" },
+		{ "BISECT_LOG", "bisect" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		char *p = path_of(gitdir, ops[i][0]);
+		int there = file_exists(p);
+		free(p);
+		if (there)
+			return err_set(e, ERR_USAGE, "run: %s is in the middle of a %s "
+				       "(%s/%s exists); finish or abort it first",
+				       dir, ops[i][1], gitdir, ops[i][0]);
+	}
+	return 0;
+}
+
+/* 1 if <old>:<path> exists (the path was tracked before). */
+static int tracked_in(const char *dir, const char *old, const char *path, size_t n)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct err ignored = ERR_INIT;
+	int r;
+
+	gitargv_push(&a, "cat-file");
+	gitargv_push(&a, "-e");
+	gitargv_pushf(&a, "%s:%.*s", old, (int)n, path);
+	r = gitcmd_run(dir, &a, NULL, NULL, &ignored) == 0;
+	gitargv_clear(&a);
+	return r;
+}
+
+/*
+ * Untracked (or ignored) files of the work tree at top that moving from
+ * commit old to new would overwrite, as `git checkout` refuses: a path new
+ * adds where something untracked is, or a file where new needs a
+ * directory. The first one is named in e (ERR_USAGE).
+ */
+static int refuse_untracked(const char *top, const char *what,
+			    const char *old, const char *new, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2), p = BUF_INIT(BUF_MAX_DEFAULT);
+	struct stat st;
+	const char *path, *end, *cut;
+	int rc = gitcmd_runl(top, 1, &out, e, "diff", "--name-only", "-z",
+			     "--no-renames", "--diff-filter=A", old, new, (char *)NULL);
+
+	for (path = out.ptr; rc == 0 && path < out.ptr + out.len; path = end + 1) {
+		end = path + strlen(path);
+		/* each leading directory, then the path itself */
+		for (cut = strchr(path, '/'); rc == 0; cut = strchr(cut + 1, '/')) {
+			if (!cut)
+				cut = end;
+			buf_reset(&p);
+			buf_printf(&p, "%s/%.*s", top, (int)(cut - path), path);
+			if (lstat(p.ptr, &st) < 0)
+				break;
+			if (cut != end && S_ISDIR(st.st_mode))
+				continue;
+			if (!tracked_in(top, old, path, (size_t)(cut - path)))
+				rc = err_set(e, ERR_USAGE, "run: the untracked file %s "
+					     "would be overwritten by the new history "
+					     "of %s; move it away first", p.ptr, what);
+			break;
+		}
+	}
+	buf_release(&out);
+	buf_release(&p);
 	return rc;
 }
 
@@ -1225,6 +1295,8 @@ static int prepare(struct run *r, const struct state_files *fin,
 {
 	int clean;
 
+	if (r->o.in_place && refuse_in_progress(r->dst, r->dst_gitdir, e) < 0)
+		return -1;
 	if (r->o.in_place && !r->bare) {
 		clean = worktree_clean(r->dst, e);
 		if (clean < 0)
@@ -1236,8 +1308,6 @@ static int prepare(struct run *r, const struct state_files *fin,
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
 	    gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0)
 		return -1;
-	if (r->o.in_place && backup_refs(r, e) < 0)
-		return -1;
 	if (r->o.to && r->first && copy_head(r, e) < 0)
 		return -1;
 	if (r->o.to && !r->first)
@@ -1248,27 +1318,274 @@ static int prepare(struct run *r, const struct state_files *fin,
 	return map_prepare(r, fin, fnew, e);
 }
 
-/* The pipeline and its check; on failure the target's refs go back to
- * what they were (the source's too, in place: it is the target). */
+/* <state>/import.git: a bare repository whose objects directory is the
+ * target's, so that fast-import's objects land where they belong and its
+ * refs nowhere near the target's. Its HEAD names a branch no stream
+ * writes, so that a stream's `commit HEAD` (a detached HEAD) stays apart. */
+static int side_create(struct run *r, struct err *e)
+{
+	char *objects = NULL, *link = NULL;
+	int rc = git_line(&objects, r->dst, e, "rev-parse", "--path-format=absolute",
+			  "--git-path", "objects", (char *)NULL);
+
+	r->side = path_of(r->state, "import.git");
+	if (rc == 0)
+		rc = gitcmd_runl(NULL, 1, NULL, e, "init", "-q", "--bare", r->side,
+				 (char *)NULL);
+	link = path_of(r->side, "objects");
+	if (rc == 0) {
+		/* git init made empty objects/{info,pack}; the link replaces them */
+		char *info = path_of(link, "info"), *pack = path_of(link, "pack");
+		rmdir(info);
+		rmdir(pack);
+		free(info);
+		free(pack);
+		if (rmdir(link) < 0)
+			rc = err_errno(e, ERR_IO, "%s: cannot remove", link);
+	}
+	if (rc == 0 && symlink(objects, link) < 0)
+		rc = err_errno(e, ERR_IO, "%s: cannot link to %s", link, objects);
+	if (rc == 0)
+		rc = gitcmd_runl(r->side, 1, NULL, e, "symbolic-ref", "HEAD",
+				 SIDE_HEAD, (char *)NULL);
+	if (rc == 0)
+		rc = gitcmd_runl(r->side, 1, NULL, e, "config", "gc.auto", "0",
+				 (char *)NULL);
+	free(objects);
+	free(link);
+	return rc;
+}
+
+/* The pipeline into the side repository, and its check. */
 static int convert(struct run *r, const struct state_files *fnew,
 		   struct err *e)
 {
 	struct rw_options opt;
-	struct err e2 = ERR_INIT;
 	char *report, *report_json;
-	int rc;
+	int rc = side_create(r, e);
 
 	filter_options(r, fnew, &opt, &report, &report_json);
-	rc = pipeline(r, &opt, fnew, e);
 	if (rc == 0)
-		rc = verify_run(r->dst, fnew, r->map_before, e);
-	if (rc < 0 && restore_refs(r->dst, &r->dst_before, &e2) < 0) {
-		size_t n = strlen(e->msg);
-		snprintf(e->msg + n, sizeof(e->msg) - n, "; restoring the refs of "
-			 "%s failed too: %s", r->dst, e2.msg);
-	}
+		rc = pipeline(r, &opt, fnew, e);
+	if (rc == 0)
+		rc = verify_run(r->side, fnew, r->map_before, e);
 	free(report);
 	free(report_json);
+	return rc;
+}
+
+/* The value of HEAD in dir (null if unborn), and the branch it names
+ * (NULL: detached; caller frees). */
+static void head_of(const char *dir, struct oid *id, char **sym)
+{
+	struct err ignored = ERR_INIT;
+	char *hex = NULL;
+
+	*id = oid_null;
+	*sym = NULL;
+	if (git_line(&hex, dir, &ignored, "rev-parse", "-q", "--verify",
+		     "HEAD^{commit}", (char *)NULL) == 0)
+		oid_from_hex(id, hex, strlen(hex));
+	if (git_line(sym, dir, &ignored, "symbolic-ref", "-q", "HEAD",
+		     (char *)NULL) < 0)
+		*sym = NULL;
+	free(hex);
+}
+
+/* The journal's new value of ref name, or NULL if the run leaves it. */
+static const struct oid *planned(const struct journal *j, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < j->nrefs; i++)
+		if (!strcmp(j->refs[i].name, name))
+			return &j->refs[i].new;
+	return NULL;
+}
+
+/* The refs the run moves: those fast-import wrote in the side repository
+ * that differ from the target's, HEAD when it is detached, and the
+ * backups of an in-place run. */
+static int plan_refs(struct run *r, const struct state_files *fnew,
+		     const struct gitrefs *side, struct err *e)
+{
+	struct gitrefs have = GITREFS_INIT;
+	struct oid head, side_head, none = oid_null;
+	const struct gitref *g;
+	char *sym = NULL, *name = NULL;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < side->n; i++) {
+		g = gitrefs_find(&r->dst_before, side->v[i].name);
+		if (!g || !oid_eq(&g->id, &side->v[i].id))
+			journal_add_ref(&r->j, side->v[i].name, g ? &g->id : &none,
+					&side->v[i].id, 0);
+	}
+	head_of(r->dst, &head, &sym);
+	head_of(r->side, &side_head, &name);
+	free(name);
+	if (sym && !oid_is_null(&side_head) && !planned(&r->j, sym)) {
+		/* as fast-import writing HEAD would: the branch HEAD names */
+		g = gitrefs_find(&r->dst_before, sym);
+		journal_add_ref(&r->j, sym, g ? &g->id : &none, &side_head, 0);
+	} else if (!sym && !oid_is_null(&head)) {
+		struct cmap *m = cmap_new();
+		const struct oid *to = NULL;
+		if (!oid_is_null(&side_head))
+			to = &side_head;
+		else if ((rc = cmap_load(m, fnew->map, e)) == 0)
+			to = cmap_get(m, &head);
+		if (to && !oid_is_null(to) && !oid_eq(to, &head))
+			journal_add_ref(&r->j, "HEAD", &head, to, 1);
+		cmap_free(m);
+	}
+	free(sym);
+	if (rc == 0 && r->o.in_place)
+		rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
+	for (i = 0; rc == 0 && r->o.in_place && i < r->dst_before.n; i++) {
+		g = &r->dst_before.v[i];
+		name = path_of("refs/migrate/original", g->name);
+		if (!gitrefs_find(&have, name))
+			journal_add_ref(&r->j, name, &none, &g->id, 0);
+		free(name);
+	}
+	gitrefs_free(&have);
+	return rc;
+}
+
+/* The commit HEAD of dir will name once the journal is finished. */
+static struct oid head_after(const struct run *r, const char *dir)
+{
+	const struct oid *to;
+	struct oid head;
+	char *sym = NULL;
+
+	head_of(dir, &head, &sym);
+	to = planned(&r->j, sym ? sym : "HEAD");
+	free(sym);
+	return to ? *to : head;
+}
+
+/* The check of one work tree before its branch moves from old to new. */
+static int check_worktree(const char *dir, const char *what,
+			  const struct oid *old, const struct oid *new,
+			  int clean_needed, struct err *e)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+	struct buf top = BUF_INIT(4096);
+	int rc = 0;
+
+	if (oid_is_null(old) || oid_eq(old, new))
+		return 0;
+	if (clean_needed && (rc = worktree_clean(dir, e)) == 0)
+		return err_set(e, ERR_USAGE, "run: the work tree %s has uncommitted "
+			       "changes and its branch %s would be rewritten; "
+			       "commit or stash them first", dir, what);
+	if (rc < 0)
+		return -1;
+	rc = gitcmd_runl(dir, 1, &top, e, "rev-parse", "--show-toplevel", (char *)NULL);
+	gitcmd_chomp(&top);
+	if (rc == 0)
+		rc = refuse_untracked(top.ptr, what, oid_hex(old, h1), oid_hex(new, h2), e);
+	buf_release(&top);
+	return rc;
+}
+
+/* The linked work trees of an in-place run (other than dst itself) whose
+ * branch the run rewrites: clean ones are reset with the journal, dirty
+ * ones refuse the run. */
+static int plan_linked(struct run *r, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	char *line, *nl, *wt = NULL;
+	struct oid head = oid_null;
+	int rc = gitcmd_runl(r->dst, 1, &out, e, "worktree", "list", "--porcelain",
+			     (char *)NULL);
+
+	if (!r->bare && gitcmd_runl(r->dst, 1, &self, &ignored, "rev-parse",
+				    "--show-toplevel", (char *)NULL) == 0)
+		gitcmd_chomp(&self);
+	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		if (!strncmp(line, "worktree ", 9)) {
+			wt = line + 9;
+			head = oid_null;
+		} else if (!strncmp(line, "HEAD ", 5)) {
+			oid_from_hex(&head, line + 5, strlen(line + 5));
+		} else if (!strncmp(line, "branch ", 7) && wt &&
+			   (!self.len || strcmp(wt, self.ptr))) {
+			const struct oid *to = planned(&r->j, line + 7);
+			if (!to || !strcmp(line + 7, "HEAD"))
+				continue;
+			rc = check_worktree(wt, line + 7, &head, to, 1, e);
+			if (rc == 0)
+				journal_add_wt(&r->j, wt);
+		}
+	}
+	buf_release(&out);
+	buf_release(&self);
+	return rc;
+}
+
+/*
+ * After the check: the journal of the run (refs, work trees, state files),
+ * refusals of what it would overwrite, then the journal is written and
+ * finished. A failure before the journal leaves the repository as it was.
+ */
+static int commit_run(struct run *r, const struct state_files *fin,
+		      const struct state_files *fnew, struct err *e)
+{
+	static const char *const four[] = {
+		"commit-map", "ref-map", "marks", "import-marks",
+	};
+	struct gitrefs side = GITREFS_INIT;
+	struct oid head, to;
+	char *sym = NULL;
+	size_t i, locks;
+	int rc = gitrefs_list(&side, r->side, "refs/", e), kept;
+
+	r->j.state = xstrdup(r->state);
+	r->j.dir = xstrdup(r->dst);
+	r->j.gitdir = xstrdup(r->dst_gitdir);
+	r->j.commondir = xstrdup(r->commondir);
+	r->j.worktree = !r->bare && (r->o.in_place || r->first || r->dst_clean);
+	if (r->o.to && !r->first && !r->dst_clean && !r->bare && head_exists(r->dst))
+		fprintf(stderr, "migrate run: %s has local changes: its work tree "
+			"was left as it was\n", r->dst);
+	if (rc == 0)
+		rc = plan_refs(r, fnew, &side, e);
+	if (rc == 0 && r->j.worktree) {
+		head_of(r->dst, &head, &sym);
+		to = head_after(r, r->dst);
+		rc = check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
+		free(sym);
+	}
+	if (rc == 0 && r->o.in_place)
+		rc = plan_linked(r, e);
+	for (i = 0; rc == 0 && i < 4; i++)
+		journal_add_file(&r->j, four[i]);
+	if (rc == 0)
+		rc = write_state(r, fnew, &side, e);
+	if (rc == 0)
+		rc = write_reset(r, fin, fnew, e);
+	gitrefs_free(&side);
+	if (rc == 0)
+		rc = journal_write(&r->j, e);
+	if (rc < 0)
+		return -1;
+	rc = journal_finish(&r->j, 0, &locks, e);
+	if (rc == -2) {
+		journal_drop(&r->j);
+		return -1;
+	}
+	if (rc < 0) {
+		kept = (int)strlen(e->msg);
+		snprintf(e->msg + kept, sizeof(e->msg) - (size_t)kept, "; the run "
+			 "is journaled in %s/journal: the next `migrate run` "
+			 "finishes it, `migrate run --rollback` undoes it", r->state);
+	}
 	return rc;
 }
 
@@ -1302,17 +1619,12 @@ static int run_all(struct run *r, struct err *e)
 	if (rc == 0)
 		rc = convert(r, &fnew, e);
 	if (rc == 0)
-		rc = state_commit(&fnew, &fin, e);
-	if (rc == 0)
-		rc = write_state(r, &fin, e);
-	if (rc == 0)
-		rc = update_worktree(r, &fin, e);
-	if (rc == 0)
-		rc = write_reset(r, &fin, e);
+		rc = commit_run(r, &fin, &fnew, e);
 	if (rc == 0)
 		summary(r, &fin);
-	else
-		state_drop(&fnew);
+	/* the side repository, and a failed run's files (none with a journal) */
+	if (!journal_pending(r->state))
+		state_clean(r->state, r->store);
 	state_files_free(&fin);
 	state_files_free(&fnew);
 	return rc;
@@ -1355,7 +1667,7 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 	rc = parse_run_options(&r.o, argc, argv, e);
 	if (rc == 0)
 		rc = setup(&r, e);
-	if (rc == 0)
+	if (rc == 0 && !r.o.rollback)
 		rc = r.o.verify_only ? verify_only(&r, e) : run_all(&r, e);
 	run_release(&r);
 	return rc;

@@ -1,0 +1,538 @@
+/* journal.c - the lock, the journal and the recovery of `migrate run`. */
+#include "journal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gitcmd.h"
+#include "maps.h"
+
+#define JOURNAL_MAGIC "migrate journal 1"
+
+/* ---- building ---- */
+
+void journal_add_ref(struct journal *j, const char *name,
+		     const struct oid *old, const struct oid *new,
+		     int no_deref)
+{
+	struct jref *r;
+
+	if (j->nrefs == j->refs_alloc) {
+		j->refs_alloc = j->refs_alloc ? 2 * j->refs_alloc : 64;
+		j->refs = xrealloc(j->refs, j->refs_alloc * sizeof(*j->refs));
+	}
+	r = &j->refs[j->nrefs++];
+	r->name = xstrdup(name);
+	r->old = *old;
+	r->new = *new;
+	r->no_deref = no_deref;
+}
+
+static void push_str(char ***v, size_t *n, const char *s)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(s);
+}
+
+void journal_add_file(struct journal *j, const char *name)
+{
+	push_str(&j->files, &j->nfiles, name);
+}
+
+void journal_add_wt(struct journal *j, const char *path)
+{
+	push_str(&j->wts, &j->nwts, path);
+}
+
+void journal_free(struct journal *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nrefs; i++)
+		free(j->refs[i].name);
+	for (i = 0; i < j->nwts; i++)
+		free(j->wts[i]);
+	for (i = 0; i < j->nfiles; i++)
+		free(j->files[i]);
+	free(j->refs);
+	free(j->wts);
+	free(j->files);
+	free(j->state);
+	free(j->dir);
+	free(j->gitdir);
+	free(j->commondir);
+	memset(j, 0, sizeof(*j));
+}
+
+static char *path2(const char *dir, const char *name, const char *suffix)
+{
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+
+	buf_printf(&b, "%s/%s%s", dir, name, suffix);
+	return buf_detach(&b, NULL);
+}
+
+/* ---- the file ---- */
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+int journal_write(const struct journal *j, struct err *e)
+{
+	struct buf b = BUF_INIT(SIZE_MAX / 2);
+	char h1[OID_HEX + 1], h2[OID_HEX + 1], *path, *tmp = NULL;
+	size_t i;
+	int r = 0;
+
+	buf_printf(&b, "%s\ndir %s\ngitdir %s\ncommondir %s\nworktree %d\n",
+		   JOURNAL_MAGIC, j->dir, j->gitdir, j->commondir, j->worktree);
+	for (i = 0; i < j->nwts; i++)
+		buf_printf(&b, "wt %s\n", j->wts[i]);
+	for (i = 0; i < j->nfiles; i++)
+		buf_printf(&b, "file %s\n", j->files[i]);
+	for (i = 0; i < j->nrefs; i++)
+		buf_printf(&b, "%s %s %s %s\n", j->refs[i].no_deref ? "head" : "ref",
+			   oid_hex(&j->refs[i].old, h1), oid_hex(&j->refs[i].new, h2),
+			   j->refs[i].name);
+	buf_adds(&b, "end\n");
+	/* a newline in a path would break the line format */
+	if (strchr(j->dir, '\n') || strchr(j->gitdir, '\n') || strchr(j->commondir, '\n'))
+		r = err_set(e, ERR_USAGE, "run: a repository path holds a newline");
+	for (i = 0; r == 0 && i < j->nwts; i++)
+		if (strchr(j->wts[i], '\n'))
+			r = err_set(e, ERR_USAGE, "run: a work tree path holds a newline");
+	path = path2(j->state, "journal", "");
+	if (r == 0)
+		r = rw_atomic_prepare(path, &b, &tmp, e);
+	if (r == 0)
+		r = rw_atomic_commit(tmp, path, e);
+	if (r == 0 && fsync_dir(j->state) < 0)
+		r = err_errno(e, ERR_IO, "%s: cannot sync", j->state);
+	free(tmp);
+	free(path);
+	buf_release(&b);
+	return r;
+}
+
+static int parse_line(struct journal *j, char *line)
+{
+	struct oid old, new;
+	char *sp;
+
+	if (!strncmp(line, "dir ", 4))
+		j->dir = xstrdup(line + 4);
+	else if (!strncmp(line, "gitdir ", 7))
+		j->gitdir = xstrdup(line + 7);
+	else if (!strncmp(line, "commondir ", 10))
+		j->commondir = xstrdup(line + 10);
+	else if (!strncmp(line, "worktree ", 9))
+		j->worktree = line[9] == '1';
+	else if (!strncmp(line, "wt ", 3))
+		journal_add_wt(j, line + 3);
+	else if (!strncmp(line, "file ", 5))
+		journal_add_file(j, line + 5);
+	else if (!strncmp(line, "ref ", 4) || !strncmp(line, "head ", 5)) {
+		sp = strchr(line, ' ') + 1;
+		if (strlen(sp) < 2 * OID_HEX + 3 || sp[OID_HEX] != ' ' ||
+		    sp[2 * OID_HEX + 1] != ' ' ||
+		    oid_from_hex(&old, sp, OID_HEX) < 0 ||
+		    oid_from_hex(&new, sp + OID_HEX + 1, OID_HEX) < 0)
+			return -1;
+		journal_add_ref(j, sp + 2 * OID_HEX + 2, &old, &new, line[0] == 'h');
+	} else
+		return -1;
+	return 0;
+}
+
+int journal_load(struct journal *j, const char *state, struct err *e)
+{
+	char *path = path2(state, "journal", ""), *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+	int r = 0, end = 0;
+	FILE *f = fopen(path, "re");
+
+	memset(j, 0, sizeof(*j));
+	if (!f) {
+		r = errno == ENOENT ? 0 : err_errno(e, ERR_IO, "%s: cannot open", path);
+		free(path);
+		return r;
+	}
+	j->state = xstrdup(state);
+	while (r == 0 && !end && (n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (lineno == 1)
+			r = strcmp(line, JOURNAL_MAGIC) ? -1 : 0;
+		else if (!strcmp(line, "end"))
+			end = 1;
+		else
+			r = parse_line(j, line);
+	}
+	if (r == 0 && (!end || !j->dir || !j->gitdir || !j->commondir))
+		r = -1;
+	if (r < 0)
+		err_set(e, ERR_IO, "%s:%zu: malformed journal of an interrupted run "
+			"(remove it by hand only after checking the refs)", path,
+			lineno);
+	free(line);
+	fclose(f);
+	free(path);
+	return r < 0 ? -1 : 1;
+}
+
+/* ---- finishing and rolling back ---- */
+
+/* Removes the lock files a killed run may have left behind. */
+static size_t remove_locks(const struct journal *j)
+{
+	struct buf gd = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	size_t i, n = 0;
+	char *p;
+
+#define DROP(path) do { p = (path); if (unlink(p) == 0) n++; free(p); } while (0)
+	for (i = 0; i < j->nrefs; i++)
+		DROP(path2(!strcmp(j->refs[i].name, "HEAD") ? j->gitdir : j->commondir,
+			   j->refs[i].name, ".lock"));
+	DROP(path2(j->commondir, "packed-refs", ".lock"));
+	if (j->worktree)
+		DROP(path2(j->gitdir, "index", ".lock"));
+	for (i = 0; i < j->nwts; i++) {
+		buf_reset(&gd);
+		if (gitcmd_runl(j->wts[i], 1, &gd, &ignored, "rev-parse",
+				"--absolute-git-dir", (char *)NULL) < 0)
+			continue;
+		gitcmd_chomp(&gd);
+		DROP(path2(gd.ptr, "index", ".lock"));
+	}
+#undef DROP
+	buf_release(&gd);
+	return n;
+}
+
+/* The value of ref name in the lists (or HEAD's own), null if none. */
+static int current(struct oid *out, const struct journal *j,
+		   const struct gitrefs *all, const struct gitrefs *mine,
+		   const char *name)
+{
+	struct buf b = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	const struct gitref *g;
+
+	*out = oid_null;
+	if (!strcmp(name, "HEAD")) {
+		if (gitcmd_runl(j->dir, 0, &b, &ignored, "rev-parse", "-q", "--verify",
+				"HEAD", (char *)NULL) == 0) {
+			gitcmd_chomp(&b);
+			oid_from_hex(out, b.ptr, b.len);
+		}
+		buf_release(&b);
+		return 0;
+	}
+	g = gitrefs_find(!strncmp(name, "refs/migrate/", 13) ? mine : all, name);
+	if (g)
+		*out = g->id;
+	return 0;
+}
+
+/* Moves every ref of the journal to its new (forward) or old value in one
+ * transaction. Refs already there are left alone. */
+static int move_refs(const struct journal *j, int forward, struct err *e)
+{
+	struct gitrefs all = GITREFS_INIT, mine = GITREFS_INIT;
+	struct buf cmds = BUF_INIT(SIZE_MAX / 2);
+	struct gitargv a = GITARGV_INIT;
+	char h1[OID_HEX + 1], h2[OID_HEX + 1], h3[OID_HEX + 1];
+	struct oid cur;
+	size_t i;
+	int r = gitrefs_list(&all, j->dir, NULL, e);
+
+	if (r == 0)
+		r = gitrefs_list(&mine, j->dir, "refs/migrate/", e);
+	for (i = 0; r == 0 && i < j->nrefs; i++) {
+		const struct jref *x = &j->refs[i];
+		const struct oid *want = forward ? &x->new : &x->old;
+		const struct oid *from = forward ? &x->old : &x->new;
+
+		current(&cur, j, &all, &mine, x->name);
+		if (oid_eq(&cur, want))
+			continue;
+		if (!oid_eq(&cur, from)) {
+			r = err_set(e, ERR_IO, "run: %s is %s, neither its value before "
+				    "(%s) nor after (%s) the interrupted run; nothing "
+				    "was moved", x->name, oid_hex(&cur, h1),
+				    oid_hex(&x->old, h2), oid_hex(&x->new, h3));
+			break;
+		}
+		if (x->no_deref)
+			buf_adds(&cmds, "option no-deref\n");
+		if (oid_is_null(want))
+			buf_printf(&cmds, "delete %s %s\n", x->name, oid_hex(from, h1));
+		else if (oid_is_null(from))
+			buf_printf(&cmds, "create %s %s\n", x->name, oid_hex(want, h1));
+		else
+			buf_printf(&cmds, "update %s %s %s\n", x->name,
+				   oid_hex(want, h1), oid_hex(from, h2));
+	}
+	if (r == 0 && cmds.len) {
+		gitargv_push(&a, "update-ref");
+		gitargv_push(&a, "--stdin");
+		r = gitcmd_ok(j->dir, &a, &cmds, NULL, e);
+	}
+	gitargv_clear(&a);
+	gitrefs_free(&all);
+	gitrefs_free(&mine);
+	buf_release(&cmds);
+	return r;
+}
+
+static int reset_worktrees(const struct journal *j, struct err *e)
+{
+	struct buf b = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	size_t i;
+	int r = 0;
+
+	if (j->worktree && gitcmd_runl(j->dir, 0, &b, &ignored, "rev-parse", "-q",
+				       "--verify", "HEAD^{commit}", (char *)NULL) == 0)
+		r = gitcmd_runl(j->dir, 1, NULL, e, "reset", "-q", "--hard", (char *)NULL);
+	for (i = 0; r == 0 && i < j->nwts; i++)
+		r = gitcmd_runl(j->wts[i], 1, NULL, e, "reset", "-q", "--hard",
+				(char *)NULL);
+	buf_release(&b);
+	return r;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* <name>.new -> <name>, the replaced <name> kept as <name>.prev first. */
+static int commit_files(const struct journal *j, struct err *e)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < j->nfiles; i++) {
+		char *fin = path2(j->state, j->files[i], ""),
+		     *nw = path2(j->state, j->files[i], ".new"),
+		     *prev = path2(j->state, j->files[i], ".prev");
+		if (exists(nw) && exists(fin) && link(fin, prev) < 0 && errno != EEXIST)
+			r = err_errno(e, ERR_IO, "%s: cannot link to %s", fin, prev);
+		free(fin);
+		free(nw);
+		free(prev);
+	}
+	for (i = 0; r == 0 && i < j->nfiles; i++) {
+		char *fin = path2(j->state, j->files[i], ""),
+		     *nw = path2(j->state, j->files[i], ".new");
+		if (exists(nw) && rename(nw, fin) < 0)
+			r = err_errno(e, ERR_IO, "%s: cannot rename to %s", nw, fin);
+		free(fin);
+		free(nw);
+	}
+	return r;
+}
+
+/* The state files as they were before the run. */
+static int restore_files(const struct journal *j, struct err *e)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < j->nfiles; i++) {
+		char *fin = path2(j->state, j->files[i], ""),
+		     *nw = path2(j->state, j->files[i], ".new"),
+		     *prev = path2(j->state, j->files[i], ".prev");
+		if (exists(nw)) {
+			unlink(nw);
+			unlink(prev);
+		} else if (exists(prev)) {
+			if (rename(prev, fin) < 0)
+				r = err_errno(e, ERR_IO, "%s: cannot rename to %s", prev, fin);
+		} else {
+			unlink(fin);
+		}
+		free(fin);
+		free(nw);
+		free(prev);
+	}
+	return r;
+}
+
+static int journal_remove(const struct journal *j, struct err *e)
+{
+	char *path = path2(j->state, "journal", "");
+	size_t i;
+	int r = 0;
+
+	if (unlink(path) < 0 && errno != ENOENT)
+		r = err_errno(e, ERR_IO, "%s: cannot remove", path);
+	if (r == 0)
+		fsync_dir(j->state);
+	for (i = 0; r == 0 && i < j->nfiles; i++) {
+		char *prev = path2(j->state, j->files[i], ".prev");
+		unlink(prev);
+		free(prev);
+	}
+	free(path);
+	return r;
+}
+
+int journal_finish(const struct journal *j, int recovering, size_t *locks,
+		   struct err *e)
+{
+	*locks = recovering ? remove_locks(j) : 0;
+	if (move_refs(j, 1, e) < 0)
+		return -2;
+	if (reset_worktrees(j, e) < 0 ||
+	    commit_files(j, e) < 0)
+		return -1;
+	return journal_remove(j, e);
+}
+
+int journal_rollback(const struct journal *j, size_t *locks, struct err *e)
+{
+	*locks = remove_locks(j);
+	if (move_refs(j, 0, e) < 0 || reset_worktrees(j, e) < 0 ||
+	    restore_files(j, e) < 0)
+		return -1;
+	return journal_remove(j, e);
+}
+
+void journal_drop(const struct journal *j)
+{
+	struct err ignored = ERR_INIT;
+	size_t i;
+
+	for (i = 0; i < j->nfiles; i++) {
+		char *nw = path2(j->state, j->files[i], ".new");
+		unlink(nw);
+		free(nw);
+	}
+	journal_remove(j, &ignored);
+}
+
+/* ---- the lock and the leftovers ---- */
+
+int state_lock(const char *state, int *fd, struct err *e)
+{
+	char *path = path2(state, "lock", "");
+
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (*fd < 0) {
+		err_errno(e, ERR_IO, "%s: cannot open", path);
+		free(path);
+		return -1;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			err_set(e, ERR_USAGE, "run: another migrate run holds %s; "
+				"wait for it to end", path);
+		else
+			err_errno(e, ERR_IO, "%s: cannot lock", path);
+		close(*fd);
+		*fd = -1;
+		free(path);
+		return -1;
+	}
+	free(path);
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* "<anything>.tmp-" and six characters: rw_atomic_prepare's names. */
+static int is_atomic_tmp(const char *name)
+{
+	const char *t = strstr(name, ".tmp-");
+
+	while (t && strstr(t + 1, ".tmp-"))
+		t = strstr(t + 1, ".tmp-");
+	return t && t != name && strlen(t + 5) == 6;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* "put-<pid>-..." of store.c, whose process is gone. */
+static int is_dead_put(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, "put-", 4))
+		return 0;
+	pid = strtol(name + 4, &end, 10);
+	if (end == name + 4 || *end != '-' || pid <= 0)
+		return 0;
+	return pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+size_t state_clean(const char *state, const char *store)
+{
+	struct dirent *de;
+	size_t n = 0;
+	char *p;
+	DIR *d;
+
+	if ((d = opendir(state))) {
+		while ((de = readdir(d))) {
+			p = path2(state, de->d_name, "");
+			if (!strcmp(de->d_name, "import.git")) {
+				/* FTW_PHYS: the objects symlink goes, not what it names */
+				if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+					n++;
+			} else if (is_atomic_tmp(de->d_name) ||
+				   ends_with(de->d_name, ".new") ||
+				   ends_with(de->d_name, ".prev")) {
+				if (unlink(p) == 0)
+					n++;
+			}
+			free(p);
+		}
+		closedir(d);
+	}
+	p = path2(store, "tmp", "");
+	if ((d = opendir(p))) {
+		while ((de = readdir(d))) {
+			char *f = path2(p, de->d_name, "");
+			if (is_dead_put(de->d_name) && unlink(f) == 0)
+				n++;
+			free(f);
+		}
+		closedir(d);
+	}
+	free(p);
+	return n;
+}
