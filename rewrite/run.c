@@ -1234,18 +1234,23 @@ static int refuse_in_progress(const char *dir, const char *gitdir,
 	return 0;
 }
 
-/* 1 if <old>:<path> exists (the path was tracked before). */
+/* 1 if <old>:<path> exists (the path was tracked before). Asked through
+ * --batch-check, which answers "missing" without a message. */
 static int tracked_in(const char *dir, const char *old, const char *path, size_t n)
 {
 	struct gitargv a = GITARGV_INIT;
+	struct buf in = BUF_INIT(BUF_MAX_DEFAULT), out = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
 	int r;
 
 	gitargv_push(&a, "cat-file");
-	gitargv_push(&a, "-e");
-	gitargv_pushf(&a, "%s:%.*s", old, (int)n, path);
-	r = gitcmd_run(dir, &a, NULL, NULL, &ignored) == 0;
+	gitargv_push(&a, "--batch-check");
+	buf_printf(&in, "%s:%.*s\n", old, (int)n, path);
+	r = gitcmd_run(dir, &a, &in, &out, &ignored) == 0 && out.len &&
+	    !strstr(out.ptr, " missing");
 	gitargv_clear(&a);
+	buf_release(&in);
+	buf_release(&out);
 	return r;
 }
 
