@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# run_kill.sh - `migrate run --in-place` killed with SIGKILL (the whole
+# process group: migrate, fast-export, fast-import, update-ref, reset) at a
+# random moment, on a repository with a few thousand refs.
+#
+# After each kill: with no journal left, the refs are all old (exactly as
+# before: no backup, no ref moved) or all new (the run had finished); with
+# a journal, the next run finishes it (even-numbered tries) or --rollback
+# undoes it (odd ones), and then the refs are all new (or all old), the
+# work tree is clean at HEAD, no lock file, temp file, side repository or
+# journal is left, and the commit map holds no identity (new -> new)
+# entry. Every try ends with a run to completion, whose refs (backups
+# included), commit map, ref map and tips equal those of an uninterrupted
+# run.
+#
+# Knobs: KILL_REFS (2000), KILL_COMMITS (60), KILL_TRIES (20), KILL_SEED
+# (the bash RANDOM seed, default 1).
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+NREFS="${KILL_REFS:-2000}"
+NCOMMITS="${KILL_COMMITS:-60}"
+TRIES="${KILL_TRIES:-20}"
+RANDOM="${KILL_SEED:-1}"
+
+printf '*.bin lfs\n' >"$SCRATCH/rules"
+
+# --- the repository: NCOMMITS commits on main, NREFS branches over them ----
+P="$SCRATCH/pristine"
+git init -q "$P"
+{
+	for ((c = 1; c <= NCOMMITS; c++)); do
+		bin="binary content of commit $c $(printf '%0200d' "$c")"
+		txt="line $c"
+		printf 'blob\nmark :%d\ndata %d\n%s\n' $((2 * c - 1)) "${#bin}" "$bin"
+		printf 'blob\nmark :%d\ndata %d\n%s\n' $((2 * c)) "${#txt}" "$txt"
+		printf 'commit refs/heads/main\nmark :%d\n' $((100000 + c))
+		printf 'committer T <t@example.org> %d +0000\ndata 9\ncommit %d\n' $((1700000000 + c)) $((c % 10))
+		[ "$c" -gt 1 ] && printf 'from :%d\n' $((100000 + c - 1))
+		printf 'M 100644 :%d data.bin\nM 100644 :%d dir%d/notes.txt\n\n' $((2 * c - 1)) $((2 * c)) $((c % 7))
+	done
+	for ((i = 1; i <= NREFS; i++)); do
+		printf 'reset refs/heads/b%04d\nfrom :%d\n\n' "$i" $((100000 + 1 + i % NCOMMITS))
+	done
+} | git -C "$P" fast-import --quiet || die "fast-import of the test repository failed"
+git -C "$P" reset -q --hard main
+git -C "$P" pack-refs --all
+# no reflogs: copying thousands of small files would cost more than the run
+git -C "$P" config core.logAllRefUpdates false
+rm -rf "$P/.git/logs"
+refs_of "$P" >"$SCRATCH/old.refs"
+[ "$(wc -l <"$SCRATCH/old.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/old.refs") refs"
+
+copy() { rm -rf "$2" && cp -a "$1" "$2"; }
+run_in_place() { "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --in-place -q "${@:2}"; }
+
+# --- the uninterrupted run, and its time ----------------------------------------
+copy "$P" "$SCRATCH/ref"
+start=$(date +%s%N)
+run_in_place "$SCRATCH/ref" || die "the uninterrupted run failed"
+took_ms=$((($(date +%s%N) - start) / 1000000))
+refs_of "$SCRATCH/ref" >"$SCRATCH/new.refs"
+for f in commit-map ref-map tips; do cp "$SCRATCH/ref/.git/migrate/$f" "$SCRATCH/ref.$f"; done
+info "an uninterrupted run: ${took_ms} ms, $(wc -l <"$SCRATCH/new.refs") refs after (backups included)"
+
+# the state must be that of the uninterrupted run (ref-map and tips only
+# when the last run was a first one: a re-run has its own)
+same_state() {
+	local f files=(commit-map)
+	[ "$3" = first ] && files+=(ref-map tips)
+	for f in "${files[@]}"; do
+		cmp -s "$SCRATCH/ref.$f" "$1/.git/migrate/$f" || die "try $2: $f differs from an uninterrupted run's"
+	done
+	diff -u "$SCRATCH/new.refs" <(refs_of "$1") >/dev/null || die "try $2: refs differ from an uninterrupted run's"
+}
+
+# no identity entries, no leftovers, a clean work tree at HEAD
+sane() {
+	local w="$1" try="$2"
+	if [ -e "$w/.git/migrate/commit-map" ]; then
+		awk 'NR > 1 && $1 == $2 { bad = 1 } END { exit bad }' "$w/.git/migrate/commit-map" ||
+			die "try $try: the commit map holds an identity entry"
+	fi
+	for f in journal import.git commit-map.new tips.new; do
+		[ ! -e "$w/.git/migrate/$f" ] || die "try $try: $f is left"
+	done
+	[ -z "$(find "$w/.git" -name '*.lock' -o -name '*.tmp-*' -o -path '*/lfs/objects/tmp/put-*')" ] ||
+		die "try $try: left: $(find "$w/.git" -name '*.lock' -o -name '*.tmp-*' -o -path '*/lfs/objects/tmp/put-*' | head -3)"
+	[ -z "$(git -C "$w" status --porcelain)" ] ||
+		die "try $try: the work tree is not clean at HEAD: $(git -C "$w" status --porcelain | head -3)"
+}
+
+W="$SCRATCH/work"
+declare -A seen=()
+for ((t = 1; t <= TRIES; t++)); do
+	copy "$P" "$W"
+	delay_ms=$((RANDOM % (took_ms + 1)))
+	setsid "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$W" --in-place -q 2>/dev/null &
+	pid=$!
+	sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+	kill -9 -- "-$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	# no journal: nothing moved yet, or everything did
+	if [ ! -e "$W/.git/migrate/journal" ]; then
+		if diff -q "$SCRATCH/old.refs" <(refs_of "$W") >/dev/null; then
+			state=old
+		elif diff -q "$SCRATCH/new.refs" <(refs_of "$W") >/dev/null; then
+			state=new
+		else
+			die "try $t (killed after ${delay_ms} ms): no journal, but the refs are mixed"
+		fi
+	else
+		state=journal
+	fi
+	seen[$state]=$((${seen[$state]:-0} + 1))
+	kind=again
+	[ "$state" = old ] && kind=first
+	if [ "$state" = journal ] && [ $((t % 2)) = 1 ]; then
+		kind=first
+		run_in_place "$W" --rollback 2>"$SCRATCH/err" || die "try $t: --rollback failed: $(cat "$SCRATCH/err")"
+		diff -u "$SCRATCH/old.refs" <(refs_of "$W") >/dev/null || die "try $t: the refs are not all old after --rollback"
+		[ ! -e "$W/.git/migrate/commit-map" ] || die "try $t: --rollback left the commit map of the run"
+		[ "$(git -C "$W" rev-parse HEAD)" = "$(git -C "$P" rev-parse HEAD)" ] || die "try $t: HEAD is not old after --rollback"
+		sane "$W" "$t"
+	fi
+	# the next run: finishes an interrupted one, or runs (again) to the end
+	run_in_place "$W" 2>"$SCRATCH/err" || die "try $t ($state): the next run failed: $(cat "$SCRATCH/err")"
+	sane "$W" "$t"
+	same_state "$W" "$t" "$kind"
+done
+info "$TRIES kills: ${seen[old]:-0} before the journal (all old), ${seen[journal]:-0} with a journal (finished or rolled back), ${seen[new]:-0} after (all new); every next run equals an uninterrupted one"
+echo "run_kill: ok"
