@@ -33,13 +33,21 @@ static const char run_usage[] =
 "                   [-- REV-ARGS...]\n"
 "   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
 "\n"
+"   or: migrate run --rollback [--repo DIR] (--to NEWDIR | --in-place)\n"
+"\n"
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
 "new repository; the source is never written); --in-place rewrites REPO's\n"
-"refs (a clean work tree is required; the refs before the first run are\n"
-"kept under refs/migrate/original/). State, maps, reports and RESET.md go\n"
-"to <git-dir>/migrate/ of the repository written (NEWDIR's or REPO's). A\n"
-"second run continues: only new commits are exported. --verify-only checks\n"
-"the last run's maps and marks against the repository again.\n";
+"refs (the refs before the first run are kept under refs/migrate/original/).\n"
+"--in-place refuses uncommitted changes, untracked files the new HEAD would\n"
+"overwrite, a linked work tree with uncommitted changes on a rewritten\n"
+"branch, and a rebase, merge, cherry-pick, revert or bisect in progress.\n"
+"State, maps, reports and RESET.md go to <git-dir>/migrate/ of the\n"
+"repository written (NEWDIR's or REPO's). fast-import writes into a side\n"
+"repository there; a journal is written before the first ref moves, and\n"
+"all refs move in one transaction. A run that was killed is finished by\n"
+"the next run; --rollback undoes it instead. A second run continues: only\n"
+"new commits are exported. --verify-only checks the last run's maps and\n"
+"marks against the repository again.\n";
 
 struct run_opts {
 	const char *rules, *repo, *to, *map_format;
