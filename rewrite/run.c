@@ -32,7 +32,6 @@ static const char run_usage[] =
 "                   [--no-rewrite-message-ids] [-q | --progress]\n"
 "                   [-- REV-ARGS...]\n"
 "   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
-"\n"
 "   or: migrate run --rollback [--repo DIR] (--to NEWDIR | --in-place)\n"
 "\n"
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
