@@ -342,6 +342,59 @@ static int rewrite_messages(struct remap *r, const char *branch,
 
 /* ---- one branch, all branches ---- */
 
+/* 1 if branch is the one checked out. */
+static int is_head(const struct remap *r, const char *branch)
+{
+	return r->head_ref && !strncmp(r->head_ref, "refs/heads/", 11) &&
+	       !strcmp(r->head_ref + 11, branch);
+}
+
+/*
+ * A branch that is not checked out is rebased in a temporary work tree
+ * (<git-dir>/migrate-remap-worktree, detached at its tip), then moved with
+ * update-ref: the clone's own work tree and HEAD never leave the branch
+ * they are on. 0 rebased, 1 the rebase stopped (aborted), -1 error.
+ */
+static int rebase_aside(const char *branch, const struct oid *tip,
+			const char *onto, const char *upstream, struct err *e)
+{
+	struct buf gd = BUF_INIT(4096), head = BUF_INIT(4096);
+	char h[OID_HEX + 1], ref[4096];
+	struct err ignored = ERR_INIT;
+	char *wt;
+	int rc = gitcmd_runl(NULL, 1, &gd, e, "rev-parse", "--absolute-git-dir",
+			     (char *)NULL);
+
+	if (rc < 0)
+		return -1;
+	gitcmd_chomp(&gd);
+	buf_adds(&gd, "/migrate-remap-worktree");
+	wt = gd.ptr;
+	/* one a killed remap left */
+	gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "remove", "--force", wt,
+		    (char *)NULL);
+	gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "prune", (char *)NULL);
+	rc = gitcmd_runl(NULL, 1, NULL, e, "worktree", "add", "-q", "--detach", wt,
+			 oid_hex(tip, h), (char *)NULL);
+	if (rc == 0 && gitcmd_runl(wt, 0, NULL, e, "rebase", "-q", "--onto", onto,
+				   upstream, (char *)NULL) != 0) {
+		gitcmd_runl(wt, 0, NULL, &ignored, "rebase", "--abort", (char *)NULL);
+		rc = 1;
+	}
+	if (rc == 0)
+		rc = gitcmd_runl(wt, 1, &head, e, "rev-parse", "HEAD", (char *)NULL);
+	gitcmd_chomp(&head);
+	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
+	if (rc == 0 && gitcmd_runl(NULL, 0, NULL, e, "update-ref", "-m", "migrate remap",
+				   ref, head.ptr, h, (char *)NULL) != 0)
+		rc = 1;
+	gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "remove", "--force", wt,
+		    (char *)NULL);
+	buf_release(&gd);
+	buf_release(&head);
+	return rc;
+}
+
 static int rebase_branch(struct remap *r, const char *branch,
 			 const struct oid *tip, const struct oid *old,
 			 const struct oid *new, struct err *e)
@@ -361,10 +414,15 @@ static int rebase_branch(struct remap *r, const char *branch,
 		refuse(r, branch, why);
 		return 0;
 	}
-	rc = gitcmd_runl(NULL, 0, NULL, e, "rebase", "-q", "--onto", h1, oid_hex(old, h2), branch,
-		    (char *)NULL);
+	rc = is_head(r, branch)
+		? gitcmd_runl(NULL, 0, NULL, e, "rebase", "-q", "--onto", h1,
+			      oid_hex(old, h2), branch, (char *)NULL)
+		: rebase_aside(branch, tip, h1, oid_hex(old, h2), e);
+	if (rc < 0)
+		return -1;
 	if (rc != 0) {
-		gitcmd_runl(NULL, 0, NULL, e, "rebase", "--abort", (char *)NULL);
+		if (is_head(r, branch))
+			gitcmd_runl(NULL, 0, NULL, e, "rebase", "--abort", (char *)NULL);
 		snprintf(why, sizeof(why), "the rebase onto %.12s stopped (a "
 			 "conflict?) and was aborted; the branch is as it was", h1);
 		refuse(r, branch, why);
@@ -460,9 +518,7 @@ static int remap_all(struct remap *r, struct err *e)
 		rc = branches(&list, r, e);
 	for (i = 0; rc == 0 && i < list.n; i++)
 		rc = remap_branch(r, &list.v[i], e);
-	/* rebase leaves the last branch it moved checked out */
-	if (r->head_ref && !strncmp(r->head_ref, "refs/heads/", 11))
-		gitcmd_runl(NULL, 0, NULL, &ignored, "checkout", "-q", r->head_ref + 11, (char *)NULL);
+	/* other branches were rebased aside: HEAD never left its branch */
 	if (rc == 0 && r->refused)
 		rc = err_set(e, ERR_IO, "remap: %d branch(es) not moved (see above)",
 			     r->refused);

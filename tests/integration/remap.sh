@@ -24,7 +24,13 @@ ORIGIN="$SCRATCH/origin.git"
 git clone -q --bare "$SCRATCH/corpus/assets" "$ORIGIN"
 git clone -q "$ORIGIN" "$SCRATCH/alice"
 git clone -q "$ORIGIN" "$SCRATCH/bob"
+git clone -q "$ORIGIN" "$SCRATCH/carol"
 B="$SCRATCH/bob"
+C="$SCRATCH/carol"
+# Carol: work2, one unpushed commit on the old main
+git -C "$C" checkout -q -b work2
+echo "carol's notes" >"$C/carol.txt"
+git -C "$C" add carol.txt && git -C "$C" commit -q -m "carol's notes"
 
 # --- Bob's unpushed work ------------------------------------------------------
 old_main="$(git -C "$B" rev-parse main)"
@@ -106,5 +112,27 @@ rc=0
 rc=0
 (cd "$B" && "$MIGRATE" remap) 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'commit-map' "$SCRATCH/err" || die "remap without a map: exit $rc"
+# --- Carol: the branch she is on must stay checked out ----------------------
+# She is on feature (new history, tracks blocker.txt); work2 is rebased.
+# A post-rewrite hook (a tool that writes files after a rebase) creates an
+# untracked blocker.txt wherever the rebase ran: a rebase of work2 in her
+# own work tree would leave her on work2, unable to check feature out again.
+git -C "$C" fetch -q --all --prune
+git -C "$C" checkout -q -b feature origin/main
+echo "tracked on feature" >"$C/blocker.txt"
+git -C "$C" add blocker.txt && git -C "$C" commit -q -m "feature: blocker"
+printf '#!/bin/sh\necho from-the-hook >blocker.txt\n' >"$C/.git/hooks/post-rewrite"
+chmod +x "$C/.git/hooks/post-rewrite"
+rc=0
+(cd "$C" && "$MIGRATE" remap --commit-map "$MAP") 2>"$SCRATCH/carol.err" || rc=$?
+[ "$rc" = 0 ] || die "Carol's remap gave exit $rc: $(cat "$SCRATCH/carol.err")"
+[ "$(git -C "$C" symbolic-ref HEAD)" = refs/heads/feature ] ||
+	die "Carol was left on $(git -C "$C" symbolic-ref HEAD 2>/dev/null || echo a detached HEAD), not feature"
+[ "$(cat "$C/blocker.txt")" = "tracked on feature" ] || die "Carol's blocker.txt changed"
+[ -z "$(git -C "$C" status --porcelain)" ] || die "Carol's work tree is not clean: $(git -C "$C" status --porcelain)"
+[ "$(git -C "$C" rev-parse work2~1)" = "$new_main" ] || die "work2 is not on the new main"
+[ "$(git -C "$C" show work2:carol.txt)" = "carol's notes" ] || die "work2 lost carol.txt"
+[ "$(git -C "$C" worktree list | wc -l)" = 1 ] || die "a temporary work tree was left: $(git -C "$C" worktree list)"
+info "remap: the clone stays on its branch (others are rebased aside), even when checking it out again would fail"
 info "remap: work rebased (2 commits, content and authors intact, old ids in messages rewritten), old-point moved, conflicting refused"
 echo "remap: ok"
