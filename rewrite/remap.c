@@ -20,7 +20,9 @@ static const char remap_usage[] =
 "\n"
 "Run inside a clone after fetching the rewritten history. Each local\n"
 "branch (default: all) whose newest migrated ancestor has a new id is\n"
-"rebased onto it; a branch that is an old commit moves to the new one.\n"
+"rebased onto it (in a temporary work tree unless it is checked out: the\n"
+"clone stays on its branch); a branch that is an old commit moves to the\n"
+"new one.\n"
 "Old ids in the messages of the rebased commits become new ids. A\n"
 "branch that cannot be moved cleanly is left as it was and named.\n"
 "MAP defaults to <git-dir>/migrate/commit-map.\n";
