@@ -1072,7 +1072,6 @@ int lfs_delete(struct rw *rw, struct err *e)
 	const struct rule *rule = NULL;
 	struct blob_info *src = NULL;
 	uint32_t mode;
-	struct oid id;
 	int r;
 
 	if (!is_notes(rw) && rules_match_unsized(&rule, rw->lfs->rules, c->path.ptr,
@@ -1085,7 +1084,7 @@ int lfs_delete(struct rw *rw, struct err *e)
 		return splits_delete(rw, c->path.ptr, c->path.len, rule, e);
 	/* a part is not a file of the stream; a directory takes its split
 	 * files along */
-	r = tree_lookup(rw->ts, rw->cur.root, c->path.ptr, c->path.len, &mode, &id, e);
+	r = tree_lookup(rw->ts, rw->cur.root, c->path.ptr, c->path.len, &mode, NULL, e);
 	if (r > 0 && tree_mode_is_dir(mode))
 		r = splits_take_dir(rw, "D", c->path.ptr, c->path.len, 1, NULL, NULL, e);
 	else if (r >= 0)
@@ -1320,7 +1319,7 @@ int lfs_copy(struct rw *rw, struct err *e)
 					    &list, e);
 	}
 	if (r == 0) {
-		r = tree_lookup(rw->ts, rw->cur.root, dst.ptr, dst.len, &mode, &id, e);
+		r = tree_lookup(rw->ts, rw->cur.root, dst.ptr, dst.len, &mode, NULL, e);
 		if (r > 0 && tree_mode_is_dir(mode))
 			r = splits_take_dir(rw, cmd_name(rw), dst.ptr, dst.len, 1,
 					    NULL, NULL, e);

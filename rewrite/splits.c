@@ -558,7 +558,6 @@ static int part_place_ok(struct rw *rw, struct split_file *f, int present,
 			 const struct oid *have, struct err *e)
 {
 	const char *slash;
-	struct oid id;
 	uint32_t m;
 
 	if (r == 1 && tree_mode_is_dir(mode))
@@ -569,7 +568,7 @@ static int part_place_ok(struct rw *rw, struct split_file *f, int present,
 	for (slash = memchr(path, '/', len); slash;
 	     slash = memchr(slash + 1, '/', len - (size_t)(slash + 1 - path))) {
 		size_t n = (size_t)(slash - path);
-		int q = tree_lookup(rw->ts, rw->cur.root, path, n, &m, &id, e);
+		int q = tree_lookup(rw->ts, rw->cur.root, path, n, &m, NULL, e);
 
 		if (q < 0)
 			return -1;
@@ -919,7 +918,7 @@ int splits_check_path(struct rw *rw, const char *what, const char *path,
 		int r;
 
 		n = slash ? (size_t)(slash - path) : len;
-		r = tree_lookup(rw->ts, rw->cur.root, path, n, &mode, &id, e);
+		r = tree_lookup(rw->ts, rw->cur.root, path, n, &mode, NULL, e);
 		if (r <= 0)
 			return r;
 		if (tree_mode_is_dir(mode)) {
@@ -928,6 +927,8 @@ int splits_check_path(struct rw *rw, const char *what, const char *path,
 			n++;
 			continue;
 		}
+		if (tree_lookup(rw->ts, rw->cur.root, path, n, &mode, &id, e) < 0)
+			return -1;
 		r = part_owner(rw, path, n, &id, &f, e);
 		if (r < 0)
 			return -1;
