@@ -316,7 +316,8 @@ static void commit_name(struct rw *rw, char *out, size_t n)
 /*
  * The version of f a commit of an earlier run holds (base: its original
  * id), learnt once by splitting the file as the original commit holds it:
- * its parts become f's, and f's cache starts from it.
+ * its parts become f's (the next version takes the slow path, which
+ * compares every part with the tree).
  */
 static int learn_base(struct rw *rw, struct split_file *f,
 		      const struct oid *base, struct blob_info **out,
@@ -325,8 +326,8 @@ static int learn_base(struct rw *rw, struct split_file *f,
 	struct splits *s = rw->splits;
 	struct version *v = version_find(f, base);
 	const struct split_result *res;
+	struct split_cache *cache;
 	struct blob_info *bi;
-	struct part_id *ids = NULL, *pi;
 	char name[OID_HEX + 2 + STREAM_MAX_LINE];
 	enum obj_type type;
 	struct oid id;
@@ -352,9 +353,12 @@ static int learn_base(struct rw *rw, struct split_file *f,
 	if (lfs_blob_by_id(rw, &id, &bi, e) < 0 ||
 	    blob_view(rw, bi, &f->data, &data, &len, e) < 0)
 		return -1;
-	if (split_run(f->cache, data, len, &res, e) < 0) {
+	/* a cache of its own: f's cache stays in step with f->ids */
+	cache = split_cache_new(f->spec);
+	if (split_run(cache, data, len, &res, e) < 0) {
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));
+		split_cache_free(cache);
 		return err_set(e, ERR_USAGE, "%s in commit %.*s (of an earlier "
 			       "run): %s", f->path, OID_HEX, name, msg);
 	}
@@ -362,15 +366,8 @@ static int learn_base(struct rw *rw, struct split_file *f,
 		const struct split_part *p = split_result_part(res, i);
 		write_part_id(f, s, p, &id);
 		own(s, f, p->path, p->path_len, &id);
-		pi = xcalloc(1, sizeof(*pi));
-		pi->path = xmemdup(p->path, p->path_len);
-		pi->id = id;
-		HASH_ADD_KEYPTR(hh, ids, pi->path, p->path_len, pi);
 	}
-	ids_free(&f->ids);
-	f->ids = ids;
-	f->branch = rw->cur.branch;
-	f->last_commit = rw->cur.parents[0];
+	split_cache_free(cache);
 	version_put(f, base, bi);
 	*out = bi;
 	return 0;

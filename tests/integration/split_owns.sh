@@ -172,3 +172,43 @@ lacks rdir '^100644 data/'
 [ "$(git -C "$SCRATCH/rdir.git" cat-file -p main:copy/CVE/list)" = "${LIST%$'\n'}" ] ||
 	die "rdir: the copy is not the file"
 info "R and C of a directory holding a split file carry the file"
+
+# 4. an incremental run learns the parts of the earlier run's commits from
+# the original parent: it keeps the files beside them, deletes only the
+# vanished parts, and ends where a single run ends
+R="$SCRATCH/inc-src"
+git init -q "$R"
+mkdir -p "$R/data/CVE"
+printf 'readme\n' >"$R/data/CVE/README"
+printf '%s' "$LIST" >"$R/data/CVE/list"
+git -C "$R" add -A && git -C "$R" commit -qm A
+git -C "$R" branch part1
+printf 'notes\n' >"$R/data/CVE/NOTES"
+printf '%s' "$LIST2" >"$R/data/CVE/list"
+git -C "$R" add -A && git -C "$R" commit -qm B
+rules 'data/CVE/{1}'
+inc_run() { # NAME TARGET EXPORT-ARGS...
+	local name="$1" target="$2"
+	shift 2
+	git -C "$R" fast-export --show-original-ids --reference-excluded-parents "$@" |
+		sed 's#^commit refs/heads/part1$#commit refs/heads/main#; s#^reset refs/heads/part1$#reset refs/heads/main#' \
+			>"$SCRATCH/$name.fe"
+	(cd "$R" && "$MIGRATE" --rules "$SCRATCH/rules" --commit-map "$SCRATCH/inc.map" \
+		--target-repo "$target") <"$SCRATCH/$name.fe" >"$SCRATCH/$name.fi" 2>"$SCRATCH/$name.err" ||
+		die "$name: migrate failed: $(cat "$SCRATCH/$name.err")"
+	git -C "$target" fast-import --quiet <"$SCRATCH/$name.fi" || die "$name: fast-import failed"
+}
+git init -q --bare "$SCRATCH/inc.git"
+inc_run inc1 "$SCRATCH/inc.git" part1
+inc_run inc2 "$SCRATCH/inc.git" part1..main
+git -C "$SCRATCH/inc.git" fsck --strict --no-dangling >/dev/null 2>&1 || die "inc: git fsck"
+has inc '100644 data/CVE/README'
+has inc '100644 data/CVE/NOTES'
+has inc '100644 data/CVE/2025'
+lacks inc 'data/CVE/2023'
+git init -q --bare "$SCRATCH/single.git"
+rm -f "$SCRATCH/inc.map"
+inc_run single "$SCRATCH/single.git" main
+[ "$(git -C "$SCRATCH/inc.git" rev-parse main)" = "$(git -C "$SCRATCH/single.git" rev-parse main)" ] ||
+	die "the incremental run differs from the single run"
+info "incremental: the earlier run's parts are known, README kept, same ids as one run"
