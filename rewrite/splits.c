@@ -292,17 +292,16 @@ static int foreign_base(struct rw *rw, struct oid *base)
 	return 0;
 }
 
-static int write_part_id(struct split_file *f, struct splits *s,
-			 const struct split_part *p, struct oid *id)
+/* The blob id of a part. */
+static void part_blob_id(struct splits *s, const struct split_part *p,
+			 struct oid *id)
 {
 	size_t i;
 
-	(void)f;
 	obj_hash_begin(s->hash, OBJ_BLOB, p->size);
 	for (i = 0; i < p->nranges; i++)
 		obj_hash_update(s->hash, p->ranges[i].ptr, p->ranges[i].len);
 	obj_hash_final(s->hash, id);
-	return 0;
 }
 
 static void commit_name(struct rw *rw, char *out, size_t n)
@@ -364,7 +363,7 @@ static int learn_base(struct rw *rw, struct split_file *f,
 	}
 	for (i = 0; i < split_result_count(res); i++) {
 		const struct split_part *p = split_result_part(res, i);
-		write_part_id(f, s, p, &id);
+		part_blob_id(s, p, &id);
 		own(s, f, p->path, p->path_len, &id);
 	}
 	split_cache_free(cache);
@@ -377,7 +376,6 @@ static int learn_base(struct rw *rw, struct split_file *f,
 static int current(struct rw *rw, struct split_file *f,
 		   struct blob_info **out, struct err *e)
 {
-	struct splits *s = rw->splits;
 	struct version *v;
 	struct oid base;
 
@@ -394,7 +392,6 @@ static int current(struct rw *rw, struct split_file *f,
 			 learn_base(rw, f, &base, out, e) < 0)
 			return -1;
 	}
-	(void)s;
 	f->cur = *out;
 	f->cur_seq = rw->commits_seen;
 	return 0;
@@ -597,7 +594,7 @@ static int write_part(struct rw *rw, struct split_file *f, int present,
 	if (p->unchanged && old)
 		id = old->id;
 	else
-		write_part_id(f, s, p, &id);
+		part_blob_id(s, p, &id);
 	HASH_FIND(hh, *ids, p->path, p->path_len, nw);
 	if (!nw) {
 		nw = xcalloc(1, sizeof(*nw));
