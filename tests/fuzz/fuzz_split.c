@@ -279,7 +279,7 @@ static void edit(struct buf *v, const uint8_t *k)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct split_spec *sp[5];
+	static struct split_spec *sp[sizeof(specs) / sizeof(specs[0])];
 	struct split_cache *inc;
 	struct copy prev = { 0 }, a = { 0 }, b = { 0 }, chg = { 0 }, gone = { 0 };
 	struct buf v = BUF_INIT((size_t)1 << 30);
