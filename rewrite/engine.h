@@ -172,6 +172,9 @@ int splits_source(struct rw *rw, const char *path, size_t len,
  * ("M", "D", "R", "C") that would touch it. */
 int splits_check_path(struct rw *rw, const char *what, const char *path,
 		      size_t len, struct err *e);
+/* 1 when the commit holds a split file below dir (which then is a
+ * directory of the stream even when the tree has no entry there). */
+int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e);
 /* 1 when the tree entry (path, id) is a part of a split file. */
 int splits_is_part(struct rw *rw, const char *path, size_t len,
 		   const struct oid *id, struct err *e);

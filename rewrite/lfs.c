@@ -1085,6 +1085,8 @@ int lfs_delete(struct rw *rw, struct err *e)
 	/* a part is not a file of the stream; a directory takes its split
 	 * files along */
 	r = tree_lookup(rw->ts, rw->cur.root, c->path.ptr, c->path.len, &mode, NULL, e);
+	if (r == 0 && (r = splits_under(rw, c->path.ptr, c->path.len, e)) > 0)
+		mode = TREE_MODE_DIR;
 	if (r > 0 && tree_mode_is_dir(mode))
 		r = splits_take_dir(rw, "D", c->path.ptr, c->path.len, 1, NULL, NULL, e);
 	else if (r >= 0)
@@ -1285,6 +1287,8 @@ int lfs_copy(struct rw *rw, struct err *e)
 		r = copy_split_source(rw, &src, &dst, e);
 		goto out;
 	}
+	if (r == 0 && src.len && (r = splits_under(rw, src.ptr, src.len, e)) > 0)
+		mode = TREE_MODE_DIR;	/* holds only split files */
 	if (r == 0)
 		r = err_set(e, ERR_STREAM, "path '%s' not in branch", src.ptr);
 	if (r < 0) {

@@ -995,6 +995,25 @@ int splits_take_dir(struct rw *rw, const char *what, const char *dir,
 	return d.failed ? -1 : 0;
 }
 
+int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e)
+{
+	struct splits *s = rw->splits;
+	struct split_file *f, *t;
+	struct blob_info *bi;
+
+	if (!s)
+		return 0;
+	HASH_ITER(hh, s->files, f, t) {
+		if (!under(dir, dlen, f->path))
+			continue;
+		if (current(rw, f, &bi, e) < 0)
+			return -1;
+		if (bi)
+			return 1;
+	}
+	return 0;
+}
+
 int splits_is_part(struct rw *rw, const char *path, size_t len,
 		   const struct oid *id, struct err *e)
 {

@@ -173,6 +173,23 @@ lacks rdir '^100644 data/'
 	die "rdir: the copy is not the file"
 info "R and C of a directory holding a split file carry the file"
 
+# 3b. D of a directory takes its split file along (parts elsewhere too);
+# R of a directory holding parts but not their split file: exit 2
+printf 'src/list split record=%s into=%s head=parts/list.head\n' \
+	"'^CVE-(\d{4})-'" "'parts/list.{1}'" >"$SCRATCH/rules"
+{ blob 1 readme; blob 2 "$LIST"
+  commit 10; printf 'M 100644 :1 parts/README\nM 100644 :2 src/list\n\n'
+  commit 11 10; printf 'D src\n\n'; } >"$SCRATCH/ddir.fe"
+ok ddir
+has ddir '100644 parts/list.2023' main~1
+has ddir '100644 parts/README'
+lacks ddir 'list'
+{ blob 1 readme; blob 2 "$LIST"
+  commit 10; printf 'M 100644 :1 parts/README\nM 100644 :2 src/list\n\n'
+  commit 11 10; printf 'R parts moved\n\n'; } >"$SCRATCH/rparts.fe"
+refused rparts 2 "R 'parts'" "'parts/list.2023' is a part of src/list" 'rules:1'
+info "D of a directory deletes its split file's parts; R of parts alone: exit 2"
+
 # 4. an incremental run learns the parts of the earlier run's commits from
 # the original parent: it keeps the files beside them, deletes only the
 # vanished parts, and ends where a single run ends
