@@ -141,6 +141,9 @@ int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e);
 /* lfs.c, for splits.c */
 int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
 		  struct err *e);
+/* The blob behind a tree entry or id, from the target or source. */
+int lfs_blob_by_id(struct rw *rw, const struct oid *id, struct blob_info **out,
+		   struct err *e);
 const struct oid *blob_id(const struct blob_info *bi);
 /* The whole content of bi: borrowed from its held copy when it has one
  * (valid until the commit ends), else read into scratch. */
@@ -161,7 +164,31 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 		 const struct rule *rule, struct err *e);
 int splits_delete(struct rw *rw, const char *path, size_t len,
 		  const struct rule *rule, struct err *e);
-struct blob_info *splits_source(struct rw *rw, const char *path, size_t len);
+/* The version of the split file at path the commit holds (NULL: none). */
+int splits_source(struct rw *rw, const char *path, size_t len,
+		  struct blob_info **out, struct err *e);
+/* An error (exit 2, naming commit, path and rule) when path, or a
+ * directory on its way, is a part of a split file: what is the command
+ * ("M", "D", "R", "C") that would touch it. */
+int splits_check_path(struct rw *rw, const char *what, const char *path,
+		      size_t len, struct err *e);
+/* 1 when the commit holds a split file below dir (which then is a
+ * directory of the stream even when the tree has no entry there). */
+int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e);
+/* 1 when the tree entry (path, id) is a part of a split file. */
+int splits_is_part(struct rw *rw, const char *path, size_t len,
+		   const struct oid *id, struct err *e);
+/*
+ * A command takes the directory dir as a whole: fn is called for every
+ * split file inside it that the commit holds (its path and version), and
+ * with remove its parts are deleted (wherever they are). Then a part
+ * left in dir whose split file is not inside it is an error.
+ */
+typedef int (*splits_found_fn)(void *ctx, const char *path, size_t len,
+			       struct blob_info *bi);
+int splits_take_dir(struct rw *rw, const char *what, const char *dir,
+		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
+		    struct err *e);
 void splits_commit_end(struct rw *rw, const struct oid *id);
 /* The tree changed under the split files (deleteall): look next time. */
 void splits_forget(struct rw *rw);

@@ -998,6 +998,16 @@ static int decide(struct rw *rw, const struct stream_cmd *c, uint32_t mode,
 	return 0;
 }
 
+static const char *cmd_name(const struct rw *rw)
+{
+	switch (rw->cmd.kind) {
+	case STREAM_DELETE: return "D";
+	case STREAM_RENAME: return "R";
+	case STREAM_COPY: return "C";
+	default: return "M";
+	}
+}
+
 /* Places one file (c is an M line) by the rules. */
 static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
 		 struct blob_info *bi, struct err *e)
@@ -1008,6 +1018,8 @@ static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
 
 	if (m)
 		m->consumed = 1;
+	if (splits_check_path(rw, cmd_name(rw), c->path.ptr, c->path.len, e) < 0)
+		return -1;
 	if (decide(rw, c, mode, bi, &rule, e) < 0)
 		return -1;
 	if (rw->report && bi) {
@@ -1039,6 +1051,8 @@ int lfs_modify(struct rw *rw, struct err *e)
 	struct oid id;
 
 	if (mode == TREE_MODE_GITLINK || tree_mode_is_dir(mode)) {
+		if (splits_check_path(rw, "M", c->path.ptr, c->path.len, e) < 0)
+			return -1;
 		if (modify_id(rw, &id, e) < 0)
 			return at_offset(rw, e);
 		if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len,
@@ -1056,14 +1070,29 @@ int lfs_delete(struct rw *rw, struct err *e)
 {
 	struct stream_cmd *c = &rw->cmd;
 	const struct rule *rule = NULL;
+	struct blob_info *src = NULL;
+	uint32_t mode;
 	int r;
 
 	if (!is_notes(rw) && rules_match_unsized(&rule, rw->lfs->rules, c->path.ptr,
 						 c->path.len, e) < 0)
 		return -1;
 	if (rule && rules_rule_action(rule) == RULES_SPLIT &&
-	    splits_source(rw, c->path.ptr, c->path.len))
+	    splits_source(rw, c->path.ptr, c->path.len, &src, e) < 0)
+		return -1;
+	if (src)
 		return splits_delete(rw, c->path.ptr, c->path.len, rule, e);
+	/* a part is not a file of the stream; a directory takes its split
+	 * files along */
+	r = tree_lookup(rw->ts, rw->cur.root, c->path.ptr, c->path.len, &mode, NULL, e);
+	if (r == 0 && (r = splits_under(rw, c->path.ptr, c->path.len, e)) > 0)
+		mode = TREE_MODE_DIR;
+	if (r > 0 && tree_mode_is_dir(mode))
+		r = splits_take_dir(rw, "D", c->path.ptr, c->path.len, 1, NULL, NULL, e);
+	else if (r >= 0)
+		r = splits_check_path(rw, "D", c->path.ptr, c->path.len, e);
+	if (r < 0)
+		return e->kind == ERR_IO ? ids_lost(rw, e) : -1;
 	r = tree_remove(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, e);
 	if (r < 0)
 		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
@@ -1076,6 +1105,8 @@ struct copy_item {
 	struct buf rel;
 	uint32_t mode;
 	struct oid id;
+	int part;		/* a part of a split file */
+	struct blob_info *bi;	/* a split file (rel is its path) */
 };
 
 struct copy_list {
@@ -1099,6 +1130,21 @@ static int collect_copy(void *ctx, const char *path, size_t len,
 	buf_add(&it->rel, path + l->prefix, len - l->prefix);
 	it->mode = mode;
 	it->id = *id;
+	it->part = 0;
+	it->bi = NULL;
+	return 0;
+}
+
+/* A split file inside the directory copied: copied as the file it is,
+ * placed by the rules at the destination. */
+static int collect_split(void *ctx, const char *path, size_t len,
+			 struct blob_info *bi)
+{
+	struct copy_list *l = ctx;
+	struct oid none = { { 0 } };
+
+	collect_copy(l, path, len, TREE_MODE_FILE, &none);
+	l->v[l->n - 1].bi = bi;
 	return 0;
 }
 
@@ -1134,6 +1180,12 @@ static int blob_for_entry(struct rw *rw, const struct oid *id,
 	return 0;
 }
 
+int lfs_blob_by_id(struct rw *rw, const struct oid *id, struct blob_info **out,
+		   struct err *e)
+{
+	return blob_for_entry(rw, id, out, e);
+}
+
 static int copy_items(struct rw *rw, struct copy_list *list,
 		      const struct buf *dst, struct err *e)
 {
@@ -1143,6 +1195,8 @@ static int copy_items(struct rw *rw, struct copy_list *list,
 
 	for (i = 0; i < list->n; i++) {
 		struct copy_item *it = &list->v[i];
+		if (it->part)
+			continue; /* its split file is copied instead */
 		c->kind = STREAM_MODIFY;
 		c->mode = it->mode;
 		buf_set(&c->path, dst->ptr, dst->len);
@@ -1159,7 +1213,9 @@ static int copy_items(struct rw *rw, struct copy_list *list,
 				return -1;
 			continue;
 		}
-		if (blob_for_entry(rw, &it->id, &bi, e) < 0)
+		if (it->bi)
+			bi = it->bi;
+		else if (blob_for_entry(rw, &it->id, &bi, e) < 0)
 			return at_offset(rw, e);
 		if (place(rw, c, NULL, bi, e) < 0)
 			return -1;
@@ -1185,10 +1241,13 @@ static int copy_split_source(struct rw *rw, const struct buf *src,
 			     const struct buf *dst, struct err *e)
 {
 	struct stream_cmd *c = &rw->cmd;
-	struct blob_info *bi = splits_source(rw, src->ptr, src->len);
+	struct blob_info *bi;
 	const struct rule *rule;
 	struct stream_cmd *m = &rw->lfs->scratch;
 
+	if (splits_source(rw, src->ptr, src->len, &bi, e) < 0 ||
+	    splits_check_path(rw, cmd_name(rw), dst->ptr, dst->len, e) < 0)
+		return -1;
 	if (c->kind == STREAM_RENAME) {
 		if (rules_match_unsized(&rule, rw->lfs->rules, src->ptr, src->len, e) < 0 ||
 		    splits_delete(rw, src->ptr, src->len, rule, e) < 0)
@@ -1213,18 +1272,23 @@ int lfs_copy(struct rw *rw, struct err *e)
 	struct copy_list list = { NULL, 0, 0, 0 };
 	struct buf src = BUF_INIT(STREAM_MAX_LINE), dst = BUF_INIT(STREAM_MAX_LINE);
 	uint32_t mode;
+	struct blob_info *split_src = NULL;
 	struct oid id;
-	size_t i;
+	size_t i, nwalked;
 	int r;
 
 	buf_set(&src, c->path.ptr, c->path.len);
 	buf_set(&dst, c->path2.ptr, c->path2.len);
 	r = src.len ? tree_lookup(rw->ts, rw->cur.root, src.ptr, src.len, &mode,
 				  &id, e) : 1;
-	if (r == 0 && splits_source(rw, src.ptr, src.len)) {
+	if (r == 0 && splits_source(rw, src.ptr, src.len, &split_src, e) < 0)
+		r = -1;
+	if (r == 0 && split_src) {
 		r = copy_split_source(rw, &src, &dst, e);
 		goto out;
 	}
+	if (r == 0 && src.len && (r = splits_under(rw, src.ptr, src.len, e)) > 0)
+		mode = TREE_MODE_DIR;	/* holds only split files */
 	if (r == 0)
 		r = err_set(e, ERR_STREAM, "path '%s' not in branch", src.ptr);
 	if (r < 0) {
@@ -1234,10 +1298,37 @@ int lfs_copy(struct rw *rw, struct err *e)
 	list.prefix = src.len ? src.len + 1 : 0;
 	if (src.len && !tree_mode_is_dir(mode)) {
 		list.prefix = src.len;
-		r = collect_copy(&list, src.ptr, src.len, mode, &id);
+		r = splits_check_path(rw, cmd_name(rw), src.ptr, src.len, e);
+		if (r == 0)
+			r = collect_copy(&list, src.ptr, src.len, mode, &id);
 	} else {
 		r = tree_walk_at(rw->ts, rw->cur.root, src.ptr, src.len,
 				 collect_copy, &list, e);
+		/* parts are not copied: the split files they come from are */
+		nwalked = list.n;
+		for (i = 0; r == 0 && i < nwalked; i++) {
+			struct copy_item *it = &list.v[i];
+			buf_set(&dst, src.ptr, src.len);
+			if (src.len)
+				buf_addch(&dst, '/');
+			buf_add(&dst, it->rel.ptr, it->rel.len);
+			r = splits_is_part(rw, dst.ptr, dst.len, &it->id, e);
+			it->part = r > 0;
+			r = r < 0 ? -1 : 0;
+		}
+		buf_set(&dst, c->path2.ptr, c->path2.len);
+		if (r == 0)
+			r = splits_take_dir(rw, cmd_name(rw), src.ptr, src.len,
+					    c->kind == STREAM_RENAME, collect_split,
+					    &list, e);
+	}
+	if (r == 0) {
+		r = tree_lookup(rw->ts, rw->cur.root, dst.ptr, dst.len, &mode, NULL, e);
+		if (r > 0 && tree_mode_is_dir(mode))
+			r = splits_take_dir(rw, cmd_name(rw), dst.ptr, dst.len, 1,
+					    NULL, NULL, e);
+		else if (r >= 0)
+			r = splits_check_path(rw, cmd_name(rw), dst.ptr, dst.len, e);
 	}
 	if (r == 0 && c->kind == STREAM_RENAME)
 		r = delete_path(rw, &src, e);

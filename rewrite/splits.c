@@ -4,11 +4,19 @@
  * parts whose bytes differ from what the commit's tree already holds are
  * written; parts that vanished are deleted.
  *
- * The parts already in the tree are found by walking the template's
- * directory and matching paths against the template, so the result is
- * right whatever branch, merge or earlier run the parent came from. Part
- * ids are reused from the previous version wherever split/ says a part's
- * bytes did not change, so an unchanged part costs nothing.
+ * Ownership. Split writes and deletes only its own parts. Every part it
+ * writes is remembered as (split file, path, blob id), and every commit
+ * records which version of each split file it holds (NULL: none), so a
+ * tree entry is a part of f exactly when f is present in the commit and
+ * (f, path, id) was written. Parts of commits made by an earlier run (an
+ * incremental run: the parent is not a commit of this run) are learnt by
+ * splitting the file as the original parent commit holds it. A part and a
+ * file never take each other's place: a part onto an existing file or
+ * directory, and an M, D, R or C onto a part (or through it, as a
+ * directory), are errors naming the commit, the path and the rule.
+ *
+ * Part ids are reused from the previous version wherever split/ says a
+ * part's bytes did not change, so an unchanged part costs nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +46,37 @@ struct split_file {
 	struct branch *branch;
 	struct oid last_commit;
 	int pending;			/* placed in the commit being built */
+	uint32_t mode;			/* the parts' mode: the last version's */
+	uint32_t no;			/* index, in ownership keys */
+	size_t line;			/* the rule's line */
+	/* the version in the commit being built (NULL: absent), valid when
+	 * cur_seq is the commit's sequence number */
+	struct blob_info *cur;
+	uint64_t cur_seq;
+	struct version *versions;	/* commit (or foreign base) -> version */
+	UT_hash_handle hh;
+};
+
+/* The version of a split file a commit holds (bi NULL: none). */
+struct version {
+	struct oid commit;
+	struct blob_info *bi;
+	UT_hash_handle hh;
+};
+
+/* A commit of this run, and the commit of an earlier run its first-parent
+ * chain starts from (its original id; has_base 0: none). */
+struct ours {
+	struct oid commit;
+	struct oid base;
+	int has_base;
+	UT_hash_handle hh;
+};
+
+/* A part written: key is (no, blob id, path). */
+struct owned {
+	char *key;
+	size_t klen;
 	UT_hash_handle hh;
 };
 
@@ -49,8 +88,13 @@ struct part_id {
 
 struct splits {
 	struct split_file *files;
+	uint32_t nfiles;
 	struct obj_hash *hash;
 	struct buf path;
+	struct owned *owned;
+	struct ours *ours;
+	struct buf key;
+	int off;			/* no split rule: nothing to track */
 };
 
 static void ids_free(struct part_id **ids)
@@ -68,6 +112,9 @@ void splits_free(struct rw *rw)
 {
 	struct splits *s = rw->splits;
 	struct split_file *f, *t;
+	struct version *v, *vt;
+	struct owned *o, *ot;
+	struct ours *u, *ut;
 
 	if (!s)
 		return;
@@ -76,33 +123,62 @@ void splits_free(struct rw *rw)
 		split_cache_free(f->cache);
 		split_spec_free(f->spec);
 		ids_free(&f->ids);
+		HASH_ITER(hh, f->versions, v, vt) {
+			HASH_DEL(f->versions, v);
+			free(v);
+		}
 		buf_release(&f->data);
 		free(f->path);
 		free(f->into);
 		free(f->head);
 		free(f);
 	}
+	HASH_ITER(hh, s->owned, o, ot) {
+		HASH_DEL(s->owned, o);
+		free(o->key);
+		free(o);
+	}
+	HASH_ITER(hh, s->ours, u, ut) {
+		HASH_DEL(s->ours, u);
+		free(u);
+	}
 	obj_hash_free(s->hash);
 	buf_release(&s->path);
+	buf_release(&s->key);
 	free(s);
 	rw->splits = NULL;
+}
+
+static struct splits *splits_get(struct rw *rw)
+{
+	struct splits *s = rw->splits;
+	const struct rules *rules;
+	size_t i;
+
+	if (s)
+		return s;
+	s = rw->splits = xcalloc(1, sizeof(*s));
+	s->hash = obj_hash_new();
+	buf_init(&s->path, STREAM_MAX_LINE);
+	buf_init(&s->key, STREAM_MAX_LINE + OID_RAW + 8);
+	s->off = 1;
+	rules = rw->lfs ? lfs_rules(rw) : NULL;
+	for (i = 0; rules && i < rules_count(rules); i++)
+		if (rules_rule_action(rules_get(rules, i)) == RULES_SPLIT)
+			s->off = 0;
+	return s;
 }
 
 static int file_get(struct rw *rw, const char *path, size_t len,
 		    const struct rule *rule, struct split_file **out,
 		    struct err *e)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = splits_get(rw);
 	const char *record = rules_rule_option(rule, "record", NULL);
 	const char *into = rules_rule_option(rule, "into", NULL);
 	const char *head = rules_rule_option(rule, "head", NULL);
 	struct split_file *f;
 
-	if (!s) {
-		s = rw->splits = xcalloc(1, sizeof(*s));
-		s->hash = obj_hash_new();
-		buf_init(&s->path, STREAM_MAX_LINE);
-	}
 	HASH_FIND(hh, s->files, path, len, f);
 	if (f) {
 		*out = f;
@@ -120,11 +196,240 @@ static int file_get(struct rw *rw, const char *path, size_t len,
 	f->path = xmemdup(path, len);
 	f->into = xstrdup(into);
 	f->head = head ? xstrdup(head) : NULL;
+	f->mode = TREE_MODE_FILE;
+	f->no = s->nfiles++;
+	f->line = rules_rule_line(rule);
 	buf_init(&f->data, SIZE_MAX / 2);
 	HASH_ADD_KEYPTR(hh, s->files, f->path, len, f);
 	*out = f;
 	return 0;
 }
+
+/* ---- what is a part: ownership and versions ---- */
+
+static void owned_key(struct splits *s, const struct split_file *f,
+		      const char *path, size_t len, const struct oid *id)
+{
+	buf_reset(&s->key);
+	buf_add(&s->key, &f->no, sizeof(f->no));
+	buf_add(&s->key, id->hash, OID_RAW);
+	buf_add(&s->key, path, len);
+}
+
+static void own(struct splits *s, const struct split_file *f, const char *path,
+		size_t len, const struct oid *id)
+{
+	struct owned *o;
+
+	owned_key(s, f, path, len, id);
+	HASH_FIND(hh, s->owned, s->key.ptr, s->key.len, o);
+	if (o)
+		return;
+	o = xcalloc(1, sizeof(*o));
+	o->key = xmemdup(s->key.ptr, s->key.len);
+	o->klen = s->key.len;
+	HASH_ADD_KEYPTR(hh, s->owned, o->key, o->klen, o);
+}
+
+static int is_owned(struct splits *s, const struct split_file *f,
+		    const char *path, size_t len, const struct oid *id)
+{
+	struct owned *o;
+
+	owned_key(s, f, path, len, id);
+	HASH_FIND(hh, s->owned, s->key.ptr, s->key.len, o);
+	return o != NULL;
+}
+
+static struct version *version_find(struct split_file *f, const struct oid *c)
+{
+	struct version *v;
+
+	HASH_FIND(hh, f->versions, c->hash, OID_RAW, v);
+	return v;
+}
+
+static void version_put(struct split_file *f, const struct oid *c,
+			struct blob_info *bi)
+{
+	struct version *v = version_find(f, c);
+
+	if (!v) {
+		v = xcalloc(1, sizeof(*v));
+		v->commit = *c;
+		HASH_ADD(hh, f->versions, commit.hash, OID_RAW, v);
+	}
+	v->bi = bi;
+}
+
+static struct ours *ours_find(struct splits *s, const struct oid *c)
+{
+	struct ours *u;
+
+	HASH_FIND(hh, s->ours, c->hash, OID_RAW, u);
+	return u;
+}
+
+/* The commit of an earlier run the commit being built starts from (its
+ * original id): the parent's base, or the parent itself when it is not a
+ * commit of this run. 0 when there is none or it is not known. */
+static int foreign_base(struct rw *rw, struct oid *base)
+{
+	struct ours *u;
+	struct branch *b = rw->cur.branch;
+
+	if (rw->cur.nparents == 0)
+		return 0;
+	u = ours_find(rw->splits, &rw->cur.parents[0]);
+	if (u) {
+		*base = u->base;
+		return u->has_base;
+	}
+	if (b->has_tip_orig && oid_eq(&b->tip, &rw->cur.parents[0])) {
+		*base = b->tip_orig;
+		return 1;
+	}
+	return 0;
+}
+
+/* The blob id of a part. */
+static void part_blob_id(struct splits *s, const struct split_part *p,
+			 struct oid *id)
+{
+	size_t i;
+
+	obj_hash_begin(s->hash, OBJ_BLOB, p->size);
+	for (i = 0; i < p->nranges; i++)
+		obj_hash_update(s->hash, p->ranges[i].ptr, p->ranges[i].len);
+	obj_hash_final(s->hash, id);
+}
+
+static void commit_name(struct rw *rw, char *out, size_t n)
+{
+	if (rw->cur.has_orig)
+		oid_hex(&rw->cur.orig, out);
+	else
+		snprintf(out, n, "on %s", rw->cur.branch->name);
+}
+
+/*
+ * The version of f a commit of an earlier run holds (base: its original
+ * id), learnt once by splitting the file as the original commit holds it:
+ * its parts become f's (the next version takes the slow path, which
+ * compares every part with the tree).
+ */
+static int learn_base(struct rw *rw, struct split_file *f,
+		      const struct oid *base, struct blob_info **out,
+		      struct err *e)
+{
+	struct splits *s = rw->splits;
+	struct version *v = version_find(f, base);
+	const struct split_result *res;
+	struct split_cache *cache;
+	struct blob_info *bi;
+	char name[OID_HEX + 2 + STREAM_MAX_LINE];
+	enum obj_type type;
+	struct oid id;
+	uint64_t size;
+	const char *data;
+	size_t i, len;
+	int r;
+
+	if (v) {
+		*out = v->bi;
+		return 0;
+	}
+	*out = NULL;
+	oid_hex(base, name);
+	snprintf(name + OID_HEX, sizeof(name) - OID_HEX, ":%s", f->path);
+	r = odb_info(rw->src, name, &type, &id, &size, e);
+	if (r < 0)
+		return -1;
+	if (r == 0 || type != OBJ_BLOB) {
+		version_put(f, base, NULL);
+		return 0;
+	}
+	if (lfs_blob_by_id(rw, &id, &bi, e) < 0 ||
+	    blob_view(rw, bi, &f->data, &data, &len, e) < 0)
+		return -1;
+	/* a cache of its own: f's cache stays in step with f->ids */
+	cache = split_cache_new(f->spec);
+	if (split_run(cache, data, len, &res, e) < 0) {
+		char msg[sizeof(e->msg)];
+		memcpy(msg, e->msg, sizeof(msg));
+		split_cache_free(cache);
+		return err_set(e, ERR_USAGE, "%s in commit %.*s (of an earlier "
+			       "run): %s", f->path, OID_HEX, name, msg);
+	}
+	for (i = 0; i < split_result_count(res); i++) {
+		const struct split_part *p = split_result_part(res, i);
+		part_blob_id(s, p, &id);
+		own(s, f, p->path, p->path_len, &id);
+	}
+	split_cache_free(cache);
+	version_put(f, base, bi);
+	*out = bi;
+	return 0;
+}
+
+/* The version of f the commit being built holds now (NULL: absent). */
+static int current(struct rw *rw, struct split_file *f,
+		   struct blob_info **out, struct err *e)
+{
+	struct version *v;
+	struct oid base;
+
+	if (f->cur_seq == rw->commits_seen) {
+		*out = f->cur;
+		return 0;
+	}
+	*out = NULL;
+	if (rw->cur.nparents) {
+		v = version_find(f, &rw->cur.parents[0]);
+		if (v)
+			*out = v->bi;
+		else if (foreign_base(rw, &base) &&
+			 learn_base(rw, f, &base, out, e) < 0)
+			return -1;
+	}
+	f->cur = *out;
+	f->cur_seq = rw->commits_seen;
+	return 0;
+}
+
+static void set_current(struct rw *rw, struct split_file *f,
+			struct blob_info *bi)
+{
+	f->cur = bi;
+	f->cur_seq = rw->commits_seen;
+}
+
+/* 1 when the entry (path, id) is a part of a split file present in the
+ * commit being built (*owner: that file), 0 when not. */
+static int part_owner(struct rw *rw, const char *path, size_t len,
+		      const struct oid *id, struct split_file **owner,
+		      struct err *e)
+{
+	struct splits *s = rw->splits;
+	struct split_file *f, *t;
+	struct blob_info *bi;
+
+	if (!s || !s->owned)
+		return 0;
+	HASH_ITER(hh, s->files, f, t) {
+		if (!is_owned(s, f, path, len, id))
+			continue;
+		if (current(rw, f, &bi, e) < 0)
+			return -1;
+		if (bi) {
+			*owner = f;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the parts in the tree ---- */
 
 /* 1 when path could be a part of template (each {..} one or more bytes,
  * no '/'), or is the head. */
@@ -150,6 +455,7 @@ static int template_match(const char *t, const char *p, const char *pend)
 }
 
 struct old_parts {
+	struct rw *rw;
 	struct split_file *f;
 	struct buf list;	/* NUL-separated paths in the tree now */
 };
@@ -160,25 +466,32 @@ static int collect_part(void *ctx, const char *path, size_t len, uint32_t mode,
 	struct old_parts *o = ctx;
 
 	(void)mode;
-	(void)id;
-	if ((o->f->head && strlen(o->f->head) == len && !memcmp(o->f->head, path, len)) ||
-	    template_match(o->f->into, path, path + len)) {
+	if (((o->f->head && strlen(o->f->head) == len && !memcmp(o->f->head, path, len)) ||
+	     template_match(o->f->into, path, path + len)) &&
+	    is_owned(o->rw->splits, o->f, path, len, id)) {
 		buf_add(&o->list, path, len);
 		buf_addch(&o->list, '\0');
 	}
 	return 0;
 }
 
-/* The parts of f the commit's tree holds now. */
+/* The parts of f the commit's tree holds now: entries where a part could
+ * be that f wrote, when f is present. */
 static int parts_in_tree(struct rw *rw, struct split_file *f,
 			 struct old_parts *o, struct err *e)
 {
 	const char *brace = strchr(f->into, '{');
 	const char *slash = brace ? memrchr(f->into, '/', (size_t)(brace - f->into)) : NULL;
 	size_t dlen = slash ? (size_t)(slash - f->into) : 0;
+	struct blob_info *bi;
 
+	o->rw = rw;
 	o->f = f;
 	buf_init(&o->list, SIZE_MAX / 2);
+	if (current(rw, f, &bi, e) < 0)
+		return -1;
+	if (!bi)
+		return 0;
 	if (tree_walk_at(rw->ts, rw->cur.root, f->into, dlen, collect_part, o, e) < 0)
 		return -1;
 	if (f->head && dlen && (strncmp(f->head, f->into, dlen) || f->head[dlen] != '/')) {
@@ -194,12 +507,21 @@ static int parts_in_tree(struct rw *rw, struct split_file *f,
 	return 0;
 }
 
+/* Removes path when it holds id (a part of ours), else leaves it. */
 static int write_delete(struct rw *rw, const char *path, size_t len,
-			struct err *e)
+			const struct oid *id, struct err *e)
 {
 	struct stream_cmd *c = &rw->splits_cmd;
-	int r = tree_remove(rw->ts, &rw->cur.root, path, len, e);
+	struct oid have;
+	uint32_t mode;
+	int r;
 
+	if (id) {
+		r = tree_lookup(rw->ts, rw->cur.root, path, len, &mode, &have, e);
+		if (r <= 0 || tree_mode_is_dir(mode) || !oid_eq(&have, id))
+			return r < 0 ? -1 : 0;
+	}
+	r = tree_remove(rw->ts, &rw->cur.root, path, len, e);
 	if (r <= 0)
 		return r;
 	c->kind = STREAM_DELETE;
@@ -207,7 +529,56 @@ static int write_delete(struct rw *rw, const char *path, size_t len,
 	return stream_write_cmd(rw->cout, c, e);
 }
 
-static int write_part(struct rw *rw, struct split_file *f,
+static int collision(struct rw *rw, const struct split_file *f,
+		     const char *path, size_t len, const char *what,
+		     struct err *e)
+{
+	char where[OID_HEX + 256];
+
+	commit_name(rw, where, sizeof(where));
+	err_set(e, ERR_STREAM, "commit %s: part '%.*s' of %s (split by %s:%zu) "
+		"%s; a part and a file cannot share a name", where, (int)len, path,
+		f->path, rw->opt->rules, f->line, what);
+	return at_offset(rw, e);
+}
+
+/*
+ * Where a part of f goes (present: f was in the commit before this
+ * version): the path must be free, or hold a part of f; no file on the
+ * way may be turned into a directory.
+ */
+static int part_place_ok(struct rw *rw, struct split_file *f, int present,
+			 const char *path, size_t len, int r, uint32_t mode,
+			 const struct oid *have, struct err *e)
+{
+	const char *slash;
+	uint32_t m;
+
+	if (r == 1 && tree_mode_is_dir(mode))
+		return collision(rw, f, path, len, "is a directory in the tree", e);
+	if (r == 1)
+		return present && is_owned(rw->splits, f, path, len, have) ? 0 :
+		       collision(rw, f, path, len, "would overwrite a file", e);
+	for (slash = memchr(path, '/', len); slash;
+	     slash = memchr(slash + 1, '/', len - (size_t)(slash + 1 - path))) {
+		size_t n = (size_t)(slash - path);
+		int q = tree_lookup(rw->ts, rw->cur.root, path, n, &m, NULL, e);
+
+		if (q < 0)
+			return -1;
+		if (q == 0)
+			return 0;
+		if (!tree_mode_is_dir(m)) {
+			char what[STREAM_MAX_LINE + 64];
+			snprintf(what, sizeof(what), "would turn the file '%.*s' "
+				 "into a directory", (int)n, path);
+			return collision(rw, f, path, len, what, e);
+		}
+	}
+	return 0;
+}
+
+static int write_part(struct rw *rw, struct split_file *f, int present,
 		      const struct split_part *p, struct part_id **ids,
 		      struct err *e)
 {
@@ -220,14 +591,10 @@ static int write_part(struct rw *rw, struct split_file *f,
 	int r;
 
 	HASH_FIND(hh, f->ids, p->path, p->path_len, old);
-	if (p->unchanged && old) {
+	if (p->unchanged && old)
 		id = old->id;
-	} else {
-		obj_hash_begin(s->hash, OBJ_BLOB, p->size);
-		for (i = 0; i < p->nranges; i++)
-			obj_hash_update(s->hash, p->ranges[i].ptr, p->ranges[i].len);
-		obj_hash_final(s->hash, &id);
-	}
+	else
+		part_blob_id(s, p, &id);
 	HASH_FIND(hh, *ids, p->path, p->path_len, nw);
 	if (!nw) {
 		nw = xcalloc(1, sizeof(*nw));
@@ -237,11 +604,13 @@ static int write_part(struct rw *rw, struct split_file *f,
 	nw->id = id;
 
 	r = tree_lookup(rw->ts, rw->cur.root, p->path, p->path_len, &mode, &have, e);
-	if (r < 0)
+	if (r < 0 || part_place_ok(rw, f, present, p->path, p->path_len, r, mode,
+				   &have, e) < 0)
 		return -1;
-	if (r && mode == TREE_MODE_FILE && oid_eq(&have, &id))
+	own(s, f, p->path, p->path_len, &id);
+	if (r && mode == f->mode && oid_eq(&have, &id))
 		return 0;
-	if (tree_set(rw->ts, &rw->cur.root, p->path, p->path_len, TREE_MODE_FILE,
+	if (tree_set(rw->ts, &rw->cur.root, p->path, p->path_len, f->mode,
 		     &id, e) < 0)
 		return -1;
 	if (rw->report) {
@@ -253,7 +622,7 @@ static int write_part(struct rw *rw, struct split_file *f,
 			     p->size);
 	}
 	c->kind = STREAM_MODIFY;
-	c->mode = TREE_MODE_FILE;
+	c->mode = f->mode;
 	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, p->path, p->path_len);
 	if (stream_write_data_begin(rw->cout, c, p->size, e) < 0)
@@ -313,18 +682,10 @@ static int delete_vanished(struct rw *rw, struct split_file *f,
 		path_set_build(&ps, res);
 	for (p = o.list.ptr; r == 0 && p < o.list.ptr + o.list.len; p += strlen(p) + 1)
 		if (!res || !path_set_has(&ps, p, strlen(p)))
-			r = write_delete(rw, p, strlen(p), e) < 0 ? -1 : 0;
+			r = write_delete(rw, p, strlen(p), NULL, e) < 0 ? -1 : 0;
 	path_set_free(&ps);
 	buf_release(&o.list);
 	return r;
-}
-
-static void commit_name(struct rw *rw, char *out, size_t n)
-{
-	if (rw->cur.has_orig)
-		oid_hex(&rw->cur.orig, out);
-	else
-		snprintf(out, n, "on %s", rw->cur.branch->name);
 }
 
 /* The previous version's parts are what the parent's tree holds. */
@@ -348,13 +709,13 @@ static int place_known(struct rw *rw, struct split_file *f,
 	int r = 0;
 
 	for (i = 0; i < split_result_nchanged(res) && r == 0; i++)
-		r = write_part(rw, f, split_result_changed(res, i), &f->ids, e);
+		r = write_part(rw, f, 1, split_result_changed(res, i), &f->ids, e);
 	for (i = 0; i < split_result_nvanished(res) && r == 0; i++) {
 		const char *path = split_result_vanished(res, i, &len);
 
-		if (write_delete(rw, path, len, e) < 0)
-			r = -1;
 		HASH_FIND(hh, f->ids, path, len, p);
+		if (p && write_delete(rw, path, len, &p->id, e) < 0)
+			r = -1;
 		if (p) {
 			HASH_DEL(f->ids, p);
 			free(p->path);
@@ -365,8 +726,8 @@ static int place_known(struct rw *rw, struct split_file *f,
 }
 
 /* Slow path: every part compared with the tree, the template's directory
- * walked for parts that vanished. */
-static int place_unknown(struct rw *rw, struct split_file *f,
+ * walked for parts of f that vanished. */
+static int place_unknown(struct rw *rw, struct split_file *f, int present,
 			 const struct split_result *res, struct err *e)
 {
 	struct part_id *ids = NULL;
@@ -374,8 +735,8 @@ static int place_unknown(struct rw *rw, struct split_file *f,
 	int r = 0;
 
 	for (i = 0; i < split_result_count(res) && r == 0; i++)
-		r = write_part(rw, f, split_result_part(res, i), &ids, e);
-	if (r == 0)
+		r = write_part(rw, f, present, split_result_part(res, i), &ids, e);
+	if (r == 0 && present)
 		r = delete_vanished(rw, f, res, e);
 	ids_free(&f->ids);
 	f->ids = ids;
@@ -387,13 +748,16 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 {
 	const struct split_result *res;
 	struct split_file *f;
+	struct blob_info *before;
 	char where[OID_HEX + 256];
+	uint32_t mode = tree_mode_normalize(c->mode);
 	struct buf *mem;
 	const char *data;
 	size_t len;
 	int r;
 
-	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0)
+	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0 ||
+	    current(rw, f, &before, e) < 0)
 		return -1;
 	/* split/ keeps the held copy itself when the blob can be read again
 	 * from the repository (no copy of the version), else its own copy of
@@ -423,28 +787,55 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 			"contiguous)\n", (int)c->path.len, c->path.ptr, where);
 		rw->split_failures++;
 	}
-	r = cache_valid(rw, f) ? place_known(rw, f, res, e)
-			       : place_unknown(rw, f, res, e);
+	/* parts keep the file's mode (the exec bit); a new mode rewrites all */
+	if (mode != f->mode) {
+		f->mode = mode;
+		ids_free(&f->ids);
+	}
+	r = before && cache_valid(rw, f) ? place_known(rw, f, res, e)
+					 : place_unknown(rw, f, before != NULL, res, e);
 	f->source = *blob_id(bi);
 	f->source_blob = bi;
 	f->branch = rw->cur.branch;
 	f->pending = 1;
+	set_current(rw, f, bi);
 	return r;
 }
 
 /*
- * At the end of every commit: a split file placed in it is known to be in
- * this commit; one whose last commit is this commit's parent on the same
- * branch stays known (the commit did not touch it). Anything else may
- * have changed the parts behind our back: forget, and look next time.
+ * At the end of every commit: the commit is remembered as one of this
+ * run's, with the version of every split file it holds. A split file
+ * placed in it is known to be in this commit; one whose last commit is
+ * this commit's parent on the same branch stays known (the commit did not
+ * touch it). Anything else may have changed the parts behind our back:
+ * forget, and look next time.
  */
 void splits_commit_end(struct rw *rw, const struct oid *id)
 {
+	struct splits *s = rw->splits ? rw->splits : rw->lfs ? splits_get(rw) : NULL;
 	struct split_file *f, *t;
+	struct version *v;
+	struct ours *u;
+	struct oid base;
 
-	if (!rw->splits)
+	if (!s || s->off)
 		return;
-	HASH_ITER(hh, rw->splits->files, f, t) {
+	u = ours_find(s, id);
+	if (!u) {
+		u = xcalloc(1, sizeof(*u));
+		u->commit = *id;
+		HASH_ADD(hh, s->ours, commit.hash, OID_RAW, u);
+	}
+	u->has_base = foreign_base(rw, &base);
+	if (u->has_base)
+		u->base = base;
+	HASH_ITER(hh, s->files, f, t) {
+		if (f->cur_seq == rw->commits_seen)
+			version_put(f, id, f->cur);
+		else if (rw->cur.nparents &&
+			 (v = version_find(f, &rw->cur.parents[0])))
+			version_put(f, id, v->bi);
+		/* else: as the base, learnt when asked */
 		if (f->pending || (f->branch == rw->cur.branch && rw->cur.nparents > 0 &&
 				   oid_eq(&f->last_commit, &rw->cur.parents[0])))
 			f->last_commit = *id;
@@ -456,11 +847,14 @@ int splits_delete(struct rw *rw, const char *path, size_t len,
 		  const struct rule *rule, struct err *e)
 {
 	struct split_file *f;
+	int r;
 
 	if (file_get(rw, path, len, rule, &f, e) < 0)
 		return -1;
+	r = delete_vanished(rw, f, NULL, e);
 	ids_free(&f->ids); /* the tree no longer holds the parts */
-	return delete_vanished(rw, f, NULL, e);
+	set_current(rw, f, NULL);
+	return r;
 }
 
 void splits_forget(struct rw *rw)
@@ -471,14 +865,159 @@ void splits_forget(struct rw *rw)
 		return;
 	HASH_ITER(hh, rw->splits->files, f, t) {
 		ids_free(&f->ids);
+		set_current(rw, f, NULL);
 	}
 }
 
-struct blob_info *splits_source(struct rw *rw, const char *path, size_t len)
+int splits_source(struct rw *rw, const char *path, size_t len,
+		  struct blob_info **out, struct err *e)
 {
 	struct split_file *f = NULL;
 
+	*out = NULL;
 	if (rw->splits)
 		HASH_FIND(hh, rw->splits->files, path, len, f);
-	return f ? f->source_blob : NULL;
+	return f ? current(rw, f, out, e) : 0;
+}
+
+/* ---- files and parts must not take each other's place ---- */
+
+static int part_error(struct rw *rw, const char *what, const char *path,
+		      size_t len, const char *part, size_t plen,
+		      const struct split_file *f, struct err *e)
+{
+	char where[OID_HEX + 256];
+
+	commit_name(rw, where, sizeof(where));
+	err_set(e, ERR_STREAM, "commit %s: %s '%.*s': '%.*s' is a part of %s "
+		"(split by %s:%zu), not a file of the stream; a part and a file "
+		"cannot share a name", where, what, (int)len, path, (int)plen,
+		part, f->path, rw->opt->rules, f->line);
+	return at_offset(rw, e);
+}
+
+int splits_check_path(struct rw *rw, const char *what, const char *path,
+		      size_t len, struct err *e)
+{
+	struct splits *s = rw->splits;
+	struct split_file *f;
+	size_t n = 0;
+
+	if (!s || !s->owned)
+		return 0;
+	for (;;) {
+		const char *slash = memchr(path + n, '/', len - n);
+		struct oid id;
+		uint32_t mode;
+		int r;
+
+		n = slash ? (size_t)(slash - path) : len;
+		r = tree_lookup(rw->ts, rw->cur.root, path, n, &mode, NULL, e);
+		if (r <= 0)
+			return r;
+		if (tree_mode_is_dir(mode)) {
+			if (!slash)
+				return 0;
+			n++;
+			continue;
+		}
+		if (tree_lookup(rw->ts, rw->cur.root, path, n, &mode, &id, e) < 0)
+			return -1;
+		r = part_owner(rw, path, n, &id, &f, e);
+		if (r < 0)
+			return -1;
+		if (r)
+			return part_error(rw, what, path, len, path, n, f, e);
+		return 0;
+	}
+}
+
+static int under(const char *dir, size_t dlen, const char *path)
+{
+	return dlen == 0 || (!strncmp(path, dir, dlen) && path[dlen] == '/');
+}
+
+struct dir_check {
+	struct rw *rw;
+	const char *what, *dir;
+	size_t dlen;
+	struct err *e;
+	int failed;
+};
+
+static int dir_visit(void *ctx, const char *path, size_t len, uint32_t mode,
+		     const struct oid *id)
+{
+	struct dir_check *d = ctx;
+	struct split_file *f;
+	int r = part_owner(d->rw, path, len, id, &f, d->e);
+
+	(void)mode;
+	if (r == 0 || (r > 0 && under(d->dir, d->dlen, f->path)))
+		return 0;	/* a file, or a part of a file in the directory */
+	if (r > 0)
+		part_error(d->rw, d->what, d->dir, d->dlen, path, len, f, d->e);
+	d->failed = 1;
+	return -1;
+}
+
+int splits_take_dir(struct rw *rw, const char *what, const char *dir,
+		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
+		    struct err *e)
+{
+	struct splits *s = rw->splits;
+	struct split_file *f, *t;
+	struct blob_info *bi;
+	struct dir_check d = { rw, what, dir, dlen, e, 0 };
+	int r;
+
+	if (!s || !s->owned)
+		return 0;
+	HASH_ITER(hh, s->files, f, t) {
+		if (!under(dir, dlen, f->path))
+			continue;
+		if (current(rw, f, &bi, e) < 0)
+			return -1;
+		if (!bi)
+			continue;
+		if (fn && fn(ctx, f->path, strlen(f->path), bi) < 0)
+			return -1;
+		if (remove) {
+			if (delete_vanished(rw, f, NULL, e) < 0)
+				return -1;
+			ids_free(&f->ids);
+			set_current(rw, f, NULL);
+		}
+	}
+	r = tree_walk_at(rw->ts, rw->cur.root, dir, dlen, dir_visit, &d, e);
+	if (r != 0 && !d.failed)
+		return -1;
+	return d.failed ? -1 : 0;
+}
+
+int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e)
+{
+	struct splits *s = rw->splits;
+	struct split_file *f, *t;
+	struct blob_info *bi;
+
+	if (!s)
+		return 0;
+	HASH_ITER(hh, s->files, f, t) {
+		if (!under(dir, dlen, f->path))
+			continue;
+		if (current(rw, f, &bi, e) < 0)
+			return -1;
+		if (bi)
+			return 1;
+	}
+	return 0;
+}
+
+int splits_is_part(struct rw *rw, const char *path, size_t len,
+		   const struct oid *id, struct err *e)
+{
+	struct split_file *f;
+
+	return part_owner(rw, path, len, id, &f, e);
 }

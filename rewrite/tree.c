@@ -703,6 +703,8 @@ int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
 	if (r <= 0)
 		return r;
 	*mode = en->mode;
+	if (!id)
+		return 1;
 	if (en->sub)
 		return tree_hash(ts, en->sub, id, e) < 0 ? -1 : 1;
 	*id = en->oid;

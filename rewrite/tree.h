@@ -69,7 +69,8 @@ int tree_copy(struct tree_state *ts, struct tnode **root, const char *src,
 	      struct err *e);
 
 /* Looks path up: 1 with *mode and *id filled (for a directory, its tree
- * id), 0 when absent, -1 on error. */
+ * id, which costs hashing what changed below it; id NULL: the mode
+ * only), 0 when absent, -1 on error. */
 int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
 		size_t len, uint32_t *mode, struct oid *id, struct err *e);
 

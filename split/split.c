@@ -70,6 +70,64 @@ struct split_spec {
 	size_t head_len;
 };
 
+/*
+ * 1 when a path component is a name git's fsck refuses or that changes
+ * how git or git-lfs read the tree, in any case and under the aliases
+ * NTFS and HFS+ give it: .git (also "git~1", trailing dots or spaces, an
+ * NTFS stream suffix ":..." and HFS+ ignorable code points), .gitmodules,
+ * .gitattributes, .gitignore, .mailmap, .lfsconfig (and their NTFS short
+ * names).
+ */
+static int name_reserved(const char *c, size_t n)
+{
+	static const char *const dotted[] = { "git", "gitmodules", "gitattributes",
+					      "gitignore", "mailmap", "lfsconfig" };
+	static const char *const shorts[] = { "git~", "gitmod~", "gi7eba~",
+					      "gitatt~", "gi7d29~", "gitign~",
+					      "gi250a~", "mailma~", "maba30~",
+					      "lfscon~" };
+	char name[64];
+	size_t i, k = 0;
+
+	for (i = 0; i < n && k < sizeof(name) - 1; i++) {
+		const unsigned char *u = (const unsigned char *)c + i;
+		/* HFS+ ignores U+200C..U+200F, U+202A..U+202E, U+206A..U+206F
+		 * and U+FEFF */
+		if (i + 2 < n && u[0] == 0xe2 && u[1] == 0x80 &&
+		    ((u[2] >= 0x8c && u[2] <= 0x8f) || (u[2] >= 0xaa && u[2] <= 0xae))) {
+			i += 2;
+			continue;
+		}
+		if (i + 2 < n && u[0] == 0xe2 && u[1] == 0x81 && u[2] >= 0xaa &&
+		    u[2] <= 0xaf) {
+			i += 2;
+			continue;
+		}
+		if (i + 2 < n && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf) {
+			i += 2;
+			continue;
+		}
+		if (u[0] == ':')
+			break;	/* NTFS: name:stream */
+		name[k++] = (char)(u[0] >= 'A' && u[0] <= 'Z' ? u[0] + 32 : u[0]);
+	}
+	if (i < n && k == sizeof(name) - 1)
+		return 0;	/* longer than any reserved name */
+	while (k > 0 && (name[k - 1] == '.' || name[k - 1] == ' '))
+		k--;		/* NTFS drops trailing dots and spaces */
+	name[k] = '\0';
+	for (i = 0; i < sizeof(dotted) / sizeof(dotted[0]); i++)
+		if (name[0] == '.' && !strcmp(name + 1, dotted[i]))
+			return 1;
+	for (i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++) {
+		size_t l = strlen(shorts[i]);
+		if (k > l && !strncmp(name, shorts[i], l) &&
+		    strspn(name + l, "0123456789") == k - l)
+			return 1;
+	}
+	return 0;
+}
+
 /* NULL when p is a valid relative path, else what is wrong with it. */
 static const char *path_problem(const char *p, size_t len)
 {
@@ -93,6 +151,11 @@ static const char *path_problem(const char *p, size_t len)
 			return "has a '.' component";
 		if (n == 2 && p[i] == '.' && p[i + 1] == '.')
 			return "has a '..' component";
+		if (n > SPLIT_MAX_NAME)
+			return "has a component longer than 255 bytes";
+		if (name_reserved(p + i, n))
+			return "has a name git refuses or reads specially (.git, "
+			       ".gitmodules, .gitattributes, ... or an alias)";
 		if (!slash)
 			return NULL;
 		i = end + 1;
@@ -683,6 +746,11 @@ static const char *key_problem(const char *k, size_t n)
 		return "contains a newline";
 	if (n == 2 && k[0] == '.' && k[1] == '.')
 		return "is '..'";
+	if (n > SPLIT_MAX_NAME)
+		return "is longer than 255 bytes";
+	if (name_reserved(k, n))
+		return "is a name git refuses or reads specially (.git, "
+		       ".gitmodules, .gitattributes, ... or an alias)";
 	return NULL;
 }
 

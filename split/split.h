@@ -16,8 +16,12 @@
  * literal brace. The key of a record is the tuple of the groups `into` uses;
  * the part path is `into` with them substituted, and records with the same
  * path go to the same part, in their original order. A substituted group
- * that is unset or empty, contains '/', NUL or '\n', or is "..", is an
- * error, and so is a resulting path with an empty, "." or ".." component,
+ * that is unset or empty, contains '/', NUL or '\n', is "..", longer than
+ * SPLIT_MAX_NAME, or a reserved name (".git" in any case and its NTFS and
+ * HFS+ aliases such as "git~1", ".git." or ".g\u200cit"; ".gitmodules",
+ * ".gitattributes", ".gitignore", ".mailmap", ".lfsconfig" and their
+ * aliases), is an error, and so is a resulting path with an empty, "."
+ * or ".." component, a component that is too long or reserved,
  * longer than SPLIT_MAX_PATH, outside the template's fixed directory, or
  * equal to the head path: never a path elsewhere.
  *
@@ -57,6 +61,7 @@
 #include "common/common.h"
 
 #define SPLIT_MAX_PATH 4096	/* bytes in a part path, head included */
+#define SPLIT_MAX_NAME 255	/* bytes in one component of a part path */
 
 struct split_spec;
 struct split_cache;

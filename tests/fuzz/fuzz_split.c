@@ -13,7 +13,10 @@
  * The list of changes (taken before the full listing is asked for, which
  * is built lazily) must hold exactly the parts whose flag is 0, with the
  * same bytes, and the vanished paths exactly those the previous result
- * had and this one has not.
+ * had and this one has not. No part path may hold a component git
+ * refuses (".git" under case folding, trailing dots and spaces, HFS+
+ * ignorable code points, "git~N"; ".gitmodules", ".gitattributes",
+ * ".lfsconfig") or one over 255 bytes.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +33,61 @@ static const struct {
 	{ "^(.)", "p/{1}", "h" },		/* every key shape, bad ones too */
 	{ "^(?<k>[a-c]*)x?$", "d/{k}.txt", "d/head" },
 	{ "^(\\w+) ", "w/{key}", NULL },
+	{ "^K (.+)$", "k/{1}/x", "k/head" },	/* any key: reserved names */
 };
+
+/* An independent check of a component against git's forbidden names. */
+static int forbidden(const char *c, size_t n)
+{
+	static const char *const names[] = { ".git", ".gitmodules",
+					     ".gitattributes", ".lfsconfig" };
+	char low[300];
+	size_t i, k = 0;
+
+	if (n > 255)
+		return 1;
+	for (i = 0; i < n; i++) {
+		const unsigned char *u = (const unsigned char *)c + i;
+		unsigned cp = 0;
+
+		if (i + 2 < n && (u[0] & 0xf0) == 0xe0)
+			cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
+		if ((cp >= 0x200c && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+		    (cp >= 0x206a && cp <= 0x206f) || cp == 0xfeff) {
+			i += 2;
+			continue;
+		}
+		if (u[0] == ':')
+			break;
+		low[k++] = (char)(u[0] >= 'A' && u[0] <= 'Z' ? u[0] + 32 : u[0]);
+	}
+	while (k && (low[k - 1] == '.' || low[k - 1] == ' '))
+		k--;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (k == strlen(names[i]) && !memcmp(low, names[i], k))
+			return 1;
+	if (k > 4 && !memcmp(low, "git~", 4)) {
+		for (i = 4; i < k && low[i] >= '0' && low[i] <= '9'; i++)
+			;
+		if (i == k)
+			return 1;
+	}
+	return 0;
+}
+
+static void path_allowed(const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i <= len) {
+		const char *slash = memchr(p + i, '/', len - i);
+		size_t end = slash ? (size_t)(slash - p) : len;
+
+		if (forbidden(p + i, end - i))
+			abort();
+		i = end + 1;
+	}
+}
 
 struct copy {
 	size_t n;
@@ -70,6 +127,7 @@ static void copy_take(struct copy *c, const struct split_result *r,
 	for (i = 0; i < c->n; i++) {
 		const struct split_part *p = split_result_part(r, i);
 
+		path_allowed(p->path, p->path_len);
 		c->path[i] = xmemdup(p->path, p->path_len);
 		buf_init(&c->bytes[i], (size_t)1 << 30);
 		if (split_part_copy(&c->bytes[i], p, &e) < 0 ||
@@ -221,7 +279,7 @@ static void edit(struct buf *v, const uint8_t *k)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct split_spec *sp[5];
+	static struct split_spec *sp[sizeof(specs) / sizeof(specs[0])];
 	struct split_cache *inc;
 	struct copy prev = { 0 }, a = { 0 }, b = { 0 }, chg = { 0 }, gone = { 0 };
 	struct buf v = BUF_INIT((size_t)1 << 30);
@@ -230,7 +288,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 9)
 		return 0;
-	which = data[0] % 5;
+	which = data[0] % (sizeof(specs) / sizeof(specs[0]));
 	if (!sp[which]) {
 		struct err e = ERR_INIT;
 		if (split_spec_new(&sp[which], specs[which].re, specs[which].into,

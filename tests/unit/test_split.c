@@ -528,6 +528,25 @@ static void test_bad_keys(void **state)
 		for (i = 0; i < SPLIT_MAX_PATH; i++)
 			buf_addch(&b, 'x');
 		assert_int_equal(split_run(c, b.ptr, b.len, &r, &e), -1);
+		assert_non_null(strstr(e.msg, "longer than 255 bytes"));
+		buf_release(&b);
+		split_cache_free(c);
+		split_spec_free(s);
+	}
+	/* a path too long from components of 250 bytes */
+	{
+		struct split_spec *s = spec_ok("^K (.*)", "p/{1}/{1}/{1}/{1}/{1}/{1}/"
+					       "{1}/{1}/{1}/{1}/{1}/{1}/{1}/{1}/{1}/{1}/{1}",
+					       NULL);
+		struct split_cache *c = split_cache_new(s);
+		const struct split_result *r = NULL;
+		struct err e = ERR_INIT;
+		struct buf b = BUF_INIT(1 << 20);
+
+		buf_adds(&b, "K ");
+		for (i = 0; i < 250; i++)
+			buf_addch(&b, 'x');
+		assert_int_equal(split_run(c, b.ptr, b.len, &r, &e), -1);
 		assert_non_null(strstr(e.msg, "too long"));
 		buf_release(&b);
 		split_cache_free(c);
@@ -547,6 +566,76 @@ static void test_bad_keys(void **state)
 		assert_string_equal(split_result_part(r, 0)->path, "p/a");
 		split_cache_free(c);
 		split_spec_free(s);
+	}
+}
+
+/* Names git's fsck refuses (or reads specially), under every alias, are
+ * refused as keys and in templates; near misses are fine. */
+static void test_reserved_names(void **state)
+{
+	static const char *const bad[] = {
+		".git", ".Git", ".GIT", ".git.", ".git ", ".git. .", "git~1",
+		"GIT~12", ".git::$INDEX_ALLOCATION", ".g\xe2\x80\x8cit",
+		"\xef\xbb\xbf.git", ".gi\xe2\x81\xaat", ".gitmodules",
+		".GitModules ", "gitmod~1", "gi7eba~3", ".gitattributes",
+		"gitatt~1", "gi7d29~1", ".gitignore", ".mailmap", ".lfsconfig",
+		".LFSCONFIG.",
+	};
+	static const char *const good[] = {
+		"git", ".gitx", ".g", "git~", "git~1a", "xgit~1", ".gitmodulesx",
+		"gitmod", ".git-foo", "..git", "a.git", ".lfs", "git\xe2\x80\x8c",
+	};
+	char line[600];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]) + sizeof(good) / sizeof(good[0]); i++) {
+		int is_bad = i < sizeof(bad) / sizeof(bad[0]);
+		const char *key = is_bad ? bad[i] : good[i - sizeof(bad) / sizeof(bad[0])];
+		struct split_spec *s = spec_ok("^K (.*)$", "p/{1}", NULL);
+		struct split_cache *c = split_cache_new(s);
+		const struct split_result *r = NULL;
+		struct err e = ERR_INIT;
+		int got;
+
+		snprintf(line, sizeof(line), "K %s\n", key);
+		got = split_run(c, line, strlen(line), &r, &e);
+		if (is_bad && (got == 0 || !strstr(e.msg, "a name git refuses")))
+			fail_msg("key \"%s\": not refused (%s)", key, e.msg);
+		if (!is_bad && got != 0)
+			fail_msg("key \"%s\": refused: %s", key, e.msg);
+		split_cache_free(c);
+		split_spec_free(s);
+	}
+	/* a component of 255 bytes is fine, 256 is not */
+	for (i = 255; i <= 256; i++) {
+		struct split_spec *s = spec_ok("^K (.*)$", "p/{1}", NULL);
+		struct split_cache *c = split_cache_new(s);
+		const struct split_result *r = NULL;
+		struct err e = ERR_INIT;
+
+		memset(line, 'x', sizeof(line));
+		memcpy(line, "K ", 2);
+		line[2 + i] = '\n';
+		assert_int_equal(split_run(c, line, 3 + i, &r, &e), i == 255 ? 0 : -1);
+		if (i == 256)
+			assert_non_null(strstr(e.msg, "longer than 255 bytes"));
+		split_cache_free(c);
+		split_spec_free(s);
+	}
+	/* in the template and the head */
+	{
+		static const char *const into[] = { ".GIT/{1}", "x/.gitmodules/{1}",
+						    "x/git~1/{1}", "x/{1}/.git" };
+		struct split_spec *s = NULL;
+		struct err e = ERR_INIT;
+
+		for (i = 0; i < sizeof(into) / sizeof(into[0]); i++) {
+			assert_int_equal(split_spec_new(&s, "^(a)", into[i], NULL, &e), -1);
+			assert_non_null(strstr(e.msg, "a name git refuses"));
+		}
+		assert_int_equal(split_spec_new(&s, "^(a)", "x/{1}", "x/.gitattributes", &e), -1);
+		assert_non_null(strstr(e.msg, "a name git refuses"));
 	}
 }
 
@@ -999,6 +1088,7 @@ int main(void)
 		cmocka_unit_test(test_missing_head),
 		cmocka_unit_test(test_bad_keys),
 		cmocka_unit_test(test_bad_spec),
+		cmocka_unit_test(test_reserved_names),
 		cmocka_unit_test(test_named_groups),
 		cmocka_unit_test(test_crlf_and_final_newline),
 		cmocka_unit_test(test_reassembly),
