@@ -69,13 +69,13 @@ static int c_strtoul(const char *p, const char *lim, const char **end,
 		     uint64_t *v)
 {
 	const char *q = p;
-	int over = 0;
+	int over = 0, neg = 0;
 
 	*v = 0;
 	while (q < lim && (*q == ' ' || (*q >= '\t' && *q <= '\r')))
 		q++;
 	if (q < lim && (*q == '+' || *q == '-'))
-		q++;
+		neg = *q++ == '-';
 	if (q == lim || *q < '0' || *q > '9') {
 		*end = p;
 		return 0;
@@ -87,6 +87,8 @@ static int c_strtoul(const char *p, const char *lim, const char **end,
 		*v = *v * 10 + d;
 	}
 	*end = q;
+	if (neg)
+		*v = 0 - *v;	/* strtoul negates in unsigned arithmetic */
 	return over ? -1 : 0;
 }
 
