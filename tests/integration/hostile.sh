@@ -10,7 +10,8 @@
 #    output, and (for queries) the same answers as fast-import gives for the
 #    original stream.
 # Two formats migrate refuses by design (ids cannot be known or are not
-# computed): date-format=now and rfc2822; fast-import takes them.
+# computed): date-format=now and rfc2822; fast-import takes them. Paths of
+# more than 4,096 components are a limit of migrate's: refused naming the path.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -62,6 +63,10 @@ mk r_catblob_commit 'commit refs/heads/main\nmark :1\n%s\ndata 0\n\ncat-blob :1\
 mk x_date_now 'feature date-format=now\ncommit refs/heads/main\nmark :1\ncommitter A <a> now\ndata 0\n\n'
 mk x_date_rfc2822 'feature date-format=rfc2822\ncommit refs/heads/main\nmark :1\ncommitter A <a> Tue, 14 Nov 2023 22:13:20 +0100\ndata 0\n\n'
 
+# A documented limit (fast-import takes it): over 4,096 path components is
+# refused, and the message names the path.
+python3 -c 'import sys; sys.stdout.write("blob\nmark :1\ndata 1\na\ncommit refs/heads/m\nmark :2\ncommitter A <a> 1 +0000\ndata 0\nM 100644 :1 " + "/".join(["deep"] * 4100) + "\n\n")' >"$CASES/y_deep_path"
+
 failcase() {
 	info "FAIL $1: $2"
 	bad=$((bad + 1))
@@ -87,6 +92,12 @@ for s in "$CASES"/*; do
 		mrc=0
 		"$MIGRATE" "${args[@]}" <"$s" >"$W/$mode.fi" 2>"$W/$mode.err" || mrc=$?
 		case "$name" in
+		y_*)
+			[ "$mrc" = 2 ] || failcase "$name/$mode" "migrate exit $mrc, expected 2 (a limit)"
+			grep -q "path 'deep/deep/.*4096 components" "$W/$mode.err" ||
+				failcase "$name/$mode" "the message does not name the path: $(cut -c1-200 "$W/$mode.err")"
+			[ ! -e "$W/$mode.map" ] || failcase "$name/$mode" "a commit map was written"
+			continue ;;
 		x_*)
 			[ "$orc" = 0 ] || failcase "$name" "fast-import rejects it (rc $orc): the case is wrong"
 			[ "$mrc" = 2 ] || failcase "$name/$mode" "migrate exit $mrc, expected 2 (refused by design)"
