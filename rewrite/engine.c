@@ -419,7 +419,8 @@ static int check_option(struct rw *rw, struct err *e)
 			t->ptr), e));
 	v = t->ptr + 4;
 	if (!strcmp(v, "quiet") || !strcmp(v, "stats") ||
-	    !strcmp(v, "allow-unsafe-features"))
+	    !strcmp(v, "allow-unsafe-features") ||
+	    !strncmp(v, "export-pack-edges=", 18))
 		return 0;
 	for (i = 0; known[i]; i++) {
 		size_t k = strlen(known[i]);
