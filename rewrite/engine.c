@@ -317,6 +317,120 @@ static int do_blob(struct rw *rw, struct err *e)
 	return 0;
 }
 
+/* ---- what fast-import checks ---- */
+
+/* An ident as fast-import's parse_ident takes it in raw date formats. */
+static int check_ident(struct rw *rw, const char *what, const struct buf *v,
+		       struct err *e)
+{
+	const char *why;
+	size_t at;
+
+	if (stream_ident_split(v->ptr, v->len, &at, &why) < 0)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "%s %.*s: %s", what,
+					      (int)(v->len < 200 ? v->len : 200),
+					      v->ptr, why), e));
+	if (!stream_raw_date_ok(v->ptr + at, v->len - at, rw->date_strict))
+		return at_offset(rw, (err_set(e, ERR_STREAM,
+			"%s %.*s: invalid raw date \"%.*s\" (expected <seconds> "
+			"<+|-><hhmm>%s, as git fast-import takes it)", what,
+			(int)(v->len < 200 ? v->len : 200), v->ptr,
+			(int)(v->len - at < 80 ? v->len - at : 80), v->ptr + at,
+			rw->date_strict ? " with a timezone of at most 1400" : ""), e));
+	return 0;
+}
+
+static int check_refname(struct rw *rw, const char *prefix, const struct buf *name,
+			 struct err *e)
+{
+	struct buf full;
+	int ok;
+
+	buf_init(&full, STREAM_MAX_LINE + 16);
+	ok = buf_printf(&full, "%s%.*s", prefix, (int)name->len, name->ptr) == 0 &&
+	     stream_refname_ok(full.ptr, full.len);
+	buf_release(&full);
+	if (ok)
+		return 0;
+	return at_offset(rw, (err_set(e, ERR_STREAM, "ref name '%s%.*s' is not one "
+				      "git accepts (git check-ref-format)", prefix,
+				      (int)(name->len < 200 ? name->len : 200),
+				      name->ptr), e));
+}
+
+/* fast-import takes these only before the first other command, and dies
+ * on what it does not know. */
+static int check_feature(struct rw *rw, struct err *e)
+{
+	const struct buf *t = &rw->cmd.text;
+	static const char *const plain[] = {
+		"alias", "get-mark", "cat-blob", "relative-marks",
+		"no-relative-marks", "done", "force", "notes", "ls", NULL
+	};
+	size_t i;
+
+	if (rw->seen_data)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "feature %s after "
+			"a data command (git fast-import dies: features come first)",
+			t->ptr), e));
+	for (i = 0; plain[i]; i++)
+		if (buf_eq(t, plain[i]))
+			return 0;
+	if (t->len > 12 && !memcmp(t->ptr, "date-format=", 12)) {
+		const char *f = t->ptr + 12;
+		if (rw->opt->date_format)
+			return 0;	/* the command line wins, as in fast-import */
+		if (!strcmp(f, "raw") || !strcmp(f, "raw-permissive")) {
+			rw->date_strict = !strcmp(f, "raw");
+			return 0;
+		}
+		if (!strcmp(f, "now"))
+			return at_offset(rw, (err_set(e, ERR_STREAM, "feature date-format=now: "
+				"dates are the time git fast-import runs, so no commit id can "
+				"be known in advance; refusing"), e));
+		if (!strcmp(f, "rfc2822"))
+			return at_offset(rw, (err_set(e, ERR_STREAM, "feature date-format=rfc2822 "
+				"is not supported: migrate computes ids from raw dates only "
+				"(convert the dates to '<seconds> <+|-hhmm>')"), e));
+		return at_offset(rw, (err_set(e, ERR_STREAM,
+			"unknown date format in feature %s", t->ptr), e));
+	}
+	return at_offset(rw, (err_set(e, ERR_STREAM, "feature %s is not supported "
+		"(git fast-import without --allow-unsafe-features takes alias, "
+		"cat-blob, date-format=, done, force, get-mark, ls, notes, "
+		"[no-]relative-marks; migrate cannot follow marks files)", t->ptr), e));
+}
+
+static int check_option(struct rw *rw, struct err *e)
+{
+	const struct buf *t = &rw->cmd.text;
+	static const char *const known[] = {
+		"max-pack-size=", "big-file-threshold=", "depth=",
+		"active-branches=", NULL
+	};
+	const char *v;
+	size_t i;
+
+	if (t->len < 4 || memcmp(t->ptr, "git ", 4))
+		return 0;	/* fast-import ignores other tools' options */
+	if (rw->seen_data)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "option %s after a "
+			"data command (git fast-import dies: options come first)",
+			t->ptr), e));
+	v = t->ptr + 4;
+	if (!strcmp(v, "quiet") || !strcmp(v, "stats") ||
+	    !strcmp(v, "allow-unsafe-features") ||
+	    !strncmp(v, "export-pack-edges=", 18))
+		return 0;
+	for (i = 0; known[i]; i++) {
+		size_t k = strlen(known[i]);
+		if (!strncmp(v, known[i], k) && v[k] >= '0' && v[k] <= '9')
+			return 0;
+	}
+	return at_offset(rw, (err_set(e, ERR_STREAM, "option %s is not one "
+		"git fast-import takes", t->ptr), e));
+}
+
 /* ---- commits ---- */
 
 static void add_parent(struct cur_commit *c, const struct oid *id)
@@ -377,8 +491,13 @@ static int do_commit(struct rw *rw, struct err *e)
 {
 	struct stream_cmd *cmd = &rw->cmd;
 	struct cur_commit *c = &rw->cur;
-	struct branch *b = branch_get(rw, &cmd->ref, 1);
+	struct branch *b;
 
+	if (check_refname(rw, "", &cmd->ref, e) < 0 ||
+	    (cmd->has_author && check_ident(rw, "author", &cmd->author, e) < 0) ||
+	    check_ident(rw, "committer", &cmd->committer, e) < 0)
+		return -1;
+	b = branch_get(rw, &cmd->ref, 1);
 	c->active = 1;
 	c->branch = b;
 	c->nparents = 0;
@@ -412,6 +531,7 @@ static int do_commit(struct rw *rw, struct err *e)
 int modify_id(struct rw *rw, struct oid *id, struct err *e)
 {
 	struct stream_ref *d = &rw->cmd.dataref;
+	enum obj_type want;
 	struct mark_ent *m;
 
 	switch (d->kind) {
@@ -420,6 +540,14 @@ int modify_id(struct rw *rw, struct oid *id, struct err *e)
 		if (!m)
 			return err_set(e, ERR_STREAM, "mark :%llu was never defined",
 				       (unsigned long long)d->mark);
+		/* fast-import dies "Not a blob (actually a commit)" */
+		want = rw->cmd.kind != STREAM_MODIFY ? OBJ_BLOB :
+		       (rw->cmd.mode & 0170000u) == TREE_MODE_GITLINK ? OBJ_COMMIT :
+		       tree_mode_is_dir(rw->cmd.mode) ? OBJ_TREE : OBJ_BLOB;
+		if (m->type != want)
+			return err_set(e, ERR_STREAM, "mark :%llu is a %s, not a %s",
+				       (unsigned long long)d->mark,
+				       obj_type_name(m->type), obj_type_name(want));
 		*id = m->oid;
 		return 0;
 	case STREAM_REF_OID:
@@ -630,6 +758,9 @@ static int do_tag(struct rw *rw, struct err *e)
 
 	if (set_orig(rw, &orig, &has_orig, e) < 0)
 		return at_offset(rw, e);
+	if (check_refname(rw, "refs/tags/", &cmd->ref, e) < 0 ||
+	    (cmd->has_tagger && check_ident(rw, "tagger", &cmd->tagger, e) < 0))
+		return -1;
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, cmd, e);
 	if (rw->lfs && cmd->from.kind == STREAM_REF_MARK) {
@@ -673,8 +804,11 @@ static int do_tag(struct rw *rw, struct err *e)
 static int do_reset(struct rw *rw, struct err *e)
 {
 	struct stream_cmd *cmd = &rw->cmd;
-	struct branch *b = branch_get(rw, &cmd->ref, 1);
+	struct branch *b;
 
+	if (check_refname(rw, "", &cmd->ref, e) < 0)
+		return -1;
+	b = branch_get(rw, &cmd->ref, 1);
 	branch_clear(rw, b);
 	b->deleted = 0;
 	if (!rw->no_ids && commit_from(rw, b, e) < 0)
@@ -712,6 +846,45 @@ static int do_alias(struct rw *rw, struct err *e)
 
 /* ---- the loop ---- */
 
+/*
+ * get-mark, cat-blob, ls: checked as fast-import checks them, and kept
+ * where the stream put them (inside a commit, in the commit's text). A
+ * blob they name that rules hold back is written first, so fast-import
+ * knows the mark; cat-blob answers the content the stream gave, even for
+ * a blob the rules convert or drop (it then enters the target's object
+ * database, unreachable).
+ */
+static int do_query(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct stream_ref *d = cmd->kind == STREAM_GET_MARK ? NULL : &cmd->dataref;
+	uint64_t mark = d ? d->mark : cmd->mark;
+	struct mark_ent *m = NULL;
+
+	if (!rw->no_ids && (!d || d->kind == STREAM_REF_MARK)) {
+		m = mark_get(rw, mark);
+		if (!m)
+			return at_offset(rw, (err_set(e, ERR_STREAM,
+				"mark :%llu was never defined (git fast-import dies "
+				"\"not declared\")", (unsigned long long)mark), e));
+		if (cmd->kind == STREAM_CAT_BLOB && m->type != OBJ_BLOB)
+			return at_offset(rw, (err_set(e, ERR_STREAM,
+				"cat-blob :%llu names a %s, not a blob",
+				(unsigned long long)mark, obj_type_name(m->type)), e));
+		if (cmd->kind == STREAM_LS && m->type == OBJ_BLOB)
+			return at_offset(rw, (err_set(e, ERR_STREAM,
+				"ls :%llu names a blob, not a tree-ish",
+				(unsigned long long)mark), e));
+	}
+	if (rw->lfs && m && lfs_declare(rw, m, e) < 0)
+		return -1;
+	if (stream_write_cmd(rw->cout, cmd, e) < 0)
+		return -1;
+	/* a frontend may wait for the answer: let fast-import see the query
+	 * (inside a commit with rules, it goes out when the commit ends) */
+	return rw->cout == rw->out ? stream_writer_flush(rw->out, e) : 0;
+}
+
 static int dispatch(struct rw *rw, struct err *e)
 {
 	struct stream_cmd *cmd = &rw->cmd;
@@ -723,20 +896,35 @@ static int dispatch(struct rw *rw, struct err *e)
 		return do_change(rw, e);
 	case STREAM_COMMIT_END:
 		return commit_end(rw, e);
-	case STREAM_LS: case STREAM_CAT_BLOB: case STREAM_COMMENT:
-		return stream_write_cmd(rw->out, cmd, e);
+	case STREAM_LS: case STREAM_CAT_BLOB:
+		return do_query(rw, e);
+	case STREAM_COMMENT:
+		rw->seen_data = 1;	/* fast-import: any line but feature/option */
+		return stream_write_cmd(rw->cout, cmd, e);
 	default:
 		break;
 	}
 	if (in_commit)
 		return at_offset(rw, (err_set(e, ERR_STREAM,
 			"commit not ended before the next command"), e));
-	/* blobs no commit took are written as they came before a query or
-	 * alias can name them (a reset comes between blobs and their commit) */
-	if (rw->lfs && (cmd->kind == STREAM_ALIAS || cmd->kind == STREAM_GET_MARK ||
-			cmd->kind == STREAM_CAT_BLOB || cmd->kind == STREAM_LS) &&
-	    lfs_flush(rw, e) < 0)
-		return -1;
+	switch (cmd->kind) {
+	case STREAM_FEATURE:
+		if (check_feature(rw, e) < 0)
+			return -1;
+		/* ours is written first; a second one would be redundant */
+		if (buf_eq(&cmd->text, "done")) {
+			rw->input_wants_done = 1;
+			return 0;
+		}
+		return stream_write_cmd(rw->out, cmd, e);
+	case STREAM_OPTION:
+		if (check_option(rw, e) < 0)
+			return -1;
+		return stream_write_cmd(rw->out, cmd, e);
+	default:
+		break;
+	}
+	rw->seen_data = 1;
 	switch (cmd->kind) {
 	case STREAM_BLOB:
 		return do_blob(rw, e);
@@ -748,13 +936,8 @@ static int dispatch(struct rw *rw, struct err *e)
 		return do_reset(rw, e);
 	case STREAM_ALIAS:
 		return do_alias(rw, e);
-	case STREAM_FEATURE:
-		/* ours is written first; a second one would be redundant */
-		if (buf_eq(&cmd->text, "done")) {
-			rw->input_wants_done = 1;
-			return 0;
-		}
-		return stream_write_cmd(rw->out, cmd, e);
+	case STREAM_GET_MARK:
+		return do_query(rw, e);
 	case STREAM_DONE:
 		/* ours comes last, after every check: fast-import stops here */
 		rw->input_done = 1;
@@ -830,6 +1013,7 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	buf_init(&rw->cur.encoding, STREAM_MAX_LINE);
 	buf_init(&rw->cur.message, STREAM_MAX_TEXT);
 	rw->want_ids = opt->commit_map || opt->ref_map || opt->export_marks;
+	rw->date_strict = !opt->date_format || strcmp(opt->date_format, "raw-permissive");
 }
 
 static int run(struct rw *rw, struct err *e)

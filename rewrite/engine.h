@@ -101,6 +101,8 @@ struct rw {
 	uint64_t commits_seen, objects_converted;
 	uint64_t commits_rewritten;	/* this run: new id differs from old */
 	uint64_t data_size, data_est;	/* of the data copy_data last copied */
+	int seen_data;		/* a command other than feature/option came */
+	int date_strict;	/* raw dates: timezone at most 1400 */
 	int input_wants_done;	/* the input said `feature done` */
 	int input_done;		/* ... and its `done` came */
 	int want_ids;		/* a map or marks file was asked for */

@@ -59,6 +59,9 @@ static const char usage_text[] =
 "  --no-rewrite-message-ids, --rewrite-message-ids\n"
 "                          old commit ids in messages become the new ids\n"
 "                          (default: with --rules; without, nothing changes)\n"
+"  --date-format FMT       raw (default) or raw-permissive: the value given\n"
+"                          to git fast-import, which overrides the stream's\n"
+"                          'feature date-format' (rfc2822 and now: refused)\n"
 "  -q, --quiet             no warnings, no progress\n"
 "  -h, --help              this text\n"
 "\n"
@@ -78,7 +81,7 @@ enum {
 	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
 	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
 	OPT_VERIFY_SPLIT, OPT_DRY_RUN, OPT_REPORT, OPT_REPORT_JSON, OPT_PROGRESS,
-	OPT_NO_MSG_IDS, OPT_MSG_IDS,
+	OPT_NO_MSG_IDS, OPT_MSG_IDS, OPT_DATE_FORMAT,
 };
 
 static const struct option long_options[] = {
@@ -98,6 +101,7 @@ static const struct option long_options[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-rewrite-message-ids", no_argument, NULL, OPT_NO_MSG_IDS },
 	{ "rewrite-message-ids", no_argument, NULL, OPT_MSG_IDS },
+	{ "date-format", required_argument, NULL, OPT_DATE_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -127,6 +131,12 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 		case OPT_PROGRESS: opt->progress = 1; break;
 		case OPT_NO_MSG_IDS: opt->rewrite_message_ids = 0; break;
 		case OPT_MSG_IDS: opt->rewrite_message_ids = 1; break;
+		case OPT_DATE_FORMAT:
+			if (strcmp(optarg, "raw") && strcmp(optarg, "raw-permissive"))
+				return err_set(e, ERR_USAGE, "--date-format: expected raw "
+					       "or raw-permissive, got '%s'", optarg);
+			opt->date_format = optarg;
+			break;
 		case 'q': opt->quiet = 1; opt->progress = -1; break;
 		case 'h':
 			fputs(usage_text, stdout);

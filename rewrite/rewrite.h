@@ -29,6 +29,10 @@ struct rw_options {
 	int progress;			/* 1 force, 0 when stderr is a tty, -1 never */
 	uint64_t progress_total;	/* commits to expect (0: unknown) */
 	int rewrite_message_ids;	/* old ids in messages -> new (default 1) */
+	/* fast-import's --date-format, which overrides the stream's
+	 * `feature date-format` (NULL: none given, raw unless the stream
+	 * says otherwise); raw and raw-permissive only */
+	const char *date_format;
 };
 
 /*

@@ -678,6 +678,7 @@ static void filter_options(const struct run *r, const struct state_files *f,
 	opt->progress = r->o.progress;
 	opt->progress_total = r->total;
 	opt->rewrite_message_ids = r->o.msg_ids;
+	opt->date_format = "raw-permissive";	/* as import_args gives it */
 }
 
 /* ---- the check: computed ids against fast-import's ---- */

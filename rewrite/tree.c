@@ -496,7 +496,9 @@ static int path_check(const char *path, size_t len, struct err *e)
 				       "path '%.*s' has a '.' or '..' component",
 				       (int)len, path);
 		if (++depth > TREE_MAX_DEPTH)
-			return err_set(e, ERR_STREAM, "path is nested too deeply");
+			return err_set(e, ERR_STREAM, "path '%.*s%s' (%zu bytes) has more "
+				       "than %d components: migrate's limit", (int)(len < 120 ? len : 120),
+				       path, len > 120 ? "..." : "", len, TREE_MAX_DEPTH);
 		start = i + 1;
 	}
 	return 0;

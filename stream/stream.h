@@ -192,4 +192,22 @@ int stream_writer_flush(struct stream_writer *w, struct err *e);
  */
 int stream_quote_path(struct buf *out, const void *path, size_t len);
 
+/* ---- what git fast-import accepts (fastimport.c) ---- */
+
+/* 1 when fast-import takes name as a branch (check_refname_format with
+ * REFNAME_ALLOW_ONELEVEL), 0 when it dies "Branch name doesn't conform". */
+int stream_refname_ok(const char *name, size_t len);
+
+/*
+ * Checks an ident value (after "author ", "committer ", "tagger ") as
+ * fast-import's parse_ident: "name <email> " and the date after it.
+ * Sets *date_at to where the date begins. 0, or -1 with *why set.
+ */
+int stream_ident_split(const char *p, size_t n, size_t *date_at,
+		       const char **why);
+
+/* 1 when the date is one fast-import's --date-format=raw takes (strict:
+ * timezone at most 1400) or raw-permissive (strict 0); 0 otherwise. */
+int stream_raw_date_ok(const char *p, size_t n, int strict);
+
 #endif

@@ -37,6 +37,27 @@ static int copy_data(struct stream_reader *r, struct stream_writer *w,
 }
 
 /* Returns the number of items read, or -1 after a (well-formed) error. */
+/* fast-import's checks (fastimport.c) on what a command carries: they
+ * must not crash on any bytes, and must agree on the split they give. */
+static void check_fastimport(const struct stream_cmd *c)
+{
+	const struct buf *ids[] = { &c->author, &c->committer, &c->tagger };
+	const char *why;
+	size_t i, at;
+
+	(void)stream_refname_ok(c->ref.ptr ? c->ref.ptr : "", c->ref.len);
+	for (i = 0; i < 3; i++) {
+		if (!ids[i]->len)
+			continue;
+		if (stream_ident_split(ids[i]->ptr, ids[i]->len, &at, &why) == 0) {
+			if (at > ids[i]->len || ids[i]->ptr[at - 1] != ' ')
+				abort();
+			(void)stream_raw_date_ok(ids[i]->ptr + at, ids[i]->len - at, 1);
+			(void)stream_raw_date_ok(ids[i]->ptr + at, ids[i]->len - at, 0);
+		}
+	}
+}
+
 static long run(const uint8_t *data, size_t size, struct stream_writer *w)
 {
 	struct stream_reader *r = stream_reader_new_mem(data, size, "fuzz");
@@ -49,6 +70,7 @@ static long run(const uint8_t *data, size_t size, struct stream_writer *w)
 	stream_cmd_init(&c);
 	while ((rc = stream_reader_next(r, &c, &e)) > 0) {
 		items++;
+		check_fastimport(&c);
 		if (c.has_data)
 			rc = copy_data(r, w, &c, &tmp, &e);
 		else if (w && stream_write_cmd(w, &c, &e) < 0)

@@ -162,8 +162,11 @@ grep -q "^$first $zeros\$" "$SCRATCH/msg-drop.map" || die "could not edit the ma
 msg=$(git -C "$SCRATCH/msg-rewrite" log -1 --format=%s main)
 [ "$msg" = "Reverts $first, see ${new_second:0:8}" ] ||
 	die "dropped commit's id not kept as it was: '$msg'"
+# (fast-export names the commit's ref "main~2", which fast-import and now
+# migrate refuse: give it a real branch name)
 (cd "$M" && git fast-export --show-original-ids --reference-excluded-parents \
-	main~3..main~2) >"$SCRATCH/msg-after-dropped.fe"
+	main~3..main~2) | sed 's/^commit main~2$/commit refs\/heads\/main/' \
+	>"$SCRATCH/msg-after-dropped.fe"
 rc=0
 (cd "$M" && "$MIGRATE" --commit-map "$SCRATCH/msg-drop.map" \
 	--target-repo "$SCRATCH/msg-rewrite") \

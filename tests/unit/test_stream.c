@@ -1203,6 +1203,54 @@ static void test_writer_built_items(void **state)
 	stream_writer_free(w);
 }
 
+/* fastimport.c against what git 2.39's fast-import decides (the cases of
+ * tests/integration/hostile.sh check the same against the real thing). */
+static void test_fastimport_checks(void **state)
+{
+	static const char *const ok_refs[] = {
+		"refs/heads/main", "main", "refs/heads/a.b", "refs/tags/v1@2",
+		"refs/heads/\xc3\xa9", NULL
+	};
+	static const char *const bad_refs[] = {
+		"refs/heads/main\r", "refs/heads/a..b", "refs/heads/.x", "@",
+		"refs/heads/x.lock", "refs/heads/a b", "refs//x", "refs/x/",
+		"refs/x.", "a@{b", "refs/*", "refs/a:b", "", "refs/a\x7f", NULL
+	};
+	const char *why;
+	size_t i, at;
+
+	(void)state;
+	for (i = 0; ok_refs[i]; i++)
+		assert_int_equal(stream_refname_ok(ok_refs[i], strlen(ok_refs[i])), 1);
+	for (i = 0; bad_refs[i]; i++)
+		assert_int_equal(stream_refname_ok(bad_refs[i], strlen(bad_refs[i])), 0);
+
+	assert_int_equal(stream_ident_split("A <a> 1 +0000", 13, &at, &why), 0);
+	assert_int_equal(at, 6);
+	assert_int_equal(stream_ident_split("<a> 1 +0000", 11, &at, &why), 0);
+	assert_int_equal(stream_ident_split("A<a> 1 +0000", 12, &at, &why), -1);
+	assert_int_equal(stream_ident_split("A <a 1 +0000", 12, &at, &why), -1);
+	assert_int_equal(stream_ident_split("A a> 1", 6, &at, &why), -1);
+	assert_int_equal(stream_ident_split("A <a>1", 6, &at, &why), -1);
+
+	assert_int_equal(stream_raw_date_ok("1 +0000", 7, 1), 1);
+	assert_int_equal(stream_raw_date_ok("1 -1400", 7, 1), 1);
+	assert_int_equal(stream_raw_date_ok("1 +1401", 7, 1), 0);
+	assert_int_equal(stream_raw_date_ok("1 +1401", 7, 0), 1);
+	assert_int_equal(stream_raw_date_ok("1 +9999", 7, 1), 0);
+	assert_int_equal(stream_raw_date_ok("1 +0000\r", 8, 1), 0);
+	assert_int_equal(stream_raw_date_ok("1 +0000 ", 8, 0), 0);
+	assert_int_equal(stream_raw_date_ok("1 0000", 6, 0), 0);
+	assert_int_equal(stream_raw_date_ok("x +0000", 7, 0), 0);
+	assert_int_equal(stream_raw_date_ok("1", 1, 0), 0);
+	/* strtoul's leniency, as fast-import has it */
+	assert_int_equal(stream_raw_date_ok(" +1 +0000", 9, 1), 1);
+	assert_int_equal(stream_raw_date_ok("1 + 100", 7, 1), 1);
+	assert_int_equal(stream_raw_date_ok("1 +-1", 5, 1), 0);	/* huge */
+	assert_int_equal(stream_raw_date_ok("1 +-1", 5, 0), 1);
+	assert_int_equal(stream_raw_date_ok("99999999999999999999 +0000", 26, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1266,6 +1314,7 @@ int main(void)
 		cmocka_unit_test(test_writer_epipe),
 		cmocka_unit_test(test_writer_data_count_checked),
 		cmocka_unit_test(test_writer_built_items),
+		cmocka_unit_test(test_fastimport_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
