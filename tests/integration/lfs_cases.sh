@@ -79,6 +79,27 @@ mkdir -p "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}"
 cp "$SCRATCH/content" "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
 (cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed"
 
+# a store object of the right size with wrong bytes (a flipped byte) is
+# not trusted: a re-run into the same store replaces it with the good copy
+victim="$(git -C "$NEW" cat-file -p main:renamed.bin | sed -n 's/^oid sha256://p')"
+victim="$NEW/.git/lfs/objects/${victim:0:2}/${victim:2:2}/$victim"
+[ -f "$victim" ] || die "test setup: no object for renamed.bin in the store"
+good_sum="$(sha256sum <"$victim" | cut -c1-64)"
+size_before="$(wc -c <"$victim")"
+printf 'X' | dd of="$victim" bs=1 seek=1000 conv=notrunc status=none
+[ "$(wc -c <"$victim")" = "$size_before" ] || die "test setup: the size changed"
+# --dry-run: fsck would move a corrupt object to .git/lfs/bad/
+(cd "$NEW" && git lfs fsck --dry-run >/dev/null 2>&1) &&
+	die "test setup: git lfs fsck missed the corruption"
+run_migrate --rules "$SCRATCH/rules" --source-repo "$ORIG" \
+	--store "$NEW/.git/lfs/objects" <"$SCRATCH/in.fe" >/dev/null ||
+	die "the re-run over a corrupt store failed"
+[ "$(sha256sum <"$victim" | cut -c1-64)" = "$good_sum" ] ||
+	die "the corrupt object $(basename "$victim") was kept"
+(cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed after the re-run"
+[ -z "$(find "$NEW/.git/lfs/objects/tmp" -type f)" ] || die "the re-run left temp files"
+info "store: a corrupt object of the right size is replaced by the re-run"
+
 # the dropped file is gone from every commit, and its contents with it
 git -C "$NEW" log --all --format=%H -- secrets.env | grep -q . &&
 	die "secrets.env is still in history"
