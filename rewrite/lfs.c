@@ -29,8 +29,8 @@
 /* held blobs from this size on may reuse (and leave) a spare buffer */
 #define SPARE_MIN ((size_t)1 << 20)
 
-static const char lfs_attrs[] = " filter=lfs diff=lfs merge=lfs -text\n";
-static const char lfs_unset[] = " !filter !diff !merge !text\n";
+static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
+static const char lfs_unset[] = "!filter !diff !merge !text";
 
 /* A blob's content, read from the stream and not yet let go. */
 struct held {
@@ -172,8 +172,12 @@ static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 		l->has_lfs = 1;
 		if (rules_rule_is_regex(rule) || rules_rule_size(rule, NULL, NULL))
 			continue;
-		r = rules_rule_attr_pattern(&l->glob_lines, rule, e);
-		buf_adds(&l->glob_lines, lfs_attrs);
+		if (rules_rule_attr_line(&l->glob_lines, rule, lfs_attrs, e) < 0) {
+			char msg[sizeof(e->msg)];
+			memcpy(msg, e->msg, sizeof(msg));
+			r = err_set(e, ERR_USAGE, "%s: %s", rw->opt->rules, msg);
+			break;
+		}
 		pat = rules_rule_pattern(rule, &len);
 		quote_pattern(&text, pat, len);
 		buf_adds(&text, " lfs\n");
@@ -1350,13 +1354,11 @@ static int attr_visit(void *ctx, const char *path, size_t len, uint32_t mode,
 	if (want < 0 || glob < 0)
 		return -1;
 	if (want && !glob) {
-		if (rules_attr_path(&l->lines_set, path, len, e) < 0)
+		if (rules_attr_path_line(&l->lines_set, path, len, lfs_attrs, e) < 0)
 			return -1;
-		buf_adds(&l->lines_set, lfs_attrs);
 	} else if (!want && glob) {
-		if (rules_attr_path(&l->lines_unset, path, len, e) < 0)
+		if (rules_attr_path_line(&l->lines_unset, path, len, lfs_unset, e) < 0)
 			return -1;
-		buf_adds(&l->lines_unset, lfs_unset);
 	}
 	return 0;
 }

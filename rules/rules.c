@@ -735,29 +735,68 @@ const char *rules_rule_option(const struct rule *rule, const char *key,
 	return NULL;
 }
 
-int rules_rule_attr_pattern(struct buf *out, const struct rule *rule,
-			    struct err *e)
+/*
+ * Ends the pattern that starts at out->ptr[old] with " attrs\n" and checks
+ * the line's length. -1 (out restored) when git would ignore the line or
+ * out is full; *too_long tells which.
+ */
+static int attr_finish(struct buf *out, size_t old, const char *attrs,
+		       int *too_long)
 {
-	const char *msg;
+	int r = buf_addch(out, ' ');
+
+	if (r == 0)
+		r = buf_adds(out, attrs);
+	*too_long = r == 0 && out->len - old >= RULES_ATTR_LINE_MAX;
+	if (r == 0 && !*too_long)
+		r = buf_addch(out, '\n');
+	if (r == 0 && !*too_long)
+		return 0;
+	out->len = old;
+	out->ptr[old] = '\0';
+	return -1;
+}
+
+int rules_rule_attr_line(struct buf *out, const struct rule *rule,
+			 const char *attrs, struct err *e)
+{
+	size_t old = out->len;
+	int too_long = 0;
 
 	if (rule->is_regex)
 		return err_set(e, ERR_USAGE, "line %zu: a regex rule has no "
 			       ".gitattributes pattern", rule->line);
-	if (rules_glob_attr(out, &rule->glob, &msg) < 0)
-		return err_set(e, ERR_USAGE, "line %zu: %s", rule->line,
-			       msg ? msg : ".gitattributes pattern too long");
-	return 0;
+	if (rules_glob_attr(out, &rule->glob) == 0 &&
+	    attr_finish(out, old, attrs, &too_long) == 0)
+		return 0;
+	if (too_long)
+		return err_set(e, ERR_USAGE, "line %zu: the pattern is too long "
+			       "for .gitattributes (git ignores lines of %d "
+			       "bytes or more)", rule->line, RULES_ATTR_LINE_MAX);
+	return err_set(e, ERR_USAGE, "line %zu: .gitattributes pattern too long",
+		       rule->line);
 }
 
-int rules_attr_path(struct buf *out, const char *path, size_t len,
-		    struct err *e)
+int rules_attr_path_line(struct buf *out, const char *path, size_t len,
+			 const char *attrs, struct err *e)
 {
+	size_t old = out->len;
+	int too_long = 0;
+
 	if (len == 0 || memchr(path, '\0', len))
 		return err_set(e, ERR_USAGE, "no .gitattributes line for an "
 			       "empty path or one with a NUL byte");
-	if (rules_glob_attr_path(out, path, len) < 0)
-		return err_set(e, ERR_USAGE, "path too long for a .gitattributes "
-			       "line: '%.*s'", (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
-			       path);
-	return 0;
+	if (rules_glob_attr_path(out, path, len) == 0 &&
+	    attr_finish(out, old, attrs, &too_long) == 0)
+		return 0;
+	if (too_long)
+		return err_set(e, ERR_USAGE, "path '%.*s'%s (%zu bytes) is too "
+			       "long for a .gitattributes line: git ignores "
+			       "lines of %d bytes or more",
+			       (int)(len < PATH_SHOWN ? len : PATH_SHOWN), path,
+			       len > PATH_SHOWN ? "..." : "", len,
+			       RULES_ATTR_LINE_MAX);
+	return err_set(e, ERR_USAGE, "path too long for a .gitattributes "
+		       "line: '%.*s'", (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
+		       path);
 }

@@ -25,7 +25,7 @@ static void match_one(const struct rules *r, const char *p, size_t len)
 	rules_match(&hit, r, p, len, 0, &e);
 	rules_match(&hit, r, p, len, 12345678, &e);
 	rules_match_unsized(&hit, r, p, len, &e);
-	rules_attr_path(&out, p, len, &e);
+	rules_attr_path_line(&out, p, len, "filter=lfs", &e);
 	buf_release(&out);
 }
 
@@ -39,7 +39,7 @@ static void attr_forms(const struct rules *r)
 		const struct rule *x = rules_get(r, i);
 
 		buf_reset(&out);
-		rules_rule_attr_pattern(&out, x, &e);
+		rules_rule_attr_line(&out, x, "filter=lfs", &e);
 		rules_rule_pattern(x, &n);
 		rules_rule_option(x, "record", &n);
 		rules_rule_size(x, NULL, NULL);
