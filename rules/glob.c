@@ -222,9 +222,17 @@ static int star_kind(struct wm *w, const uchar **pp, const uchar *t,
 			*slash = 1;
 		} else if ((prev < w->pstart || *prev == '/') &&
 			   (*p == '\0' || *p == '/' || (p[0] == '\\' && p[1] == '/'))) {
-			/* "a/" "**" "/b" also matches "a/b": try "**" "/" as empty */
-			if (p[0] == '/' && dowild(w, p + 1, t) == WM_MATCH)
-				return WM_MATCH;
+			/* "a/" "**" "/b" also matches "a/b": try "**" "/" as empty
+			 * (through the memo: a chain of them is exponential) */
+			if (p[0] == '/') {
+				int r;
+
+				w->depth++;
+				r = dowild_memo(w, p + 1, t);
+				w->depth--;
+				if (r == WM_MATCH)
+					return WM_MATCH;
+			}
 			*slash = 1;
 		} else {
 			*slash = 0;

@@ -575,6 +575,44 @@ static void test_examples_parse(void **state)
 	assert_true(found >= 3);
 }
 
+/*
+ * A chain of '**' '/' against a deep path: git's backtracking is
+ * exponential (30 of them against 200 levels ran for 100 s); the memo
+ * makes it (pattern x path). CMake gives this test a timeout.
+ */
+static void test_many_starstar(void **state)
+{
+	struct buf text = BUF_INIT(BUF_MAX_DEFAULT), path = BUF_INIT(BUF_MAX_DEFAULT);
+	const struct rule *hit;
+	struct err e = ERR_INIT;
+	struct rules *r;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 200; i++)
+		buf_adds(&path, "d/");
+	buf_adds(&path, "y");
+	for (i = 0; i < 30; i++)
+		buf_adds(&text, "**/");
+	buf_adds(&text, "x lfs\na/");
+	for (i = 0; i < 30; i++)
+		buf_adds(&text, "**/");
+	buf_adds(&text, "x lfs\n");
+	for (i = 0; i < 30; i++)
+		buf_adds(&text, "**/");
+	buf_adds(&text, "d/d/y keep\n");
+	r = parse_ok(text.ptr);
+	assert_int_equal(rules_match(&hit, r, path.ptr, path.len, 0, &e), 0);
+	assert_non_null(hit);
+	assert_int_equal(rules_rule_line(hit), 3);
+	path.ptr[path.len - 1] = 'z';	/* .../d/z: no rule */
+	assert_int_equal(rules_match(&hit, r, path.ptr, path.len, 0, &e), 0);
+	assert_null(hit);
+	rules_free(r);
+	buf_release(&text);
+	buf_release(&path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_unsized),
 		cmocka_unit_test(test_glob_basics),
 		cmocka_unit_test(test_regex_match_limit),
+		cmocka_unit_test(test_many_starstar),
 		cmocka_unit_test(test_attr_pattern),
 		cmocka_unit_test(test_attr_path),
 		cmocka_unit_test(test_examples_parse),
