@@ -57,9 +57,15 @@
  * counted in bytes from 1 (inside a "..." value, escapes before the spot
  * PCRE2 reports shift the column by one each).
  *
+ * Many regex rules are matched together: the combinable ones (no back
+ * references, recursion, named groups, (* verbs, (?x or \Q) are joined, up
+ * to 256 at a time in file order, into one PCRE2 alternation that tells
+ * at once whether any of them matches; only then are they tried one by
+ * one, so the first rule still wins and a failing regex is still named.
+ *
  * Thread safety: a struct rules is read-only after parsing except for the
- * PCRE2 match data each regex rule owns, so matching on one struct rules
- * from two threads at once is not safe.
+ * PCRE2 match data and the per-path state of those alternations, so
+ * matching on one struct rules from two threads at once is not safe.
  */
 #ifndef MIGRATE_RULES_H
 #define MIGRATE_RULES_H
@@ -117,6 +123,13 @@ int rules_have_size(const struct rules *r);
  */
 int rules_match(const struct rule **out, const struct rules *r,
 		const char *path, size_t len, uint64_t size, struct err *e);
+
+/*
+ * rules_match without the combined regexes: every regex rule is tried on
+ * its own. The same answer (tests/fuzz/fuzz_rules.c checks it); for tests.
+ */
+int rules_match_each(const struct rule **out, const struct rules *r,
+		     const char *path, size_t len, uint64_t size, struct err *e);
 
 /* rules_match_unsized returns this when the answer depends on the size. */
 #define RULES_NEED_SIZE 1
