@@ -434,6 +434,12 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+static void flist_sort(struct flist *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof(l->v[0]), str_cmp);
+}
+
 /* The lines of a not in b, prefixed with sign. */
 static void minus(struct flist *out, const struct flist *a,
 		  const struct flist *b, const char *sign)
@@ -441,7 +447,7 @@ static void minus(struct flist *out, const struct flist *a,
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (!bsearch(a->v[i], b->v, b->n, sizeof(b->v[0]), str_cmp)) {
+		if (!b->n || !bsearch(a->v[i], b->v, b->n, sizeof(b->v[0]), str_cmp)) {
 			out->v = realloc(out->v, (out->n + 1) * sizeof(*out->v));
 			snprintf(out->v[out->n++], sizeof(out->v[0]), "%s%s", sign,
 				 a->v[i]);
@@ -480,13 +486,13 @@ static void test_diff_against_walk(void **state)
 		}
 		assert_int_equal(tree_walk(ts, a, walk_collect, &wa, &e), 0);
 		assert_int_equal(tree_walk(ts, b, walk_collect, &wb, &e), 0);
-		qsort(wa.v, wa.n, sizeof(wa.v[0]), str_cmp);
-		qsort(wb.v, wb.n, sizeof(wb.v[0]), str_cmp);
+		flist_sort(&wa);
+		flist_sort(&wb);
 		minus(&want, &wa, &wb, "-");
 		minus(&want, &wb, &wa, "+");
 		assert_int_equal(tree_diff(ts, a, b, diff_collect, &got, &e), 0);
-		qsort(want.v, want.n, sizeof(want.v[0]), str_cmp);
-		qsort(got.v, got.n, sizeof(got.v[0]), str_cmp);
+		flist_sort(&want);
+		flist_sort(&got);
 		assert_int_equal(got.n, want.n);
 		for (i = 0; i < got.n; i++)
 			assert_string_equal(got.v[i], want.v[i]);
