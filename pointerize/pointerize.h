@@ -6,7 +6,8 @@
  * (the layout of .git/lfs/objects). Objects are written to a temp file in
  * <dir>/tmp/, hashed while written, fsynced and renamed into place, so a
  * final name never holds a partial object; an object that already exists
- * is verified (size) and left alone.
+ * is verified (size and SHA-256) and left alone when good, replaced
+ * atomically by the new copy when bad.
  *
  * Errors: fallible calls return 0 on success and -1 on failure, with *e
  * filled once (kind ERR_IO, the message names the path). SHA-256 and MD5
@@ -101,9 +102,11 @@ int ptr_put_write(struct ptr_put *p, const void *data, size_t n,
  * Completes the put and frees p, whether it succeeds or not. Fills *oid
  * and *size (either may be NULL). In store mode the temp file is flushed,
  * fsynced and renamed to the object path (creating the two directory
- * levels); if the object exists already, its size is checked, the temp
- * file removed and the existing object left untouched. A size mismatch is
- * an ERR_IO error naming the object path. On failure no temp file is left.
+ * levels); if the object exists already, its size and SHA-256 are
+ * checked: a good one is left untouched and the temp file removed, a bad
+ * one (wrong size or content) is replaced by the temp file with one
+ * rename. An existing path that is not a regular file is an ERR_IO error
+ * naming it. On failure no temp file is left.
  */
 int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
 		   struct err *e);

@@ -396,14 +396,52 @@ static int make_fanout(const struct ptr_store *s, const char *hex,
 }
 
 /*
- * An object already in the store is kept as it is (DESIGN.md: "an
- * existing object is verified, not rewritten"); only its size is checked,
- * as re-hashing it would double the cost of every duplicate. Returns 1 if
- * it exists and matches, 0 if absent, -1 on mismatch or error.
+ * Whether the file at fd hashes to oid, read with buf (PUT_BUF_SIZE
+ * bytes). 1 yes, 0 no, -1 on a read error.
  */
-static int existing_object(const char *path, uint64_t size, struct err *e)
+static int content_matches(int fd, const struct ptr_oid *oid,
+			   unsigned char *buf, const char *path, struct err *e)
+{
+	unsigned char got[32];
+	unsigned int len = 0;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	ssize_t n;
+	int r = 0;
+
+	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		r = err_set(e, ERR_IO, "libcrypto: cannot start SHA-256");
+	while (r == 0 && (n = read(fd, buf, PUT_BUF_SIZE)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			r = err_errno(e, ERR_IO, "cannot read LFS object '%s'",
+				      path);
+		else if (EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+			r = err_set(e, ERR_IO, "libcrypto: SHA-256 update failed");
+	}
+	if (r == 0 && (EVP_DigestFinal_ex(md, got, &len) != 1 ||
+		       len != sizeof(got)))
+		r = err_set(e, ERR_IO, "libcrypto: SHA-256 final failed");
+	EVP_MD_CTX_free(md);
+	if (r < 0)
+		return -1;
+	return !memcmp(got, oid->sha256, sizeof(got));
+}
+
+/*
+ * An object already in the store is relied on only once its content is
+ * verified: same size and same SHA-256 (DESIGN.md: "an existing object
+ * is verified, not rewritten"). Re-hashing costs one read of an object
+ * the run would otherwise have written, and each content is put once per
+ * run. Returns 1 if it exists and is good (left untouched), 0 if absent
+ * or bad (wrong size or content: the caller's rename replaces it
+ * atomically), -1 when it is not a regular file or cannot be read.
+ */
+static int existing_object(const char *path, const struct ptr_oid *oid,
+			   uint64_t size, unsigned char *buf, struct err *e)
 {
 	struct stat st;
+	int fd, r;
 
 	if (lstat(path, &st) < 0) {
 		if (errno == ENOENT)
@@ -416,11 +454,14 @@ static int existing_object(const char *path, uint64_t size, struct err *e)
 			       "LFS object '%s' exists but is not a regular file",
 			       path);
 	if ((uint64_t)st.st_size != size)
-		return err_set(e, ERR_IO,
-			       "LFS object '%s' exists with size %" PRIu64
-			       ", expected %" PRIu64 " (corrupt store?)",
-			       path, (uint64_t)st.st_size, size);
-	return 1;
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return err_errno(e, ERR_IO, "cannot open LFS object '%s'",
+				 path);
+	r = content_matches(fd, oid, buf, path, e);
+	close(fd);
+	return r;
 }
 
 static struct pending *find_pending(const struct ptr_store *s,
@@ -504,9 +545,11 @@ int ptr_store_sync(struct ptr_store *s, struct err *e)
 }
 
 /*
- * Moves the closed temp file to its final name. A concurrent writer of
- * the same object between the lstat and the rename is harmless: rename
- * replaces one complete, identical file with another.
+ * Moves the closed temp file to its final name, over a bad object if
+ * one is there (rename is atomic: readers see the old file or the new
+ * one, never a mix). A concurrent writer of the same object between the
+ * check and the rename is harmless: rename replaces one complete,
+ * identical file with another.
  */
 static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
 		      struct err *e)
@@ -523,7 +566,7 @@ static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
 	if (r == 0 && buf_printf(&path, "%s/%s", leaf.ptr, hex) < 0)
 		r = err_set(e, ERR_IO, "LFS store path too long");
 	if (r == 0)
-		r = existing_object(path.ptr, p->size, e);
+		r = existing_object(path.ptr, oid, p->size, p->buf, e);
 	if (r == 0 && p->s->batch && find_pending(p->s, oid))
 		r = 1; /* the same content is on its way already */
 	if (r == 0 && p->s->batch) {

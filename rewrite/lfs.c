@@ -29,8 +29,8 @@
 /* held blobs from this size on may reuse (and leave) a spare buffer */
 #define SPARE_MIN ((size_t)1 << 20)
 
-static const char lfs_attrs[] = " filter=lfs diff=lfs merge=lfs -text\n";
-static const char lfs_unset[] = " !filter !diff !merge !text\n";
+static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
+static const char lfs_unset[] = "!filter !diff !merge !text";
 
 /* A blob's content, read from the stream and not yet let go. */
 struct held {
@@ -106,20 +106,87 @@ struct lfs {
 	struct oid base_id;		/* cache: the last base read */
 	struct buf base;
 	int has_base_cache;
-	struct buf tmp, lines_set, lines_unset;
+	struct buf tmp, line;
+	/*
+	 * The per-path lines of the tree at attr_root, kept up to date by a
+	 * tree diff per commit (cost follows the commit's changes), and the
+	 * .gitattributes text last built from them (text_*).
+	 */
+	struct path_line *plines;
+	struct tnode *attr_root;	/* NULL: the empty tree */
+	uint64_t plines_ver;
+	struct line_ent *base_set;	/* the lines of l->base */
+	int text_valid, text_has_base;
+	uint64_t text_ver;
+	struct oid text_base, text_id;
 	struct stream_cmd scratch;	/* synthesized M and D lines */
 	struct err walk_err;		/* from inside tree walks */
 	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
 	char *chunk;
 };
 
-/* Whether a path is covered by the glob lines, remembered: every commit's
- * tree is walked, and its paths repeat from commit to commit. */
+/* One path's .gitattributes line (a file migrate must add to or take out
+ * of what the glob lines say), by path. */
+struct path_line {
+	char *path, *line;
+	size_t len, line_len;
+	int unset;
+	UT_hash_handle hh;
+};
+
+/* A line of a text held elsewhere (with its LF, when it has one). */
+struct line_ent {
+	const char *p;
+	size_t n;
+	UT_hash_handle hh;
+};
+
+/* Whether a path is covered by the glob lines, remembered: paths repeat
+ * from commit to commit. */
 struct glob_ent {
 	char *path;
 	int covered;
 	UT_hash_handle hh;
 };
+
+static void line_set_clear(struct line_ent **set)
+{
+	struct line_ent *x, *t;
+
+	HASH_ITER(hh, *set, x, t) {
+		HASH_DEL(*set, x);
+		free(x);
+	}
+}
+
+/* Adds the line p (n bytes) to set unless it is there: 1 added, 0 not. */
+static int line_set_add(struct line_ent **set, const char *p, size_t n)
+{
+	struct line_ent *x;
+
+	HASH_FIND(hh, *set, p, n, x);
+	if (x)
+		return 0;
+	x = xcalloc(1, sizeof(*x));
+	x->p = p;
+	x->n = n;
+	HASH_ADD_KEYPTR(hh, *set, x->p, n, x);
+	return 1;
+}
+
+static void plines_clear(struct lfs *l)
+{
+	struct path_line *pl, *t;
+
+	HASH_ITER(hh, l->plines, pl, t) {
+		HASH_DEL(l->plines, pl);
+		free(pl->path);
+		free(pl->line);
+		free(pl);
+	}
+	l->attr_root = NULL;
+	l->plines_ver++;
+}
 
 /* ---- setup ---- */
 
@@ -141,6 +208,26 @@ static void quote_pattern(struct buf *out, const char *p, size_t len)
 		buf_addch(out, p[i]);
 	}
 	buf_addch(out, '"');
+}
+
+/* Keeps the first of equal lines of text. */
+static void dedup_lines(struct buf *text)
+{
+	struct buf out = BUF_INIT(text->max);
+	struct line_ent *seen = NULL;
+	const char *p = text->ptr, *end = text->ptr + text->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+
+		if (line_set_add(&seen, p, n))
+			buf_add(&out, p, n);
+		p += n;
+	}
+	line_set_clear(&seen);
+	buf_release(text);
+	*text = out;
 }
 
 /*
@@ -172,8 +259,12 @@ static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 		l->has_lfs = 1;
 		if (rules_rule_is_regex(rule) || rules_rule_size(rule, NULL, NULL))
 			continue;
-		r = rules_rule_attr_pattern(&l->glob_lines, rule, e);
-		buf_adds(&l->glob_lines, lfs_attrs);
+		if (rules_rule_attr_line(&l->glob_lines, rule, lfs_attrs, e) < 0) {
+			char msg[sizeof(e->msg)];
+			memcpy(msg, e->msg, sizeof(msg));
+			r = err_set(e, ERR_USAGE, "%s: %s", rw->opt->rules, msg);
+			break;
+		}
 		pat = rules_rule_pattern(rule, &len);
 		quote_pattern(&text, pat, len);
 		buf_adds(&text, " lfs\n");
@@ -181,6 +272,8 @@ static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 	if (r == 0)
 		r = rules_parse(&l->globs, text.ptr, text.len, "(lfs globs)", e);
 	buf_release(&text);
+	if (r == 0)
+		dedup_lines(&l->glob_lines);
 	return r;
 }
 
@@ -218,8 +311,7 @@ int lfs_init(struct rw *rw, struct err *e)
 	buf_init(&l->glob_lines, BUF_MAX_DEFAULT);
 	buf_init(&l->spare, SIZE_MAX);
 	buf_init(&l->tmp, BUF_MAX_DEFAULT);
-	buf_init(&l->lines_set, SIZE_MAX / 2);
-	buf_init(&l->lines_unset, SIZE_MAX / 2);
+	buf_init(&l->line, SIZE_MAX / 2);
 	stream_cmd_init(&l->blobcmd);
 	stream_cmd_init(&l->scratch);
 	buf_init(&l->base, (size_t)16 << 20);
@@ -297,8 +389,9 @@ void lfs_free(struct rw *rw)
 	}
 	buf_release(&l->glob_lines);
 	buf_release(&l->tmp);
-	buf_release(&l->lines_set);
-	buf_release(&l->lines_unset);
+	buf_release(&l->line);
+	plines_clear(l);
+	line_set_clear(&l->base_set);
 	free(l->chunk);
 	free(l);
 	rw->lfs = NULL;
@@ -1357,35 +1450,6 @@ int lfs_commit_begin(struct rw *rw, struct err *e)
 	return 0;
 }
 
-static int has_line(const struct buf *text, const char *line, size_t len)
-{
-	const char *p = text->ptr, *end = text->ptr + text->len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		if (n == len && !memcmp(p, line, len))
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
-/* Appends each line of lines that base does not have yet. */
-static void add_missing_lines(struct buf *out, const struct buf *base,
-			      const struct buf *lines)
-{
-	const char *p = lines->ptr, *end = lines->ptr + lines->len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		if (!has_line(base, p, n) && !has_line(out, p, n))
-			buf_add(out, p, n);
-		p += n;
-	}
-}
-
 /* 1 when git-lfs should see the file at path as an LFS file. */
 static int wants_lfs(struct rw *rw, const char *path, size_t len,
 		     uint32_t mode, const struct oid *id, struct err *e)
@@ -1429,26 +1493,116 @@ static int glob_covers(struct lfs *l, const char *path, size_t len,
 	return g->covered;
 }
 
-static int attr_visit(void *ctx, const char *path, size_t len, uint32_t mode,
-		      const struct oid *id)
+/* tree_diff's callback: path changed; its line (if any) follows. */
+static int attr_change(void *ctx, const char *path, size_t len,
+		       uint32_t old_mode, const struct oid *old_id,
+		       uint32_t mode, const struct oid *id)
 {
 	struct rw *rw = ctx;
 	struct lfs *l = rw->lfs;
 	struct err *e = &l->walk_err;
-	int want = wants_lfs(rw, path, len, mode, id, e);
-	int glob = want < 0 ? -1 : glob_covers(l, path, len, e);
+	struct path_line *pl;
+	int want, glob;
 
+	(void)old_mode;
+	(void)old_id;
+	HASH_FIND(hh, l->plines, path, len, pl);
+	if (pl) {
+		HASH_DEL(l->plines, pl);
+		free(pl->path);
+		free(pl->line);
+		free(pl);
+		l->plines_ver++;
+	}
+	if (!mode)
+		return 0;
+	want = wants_lfs(rw, path, len, mode, id, e);
+	glob = want < 0 ? -1 : glob_covers(l, path, len, e);
 	if (want < 0 || glob < 0)
 		return -1;
-	if (want && !glob) {
-		if (rules_attr_path(&l->lines_set, path, len, e) < 0)
-			return -1;
-		buf_adds(&l->lines_set, lfs_attrs);
-	} else if (!want && glob) {
-		if (rules_attr_path(&l->lines_unset, path, len, e) < 0)
-			return -1;
-		buf_adds(&l->lines_unset, lfs_unset);
+	if (!want == !glob)
+		return 0;
+	buf_reset(&l->line);
+	if (rules_attr_path_line(&l->line, path, len, want ? lfs_attrs : lfs_unset,
+				 e) < 0)
+		return -1;
+	pl = xcalloc(1, sizeof(*pl));
+	pl->path = xmemdup(path, len);
+	pl->len = len;
+	pl->line_len = l->line.len;
+	pl->line = buf_detach(&l->line, NULL);
+	pl->unset = !want;
+	HASH_ADD_KEYPTR(hh, l->plines, pl->path, len, pl);
+	l->plines_ver++;
+	return 0;
+}
+
+/* Set lines first, then unset lines, each in path (= tree) order. */
+static int pline_cmp(const void *a, const void *b)
+{
+	const struct path_line *x = *(const struct path_line *const *)a;
+	const struct path_line *y = *(const struct path_line *const *)b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c;
+
+	if (x->unset != y->unset)
+		return x->unset - y->unset;
+	c = memcmp(x->path, y->path, n);
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Appends line p (n bytes) to out unless the base has it. */
+static void add_unless_in_base(struct lfs *l, int has_base, const char *p,
+			       size_t n)
+{
+	struct line_ent *x = NULL;
+
+	if (has_base)
+		HASH_FIND(hh, l->base_set, p, n, x);
+	if (!x)
+		buf_add(&l->tmp, p, n);
+}
+
+/*
+ * git ignores a .gitattributes of this size or more (attr.c
+ * ATTR_MAX_FILE_SIZE, git 2.39.1 and later).
+ */
+#define ATTR_FILE_MAX ((size_t)100 << 20)
+
+/* Builds l->tmp: the base (if any), then every line of ours it lacks. */
+static int attr_text(struct rw *rw, int has_base, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	struct path_line **v, *pl, *t;
+	const char *p, *end;
+	size_t n = 0, i;
+
+	buf_reset(&l->tmp);
+	if (has_base) {
+		buf_add(&l->tmp, l->base.ptr, l->base.len);
+		if (l->tmp.len && l->tmp.ptr[l->tmp.len - 1] != '\n')
+			buf_addch(&l->tmp, '\n');
 	}
+	for (p = l->glob_lines.ptr, end = p + l->glob_lines.len; p < end; p += n) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		add_unless_in_base(l, has_base, p, n);
+	}
+	v = xmalloc((HASH_COUNT(l->plines) + 1) * sizeof(*v));
+	n = 0;
+	HASH_ITER(hh, l->plines, pl, t)
+		v[n++] = pl;
+	qsort(v, n, sizeof(*v), pline_cmp);
+	for (i = 0; i < n; i++)
+		add_unless_in_base(l, has_base, v[i]->line, v[i]->line_len);
+	free(v);
+	if (l->tmp.len >= ATTR_FILE_MAX)
+		return err_set(e, ERR_USAGE, "the root .gitattributes would be "
+			       "%zu bytes (%zu lines for single paths): git "
+			       "ignores one of 100 MiB or more; convert these "
+			       "files by glob rules", l->tmp.len, n);
 	return 0;
 }
 
@@ -1471,6 +1625,8 @@ static int attr_base(struct rw *rw, const struct oid *in_tree, struct oid *base,
 		return 1;
 	if (blob_for_entry(rw, base, &bi, e) < 0 || content_open(rw, bi, &c, e) < 0)
 		return -1;
+	line_set_clear(&l->base_set);
+	l->has_base_cache = 0;
 	buf_reset(&l->base);
 	while ((n = content_read(&c, l->chunk, CHUNK, e)) > 0)
 		if (buf_add(&l->base, l->chunk, (size_t)n) < 0) {
@@ -1482,25 +1638,28 @@ static int attr_base(struct rw *rw, const struct oid *in_tree, struct oid *base,
 		return -1;
 	l->base_id = *base;
 	l->has_base_cache = 1;
+	{
+		const char *p = l->base.ptr, *end = p + l->base.len;
+		size_t len;
+
+		for (; p < end; p += len) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+			line_set_add(&l->base_set, p, len);
+		}
+	}
 	return 1;
 }
 
-static int attrs_update(struct rw *rw, struct err *e)
+static int attrs_write(struct rw *rw, struct err *e)
 {
 	struct lfs *l = rw->lfs;
 	struct stream_cmd *c = &l->scratch;
-	struct oid in_tree, base_id, want_id;
+	struct oid in_tree, base_id = oid_null, want_id;
 	struct attr_ent *a;
 	uint32_t mode = TREE_MODE_FILE;
 	int found, has_base = 0;
 
-	buf_reset(&l->lines_set);
-	buf_reset(&l->lines_unset);
-	if (tree_walk(rw->ts, rw->cur.root, attr_visit, rw, e) != 0) {
-		if (l->walk_err.kind)
-			*e = l->walk_err;
-		return e->kind == ERR_IO ? ids_lost(rw, e) : -1;
-	}
 	found = tree_lookup(rw->ts, rw->cur.root, ".gitattributes", 14, &mode,
 			    &in_tree, e);
 	if (found < 0)
@@ -1509,18 +1668,24 @@ static int attrs_update(struct rw *rw, struct err *e)
 		return 0; /* a directory named .gitattributes: leave it */
 	if (found && (has_base = attr_base(rw, &in_tree, &base_id, e)) < 0)
 		return -1;
-	buf_reset(&l->tmp);
-	if (has_base) {
-		buf_add(&l->tmp, l->base.ptr, l->base.len);
-		if (l->tmp.len && l->tmp.ptr[l->tmp.len - 1] != '\n')
-			buf_addch(&l->tmp, '\n');
+	/* the text depends on the lines and the base only: built again
+	 * when either changed */
+	if (!l->text_valid || l->text_ver != l->plines_ver ||
+	    l->text_has_base != has_base ||
+	    (has_base && !oid_eq(&l->text_base, &base_id))) {
+		l->text_valid = 0;
+		if (attr_text(rw, has_base, e) < 0)
+			return -1;
+		obj_hash_buf(rw->hash, OBJ_BLOB, l->tmp.ptr, l->tmp.len,
+			     &l->text_id);
+		l->text_valid = 1;
+		l->text_ver = l->plines_ver;
+		l->text_has_base = has_base;
+		l->text_base = base_id;
 	}
-	add_missing_lines(&l->tmp, &l->base, &l->glob_lines);
-	add_missing_lines(&l->tmp, &l->base, &l->lines_set);
-	add_missing_lines(&l->tmp, &l->base, &l->lines_unset);
 	if (!found && l->tmp.len == 0)
 		return 0;
-	obj_hash_buf(rw->hash, OBJ_BLOB, l->tmp.ptr, l->tmp.len, &want_id);
+	want_id = l->text_id;
 	if (found && oid_eq(&in_tree, &want_id))
 		return 0;
 	HASH_FIND(hh, l->attrs, want_id.hash, OID_RAW, a);
@@ -1544,6 +1709,32 @@ static int attrs_update(struct rw *rw, struct err *e)
 	    stream_write_bytes(rw->cout, l->tmp.ptr, l->tmp.len, e) < 0)
 		return -1;
 	return stream_write_data_end(rw->cout, e);
+}
+
+/*
+ * The root .gitattributes of the commit: the per-path lines follow the
+ * difference between the tree they were made for (the last commit's, as
+ * written) and this one, so a commit costs what it changes, not the size
+ * of its tree.
+ */
+static int attrs_update(struct rw *rw, struct err *e)
+{
+	struct lfs *l = rw->lfs;
+	int r;
+
+	l->walk_err.kind = ERR_NONE;
+	if (tree_diff(rw->ts, l->attr_root, rw->cur.root, attr_change, rw, e) != 0) {
+		if (l->walk_err.kind)
+			*e = l->walk_err;
+		plines_clear(l);	/* half updated: start again next time */
+		return e->kind == ERR_IO ? ids_lost(rw, e) : -1;
+	}
+	r = attrs_write(rw, e);
+	/* the commit's tree is frozen once written: a safe reference */
+	l->attr_root = r == 0 ? rw->cur.root : NULL;
+	if (r < 0)
+		plines_clear(l);
+	return r;
 }
 
 /* Writes the blobs read since the last commit that no commit decided

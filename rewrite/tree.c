@@ -827,3 +827,130 @@ int tree_walk_at(struct tree_state *ts, struct tnode *root, const char *path,
 	buf_release(&full);
 	return r;
 }
+
+/* ---- differences ---- */
+
+struct diff_ctx {
+	struct tree_state *ts;
+	struct buf path;
+	tree_diff_fn fn;
+	void *ctx;
+	struct err *e;
+};
+
+/* Entry i of t in order (t may be NULL: no entries). */
+struct diff_it {
+	const struct tnode *t;
+	uint32_t c, i;
+};
+
+static const struct tentry *diff_cur(const struct diff_it *it)
+{
+	if (!it->t || it->c >= it->t->nc)
+		return NULL;
+	return &it->t->c[it->c]->e[it->i];
+}
+
+static void diff_next(struct diff_it *it)
+{
+	if (++it->i == it->t->c[it->c]->n) {
+		it->c++;
+		it->i = 0;
+	}
+}
+
+static int diff_rec(struct diff_ctx *d, struct tnode *a, struct tnode *b,
+		    unsigned depth);
+
+/* One entry on one side only (or of another type on each side). */
+static int diff_one(struct diff_ctx *d, const struct tentry *en, int is_new,
+		    unsigned depth)
+{
+	if (en->sub)
+		return is_new ? diff_rec(d, NULL, en->sub, depth + 1)
+			      : diff_rec(d, en->sub, NULL, depth + 1);
+	if (is_new)
+		return d->fn(d->ctx, d->path.ptr, d->path.len, 0, NULL,
+			     en->mode, &en->oid);
+	return d->fn(d->ctx, d->path.ptr, d->path.len, en->mode, &en->oid, 0,
+		     NULL);
+}
+
+static int same_tree(const struct tnode *a, const struct tnode *b)
+{
+	return a == b || (a->oid_valid && b->oid_valid && oid_eq(&a->oid, &b->oid));
+}
+
+static int diff_pair(struct diff_ctx *d, const struct tentry *x,
+		     const struct tentry *y, unsigned depth)
+{
+	int c;
+
+	if (!x || !y)
+		c = x ? -1 : 1;
+	else
+		c = name_cmp(x->name, x->len, x->sub != NULL, y->name, y->len,
+			     y->sub != NULL);
+	if (c < 0)
+		return diff_one(d, x, 0, depth);
+	if (c > 0)
+		return diff_one(d, y, 1, depth);
+	if (x->sub)
+		return same_tree(x->sub, y->sub) ? 0 :
+		       diff_rec(d, x->sub, y->sub, depth + 1);
+	if (x->mode == y->mode && oid_eq(&x->oid, &y->oid))
+		return 0;
+	return d->fn(d->ctx, d->path.ptr, d->path.len, x->mode, &x->oid,
+		     y->mode, &y->oid);
+}
+
+static int diff_rec(struct diff_ctx *d, struct tnode *a, struct tnode *b,
+		    unsigned depth)
+{
+	struct diff_it ia = { a, 0, 0 }, ib = { b, 0, 0 };
+	const struct tentry *x, *y;
+	int r = 0, c;
+
+	if (depth > TREE_MAX_DEPTH)
+		return err_set(d->e, ERR_IO, "tree deeper than %d levels",
+			       TREE_MAX_DEPTH);
+	if ((a && node_load(d->ts, a, d->e) < 0) ||
+	    (b && node_load(d->ts, b, d->e) < 0))
+		return -1;
+	while (r == 0 && ((x = diff_cur(&ia)) || (y = diff_cur(&ib)))) {
+		size_t keep = d->path.len;
+		const struct tentry *en;
+
+		y = diff_cur(&ib);
+		if (!x || !y)
+			c = x ? -1 : 1;
+		else
+			c = name_cmp(x->name, x->len, x->sub != NULL, y->name,
+				     y->len, y->sub != NULL);
+		en = c <= 0 ? x : y;
+		if ((keep && buf_addch(&d->path, '/') < 0) ||
+		    buf_add(&d->path, en->name, en->len) < 0)
+			return err_set(d->e, ERR_IO, "path too long");
+		r = diff_pair(d, c <= 0 ? x : NULL, c >= 0 ? y : NULL, depth);
+		d->path.len = keep;
+		d->path.ptr[keep] = '\0';
+		if (c <= 0)
+			diff_next(&ia);
+		if (c >= 0)
+			diff_next(&ib);
+	}
+	return r;
+}
+
+int tree_diff(struct tree_state *ts, struct tnode *a, struct tnode *b,
+	      tree_diff_fn fn, void *ctx, struct err *e)
+{
+	struct diff_ctx d = { ts, BUF_INIT(BUF_MAX_DEFAULT), fn, ctx, e };
+	int r;
+
+	if (a && b && same_tree(a, b))
+		return 0;
+	r = diff_rec(&d, a, b, 0);
+	buf_release(&d.path);
+	return r;
+}

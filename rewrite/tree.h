@@ -92,4 +92,20 @@ int tree_walk(struct tree_state *ts, struct tnode *root, tree_walk_fn fn,
 int tree_walk_at(struct tree_state *ts, struct tnode *root, const char *path,
 		 size_t len, tree_walk_fn fn, void *ctx, struct err *e);
 
+/*
+ * Calls fn for every file (non-directory) path whose mode or id differs
+ * between the trees a and b (NULL: the empty tree), in tree order. A path
+ * only in a has new_mode 0 and new_id NULL, one only in b old_mode 0 and
+ * old_id NULL; a file replaced by a directory (or the other way round)
+ * gives the file and then each file below the directory. Subtrees that are
+ * the same node, or have the same known id, are skipped: the cost follows
+ * the difference, not the size of the trees. Stops at the first non-zero
+ * return of fn and returns it; -1 with e set on a load failure.
+ */
+typedef int (*tree_diff_fn)(void *ctx, const char *path, size_t len,
+			    uint32_t old_mode, const struct oid *old_id,
+			    uint32_t new_mode, const struct oid *new_id);
+int tree_diff(struct tree_state *ts, struct tnode *a, struct tnode *b,
+	      tree_diff_fn fn, void *ctx, struct err *e);
+
 #endif

@@ -222,9 +222,17 @@ static int star_kind(struct wm *w, const uchar **pp, const uchar *t,
 			*slash = 1;
 		} else if ((prev < w->pstart || *prev == '/') &&
 			   (*p == '\0' || *p == '/' || (p[0] == '\\' && p[1] == '/'))) {
-			/* "a/" "**" "/b" also matches "a/b": try "**" "/" as empty */
-			if (p[0] == '/' && dowild(w, p + 1, t) == WM_MATCH)
-				return WM_MATCH;
+			/* "a/" "**" "/b" also matches "a/b": try "**" "/" as empty
+			 * (through the memo: a chain of them is exponential) */
+			if (p[0] == '/') {
+				int r;
+
+				w->depth++;
+				r = dowild_memo(w, p + 1, t);
+				w->depth--;
+				if (r == WM_MATCH)
+					return WM_MATCH;
+			}
 			*slash = 1;
 		} else {
 			*slash = 0;
@@ -522,113 +530,103 @@ int rules_glob_match(const struct rules_glob *g, const char *path, size_t len)
 
 /* ---- .gitattributes forms (FORMATS.md §7) ---- */
 
-/* attr.c splits a line on these, so they cannot appear in a pattern. */
+/* attr.c ends an unquoted pattern at these. */
 static int attr_blank(int c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
 /*
- * Copies a bracket expression [p, end] (end on its ']'), blanks as
- * [:space:]. A blank next to a '-' may be a range end, which a class
- * cannot replace: refused.
+ * Appends the pattern p (n bytes, no NUL) the way attr.c reads it back
+ * byte for byte. Without a blank it is written as it is, a first '#'
+ * (a comment) or '"' (a quoted pattern) escaped with '\\', which wildmatch
+ * reads as the byte itself: what every git and git-lfs understands. With
+ * a blank it is C-quoted, the only way to keep a blank in a pattern (git
+ * 2.13 and later unquote a pattern that starts with '"'; older git would
+ * take the quotes literally and match nothing): '"' and '\\' escaped, TAB,
+ * LF, CR as \t \n \r. Replacing a blank by [[:space:]], as `git lfs
+ * track` does, would also match the other three blanks.
  */
-static int attr_bracket(struct buf *out, const char *p, const char *end,
-			const char **msg)
+static int attr_emit(struct buf *out, const char *p, size_t n)
 {
-	const char *s, *first;
+	size_t i;
+	int quote = 0, r = 0;
 
-	for (s = p; s <= end; s++) {
-		first = s;
-		if (*s == '\\' && attr_blank((uchar)s[1]))
-			s++;	/* an escaped blank is a blank member too */
-		if (!attr_blank((uchar)*s)) {
-			if (buf_addch(out, *s) < 0)
-				return -1;
-			continue;
-		}
-		if (first[-1] == '-' || s[1] == '-') {
-			*msg = "a blank next to '-' in [...] cannot be written "
-			       "in .gitattributes";
-			return -1;
-		}
-		if (buf_adds(out, "[:space:]") < 0)
-			return -1;
+	for (i = 0; i < n && !quote; i++)
+		quote = attr_blank((uchar)p[i]);
+	if (!quote) {
+		if (n && (p[0] == '#' || p[0] == '"'))
+			r = buf_addch(out, '\\');
+		return r < 0 ? -1 : buf_add(out, p, n);
 	}
-	return 0;
+	r = buf_addch(out, '"');
+	for (i = 0; i < n && r == 0; i++) {
+		switch (p[i]) {
+		case '"':
+		case '\\':
+			r = buf_addch(out, '\\');
+			if (r == 0)
+				r = buf_addch(out, p[i]);
+			break;
+		case '\t':
+			r = buf_adds(out, "\\t");
+			break;
+		case '\n':
+			r = buf_adds(out, "\\n");
+			break;
+		case '\r':
+			r = buf_adds(out, "\\r");
+			break;
+		default:
+			r = buf_addch(out, p[i]);
+		}
+	}
+	return r < 0 ? -1 : buf_addch(out, '"');
 }
 
-static int attr_body(struct buf *out, const struct rules_glob *g,
-		     const char **msg)
+/* Restores out to old bytes and returns -1. */
+static int attr_undo(struct buf *out, size_t old)
 {
-	const char *p = g->pat;
-	const uchar *q;
-
-	/* "[attr]..." starts a macro line: the same set, reordered */
-	if (!strncmp(p, "[attr]", 6)) {
-		if (buf_adds(out, "[tatr]") < 0)
-			return -1;
-		p += 6;
-	} else if (*p == '#' || *p == '"') {
-		/* a comment, or a C-quoted pattern to attr.c */
-		if (buf_addch(out, '\\') < 0)
-			return -1;
-	}
-	for (; *p; p++) {
-		if (*p == '\\') {
-			if (attr_blank((uchar)p[1])) {
-				if (buf_adds(out, "[[:space:]]") < 0)
-					return -1;
-			} else if (buf_add(out, p, 2) < 0) {
-				return -1;
-			}
-			p++;
-		} else if (*p == '[') {
-			q = (const uchar *)p;
-			match_bracket(&q, -1, 0);	/* checked at init */
-			if (attr_bracket(out, p, (const char *)q, msg) < 0)
-				return -1;
-			p = (const char *)q;
-		} else if (attr_blank((uchar)*p)) {
-			if (buf_adds(out, "[[:space:]]") < 0)
-				return -1;
-		} else if (buf_addch(out, *p) < 0) {
-			return -1;
-		}
-	}
-	return 0;
+	out->len = old;
+	out->ptr[old] = '\0';
+	return -1;
 }
 
-int rules_glob_attr(struct buf *out, const struct rules_glob *g,
-		    const char **msg)
+int rules_glob_attr(struct buf *out, const struct rules_glob *g)
 {
 	size_t old = out->len;
+	int r;
 
-	*msg = NULL;
-	if (attr_body(out, g, msg) < 0) {
-		out->len = old;
-		out->ptr[old] = '\0';
-		return -1;
+	/* "[attr]..." starts a macro line, quoted or not: the same set,
+	 * reordered */
+	if (!strncmp(g->pat, "[attr]", 6)) {
+		struct buf tmp = BUF_INIT(out->max);
+		r = buf_adds(&tmp, "[tatr]");
+		if (r == 0)
+			r = buf_add(&tmp, g->pat + 6, g->len - 6);
+		if (r == 0)
+			r = attr_emit(out, tmp.ptr, tmp.len);
+		buf_release(&tmp);
+	} else {
+		r = attr_emit(out, g->pat, g->len);
 	}
-	return 0;
+	return r < 0 ? attr_undo(out, old) : 0;
 }
 
 int rules_glob_attr_path(struct buf *out, const char *path, size_t len)
 {
+	struct buf tmp = BUF_INIT(out->max);
 	size_t old = out->len, i;
-	int r = buf_addch(out, '/');
+	int r = buf_addch(&tmp, '/');
 
 	for (i = 0; r == 0 && i < len; i++) {
-		if (attr_blank((uchar)path[i]))
-			r = buf_adds(out, "[[:space:]]");
-		else if (glob_special((uchar)path[i]))
-			r = buf_printf(out, "\\%c", path[i]);
-		else
-			r = buf_addch(out, path[i]);
+		if (glob_special((uchar)path[i]))
+			r = buf_addch(&tmp, '\\');
+		if (r == 0)
+			r = buf_addch(&tmp, path[i]);
 	}
-	if (r < 0) {
-		out->len = old;
-		out->ptr[old] = '\0';
-	}
-	return r;
+	if (r == 0)
+		r = attr_emit(out, tmp.ptr, tmp.len);
+	buf_release(&tmp);
+	return r < 0 ? attr_undo(out, old) : 0;
 }

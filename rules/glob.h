@@ -32,12 +32,11 @@ void rules_glob_release(struct rules_glob *g);
 int rules_glob_match(const struct rules_glob *g, const char *path, size_t len);
 
 /*
- * Appends the .gitattributes form of a checked glob (see
- * rules_rule_attr_pattern). Returns -1 with *msg set when it cannot be
- * written, or when out is full (*msg NULL); out is then as it was.
+ * Appends the .gitattributes pattern of a checked glob (see
+ * rules_rule_attr_line). Returns -1 when out is full; out is then as it
+ * was.
  */
-int rules_glob_attr(struct buf *out, const struct rules_glob *g,
-		    const char **msg);
+int rules_glob_attr(struct buf *out, const struct rules_glob *g);
 
 /* Appends the anchored, escaped pattern for one path. -1 when out is full. */
 int rules_glob_attr_path(struct buf *out, const char *path, size_t len);

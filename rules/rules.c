@@ -45,12 +45,34 @@ struct rule {
 	size_t opt_len[OPT_COUNT];
 };
 
+/*
+ * Regex rules matched together: up to BLOCK_RULES of them in one PCRE2
+ * alternation, which says at once whether any of them matches a path
+ * (most paths match none). Only when it does are they tried one by one,
+ * in file order, so the first rule still wins and errors still name it.
+ */
+#define BLOCK_RULES 256
+
+struct block {
+	pcre2_code *re;
+	pcre2_match_data *md;
+	uint64_t gen;		/* hit is for the path of this generation */
+	int hit;
+};
+
 struct rules {
 	char *name;
 	struct rule *v;
 	size_t n, cap;
 	int any_size;
+	struct block *blk;
+	size_t nblk;
+	size_t *blk_of;		/* per rule: its block, or NO_BLOCK */
+	uint64_t gen;		/* one per path matched */
+	int combine;		/* 0: one by one (rules_match_each) */
 };
+
+#define NO_BLOCK SIZE_MAX
 
 /* ---- cursor over one line ---- */
 
@@ -522,6 +544,100 @@ static int parse_line(struct rules *set, struct cur *c, struct buf *tmp)
 	return 0;
 }
 
+/* ---- regex rules matched together ---- */
+
+/*
+ * Whether a regex means the same inside "(?:" ")|" next to others:
+ * nothing that counts groups (back references, recursion, \10 that would
+ * turn into one), names groups, changes the whole pattern ((* verbs,
+ * (?x whose # comment would eat the rest, \Q running to the end), or
+ * calls out. Conservative: a false "no" only costs speed.
+ */
+static int combinable(const struct rule *r)
+{
+	const char *p = r->pattern, *end = p + r->pattern_len;
+	uint32_t refs = 0;
+
+	if (pcre2_pattern_info(r->re, PCRE2_INFO_BACKREFMAX, &refs) != 0 || refs)
+		return 0;
+	for (; p < end; p++) {
+		if (*p == '\\' && p + 1 < end) {
+			p++;
+			if ((*p >= '1' && *p <= '9') || strchr("gkKQ", *p))
+				return 0;
+		} else if (*p == '(' && p + 1 < end && (p[1] == '*' ||
+			   (p[1] == '?' && p + 2 < end &&
+			    (strchr("R&P|+0123456789C'", p[2]) ||
+			     (p[2] == '-' && p + 3 < end && p[3] >= '0' && p[3] <= '9') ||
+			     (p[2] == '<' && p + 3 < end && p[3] != '=' && p[3] != '!'))))) {
+			return 0;
+		} else if (*p == '(' && p + 1 < end && p[1] == '?') {
+			const char *q = p + 2;
+
+			while (q < end && (strchr("^-", *q) || (*q >= 'a' && *q <= 'z') ||
+					   (*q >= 'A' && *q <= 'Z')))
+				if (*q++ == 'x')
+					return 0;
+		}
+	}
+	return 1;
+}
+
+/* Compiles the alternation of rules v[idx[0..n)]; -1 when PCRE2 refuses it. */
+static int block_build(struct rules *set, const size_t *idx, size_t n)
+{
+	struct buf pat = BUF_INIT(SIZE_MAX / 2);
+	struct block *b;
+	int code;
+	PCRE2_SIZE off;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		buf_adds(&pat, i ? "|(?:" : "(?:");
+		buf_add(&pat, set->v[idx[i]].pattern, set->v[idx[i]].pattern_len);
+		buf_addch(&pat, ')');
+	}
+	set->blk = xrealloc(set->blk, (set->nblk + 1) * sizeof(*set->blk));
+	b = &set->blk[set->nblk];
+	memset(b, 0, sizeof(*b));
+	b->re = pcre2_compile((PCRE2_SPTR)pat.ptr, pat.len, PCRE2_DOLLAR_ENDONLY,
+			      &code, &off, NULL);
+	buf_release(&pat);
+	if (!b->re)
+		return -1;
+	b->md = pcre2_match_data_create(1, NULL);
+	if (!b->md) {
+		pcre2_code_free(b->re);
+		return -1;
+	}
+	pcre2_jit_compile(b->re, PCRE2_JIT_COMPLETE);
+	for (i = 0; i < n; i++)
+		set->blk_of[idx[i]] = set->nblk;
+	set->nblk++;
+	return 0;
+}
+
+/* Groups the combinable regex rules, in file order, into blocks. */
+static void combine_regexes(struct rules *set)
+{
+	size_t *idx = xmalloc((BLOCK_RULES + 1) * sizeof(*idx)), n = 0, i;
+
+	set->combine = 1;
+	set->blk_of = xmalloc((set->n + 1) * sizeof(*set->blk_of));
+	for (i = 0; i < set->n; i++)
+		set->blk_of[i] = NO_BLOCK;
+	for (i = 0; i <= set->n; i++) {
+		if (i < set->n && set->v[i].is_regex && combinable(&set->v[i]))
+			idx[n++] = i;
+		if (n && (n == BLOCK_RULES || i == set->n)) {
+			if (n > 1)
+				(void)block_build(set, idx, n); /* refused: one by one */
+			n = 0;
+		}
+	}
+	free(idx);
+}
+
 int rules_parse(struct rules **out, const char *text, size_t len,
 		const char *name, struct err *e)
 {
@@ -549,6 +665,7 @@ int rules_parse(struct rules **out, const char *text, size_t len,
 		}
 	}
 	buf_release(&tmp);
+	combine_regexes(set);
 	*out = set;
 	return 0;
 }
@@ -591,6 +708,12 @@ void rules_free(struct rules *r)
 		return;
 	for (i = 0; i < r->n; i++)
 		rule_release(&r->v[i]);
+	for (i = 0; i < r->nblk; i++) {
+		pcre2_match_data_free(r->blk[i].md);
+		pcre2_code_free(r->blk[i].re);
+	}
+	free(r->blk);
+	free(r->blk_of);
 	free(r->v);
 	free(r->name);
 	free(r);
@@ -599,7 +722,7 @@ void rules_free(struct rules *r)
 /* ---- matching ---- */
 
 /* 1 match, 0 no match, -1 regex failure (e set). */
-static int pattern_matches(const struct rules *set, const struct rule *r,
+static int pattern_matches(struct rules *set, const struct rule *r,
 			   const char *path, size_t len, struct err *e)
 {
 	PCRE2_UCHAR msg[256];
@@ -607,6 +730,18 @@ static int pattern_matches(const struct rules *set, const struct rule *r,
 
 	if (!r->is_regex)
 		return rules_glob_match(&r->glob, path, len);
+	if (set->combine && set->blk_of[r - set->v] != NO_BLOCK) {
+		struct block *b = &set->blk[set->blk_of[r - set->v]];
+
+		if (b->gen != set->gen) {
+			b->gen = set->gen;
+			/* an error (match limit) leaves it to the rule alone */
+			b->hit = pcre2_match(b->re, (PCRE2_SPTR)path, len, 0, 0,
+					     b->md, NULL) != PCRE2_ERROR_NOMATCH;
+		}
+		if (!b->hit)
+			return 0;
+	}
 	rc = pcre2_match(r->re, (PCRE2_SPTR)path, len, 0, 0, r->md, NULL);
 	if (rc >= 0)
 		return 1;
@@ -623,9 +758,19 @@ static int size_ok(const struct rule *r, uint64_t size)
 	return size >= r->lo && size <= r->hi;
 }
 
-int rules_match(const struct rule **out, const struct rules *set,
+/* The rule set's one mutable part besides match data (see rules.h). */
+static struct rules *next_path(const struct rules *set)
+{
+	struct rules *s = (struct rules *)set;
+
+	s->gen++;
+	return s;
+}
+
+int rules_match(const struct rule **out, const struct rules *cset,
 		const char *path, size_t len, uint64_t size, struct err *e)
 {
+	struct rules *set = next_path(cset);
 	size_t i;
 	int m;
 
@@ -644,9 +789,10 @@ int rules_match(const struct rule **out, const struct rules *set,
 	return 0;
 }
 
-int rules_match_unsized(const struct rule **out, const struct rules *set,
+int rules_match_unsized(const struct rule **out, const struct rules *cset,
 			const char *path, size_t len, struct err *e)
 {
+	struct rules *set = next_path(cset);
 	size_t i;
 	int m;
 
@@ -735,29 +881,80 @@ const char *rules_rule_option(const struct rule *rule, const char *key,
 	return NULL;
 }
 
-int rules_rule_attr_pattern(struct buf *out, const struct rule *rule,
-			    struct err *e)
+/*
+ * Ends the pattern that starts at out->ptr[old] with " attrs\n" and checks
+ * the line's length. -1 (out restored) when git would ignore the line or
+ * out is full; *too_long tells which.
+ */
+static int attr_finish(struct buf *out, size_t old, const char *attrs,
+		       int *too_long)
 {
-	const char *msg;
+	int r = buf_addch(out, ' ');
+
+	if (r == 0)
+		r = buf_adds(out, attrs);
+	*too_long = r == 0 && out->len - old >= RULES_ATTR_LINE_MAX;
+	if (r == 0 && !*too_long)
+		r = buf_addch(out, '\n');
+	if (r == 0 && !*too_long)
+		return 0;
+	out->len = old;
+	out->ptr[old] = '\0';
+	return -1;
+}
+
+int rules_rule_attr_line(struct buf *out, const struct rule *rule,
+			 const char *attrs, struct err *e)
+{
+	size_t old = out->len;
+	int too_long = 0;
 
 	if (rule->is_regex)
 		return err_set(e, ERR_USAGE, "line %zu: a regex rule has no "
 			       ".gitattributes pattern", rule->line);
-	if (rules_glob_attr(out, &rule->glob, &msg) < 0)
-		return err_set(e, ERR_USAGE, "line %zu: %s", rule->line,
-			       msg ? msg : ".gitattributes pattern too long");
-	return 0;
+	if (rules_glob_attr(out, &rule->glob) == 0 &&
+	    attr_finish(out, old, attrs, &too_long) == 0)
+		return 0;
+	if (too_long)
+		return err_set(e, ERR_USAGE, "line %zu: the pattern is too long "
+			       "for .gitattributes (git ignores lines of %d "
+			       "bytes or more)", rule->line, RULES_ATTR_LINE_MAX);
+	return err_set(e, ERR_USAGE, "line %zu: .gitattributes pattern too long",
+		       rule->line);
 }
 
-int rules_attr_path(struct buf *out, const char *path, size_t len,
-		    struct err *e)
+int rules_attr_path_line(struct buf *out, const char *path, size_t len,
+			 const char *attrs, struct err *e)
 {
+	size_t old = out->len;
+	int too_long = 0;
+
 	if (len == 0 || memchr(path, '\0', len))
 		return err_set(e, ERR_USAGE, "no .gitattributes line for an "
 			       "empty path or one with a NUL byte");
-	if (rules_glob_attr_path(out, path, len) < 0)
-		return err_set(e, ERR_USAGE, "path too long for a .gitattributes "
-			       "line: '%.*s'", (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
-			       path);
-	return 0;
+	if (rules_glob_attr_path(out, path, len) == 0 &&
+	    attr_finish(out, old, attrs, &too_long) == 0)
+		return 0;
+	if (too_long)
+		return err_set(e, ERR_USAGE, "path '%.*s'%s (%zu bytes) is too "
+			       "long for a .gitattributes line: git ignores "
+			       "lines of %d bytes or more",
+			       (int)(len < PATH_SHOWN ? len : PATH_SHOWN), path,
+			       len > PATH_SHOWN ? "..." : "", len,
+			       RULES_ATTR_LINE_MAX);
+	return err_set(e, ERR_USAGE, "path too long for a .gitattributes "
+		       "line: '%.*s'", (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
+		       path);
+}
+
+int rules_match_each(const struct rule **out, const struct rules *cset,
+		     const char *path, size_t len, uint64_t size, struct err *e)
+{
+	struct rules *set = (struct rules *)cset;
+	int saved = set->combine, r;
+
+	set->combine = 0;
+	r = rules_match(out, set, path, len, size, e);
+	set->combine = saved;
+	return r;
 }

@@ -57,9 +57,15 @@
  * counted in bytes from 1 (inside a "..." value, escapes before the spot
  * PCRE2 reports shift the column by one each).
  *
+ * Many regex rules are matched together: the combinable ones (no back
+ * references, recursion, named groups, (* verbs, (?x or \Q) are joined, up
+ * to 256 at a time in file order, into one PCRE2 alternation that tells
+ * at once whether any of them matches; only then are they tried one by
+ * one, so the first rule still wins and a failing regex is still named.
+ *
  * Thread safety: a struct rules is read-only after parsing except for the
- * PCRE2 match data each regex rule owns, so matching on one struct rules
- * from two threads at once is not safe.
+ * PCRE2 match data and the per-path state of those alternations, so
+ * matching on one struct rules from two threads at once is not safe.
  */
 #ifndef MIGRATE_RULES_H
 #define MIGRATE_RULES_H
@@ -118,6 +124,13 @@ int rules_have_size(const struct rules *r);
 int rules_match(const struct rule **out, const struct rules *r,
 		const char *path, size_t len, uint64_t size, struct err *e);
 
+/*
+ * rules_match without the combined regexes: every regex rule is tried on
+ * its own. The same answer (tests/fuzz/fuzz_rules.c checks it); for tests.
+ */
+int rules_match_each(const struct rule **out, const struct rules *r,
+		     const char *path, size_t len, uint64_t size, struct err *e);
+
 /* rules_match_unsized returns this when the answer depends on the size. */
 #define RULES_NEED_SIZE 1
 
@@ -155,26 +168,36 @@ const char *rules_rule_option(const struct rule *rule, const char *key,
 /* ---- .gitattributes lines (FORMATS.md §7) ---- */
 
 /*
- * Appends to out the .gitattributes pattern for a glob rule, as
- * `git lfs track` writes it: blanks (space, tab, CR, LF) become
- * [[:space:]] ([:space:] inside a bracket), and a first character git's
- * attribute parser would take specially (# or ") is escaped. git matches
- * the result exactly like the rule except that a blank matches any of the
- * four blanks. Returns -1 with ERR_USAGE for a regex rule, a blank used as
- * a range end inside [...], or when out would exceed its max (out is then
- * as it was).
+ * git ignores (with a warning) a .gitattributes line of this many bytes or
+ * more, its LF not counted (git 2.39.1, 2.38.3, ... 2.30.7 and later).
  */
-int rules_rule_attr_pattern(struct buf *out, const struct rule *rule,
-			    struct err *e);
+#define RULES_ATTR_LINE_MAX 2048
 
 /*
- * Appends to out the anchored .gitattributes pattern matching exactly one
- * path, as `git lfs migrate import --above` writes it: a leading `/`, the
- * glob specials * ? [ \ escaped with a backslash, blanks as [[:space:]].
- * Returns -1 with ERR_USAGE for an empty path or one with a NUL byte, or
- * when out would exceed its max (out is then as it was).
+ * Appends to out the .gitattributes line `<pattern> <attrs>\n` for a glob
+ * rule; git matches the pattern exactly like the rule. It is the rule's
+ * glob as it is when it has no blank (a first `#` or `"` escaped with `\`,
+ * `[attr]` at the start reordered as `[tatr]`: what `git lfs track`
+ * writes), and C-quoted when it has one (space, TAB, CR, LF): git 2.13 and
+ * later read a pattern that starts with `"` as a C string, and nothing
+ * else keeps a blank (`[[:space:]]`, git-lfs's way, also matches the other
+ * blanks). Returns -1 with ERR_USAGE for a regex rule, for a line of
+ * RULES_ATTR_LINE_MAX bytes or more, or when out would exceed its max (out
+ * is then as it was).
  */
-int rules_attr_path(struct buf *out, const char *path, size_t len,
-		    struct err *e);
+int rules_rule_attr_line(struct buf *out, const struct rule *rule,
+			 const char *attrs, struct err *e);
+
+/*
+ * Appends to out the .gitattributes line `<pattern> <attrs>\n` whose
+ * pattern matches exactly one path: a leading `/` (anchored), the glob
+ * specials * ? [ \ escaped with a backslash (`git lfs migrate import
+ * --above` writes the same), C-quoted as above when the path has a blank.
+ * Returns -1 with ERR_USAGE (naming the path) for an empty path, one with
+ * a NUL byte, a line of RULES_ATTR_LINE_MAX bytes or more, or when out would
+ * exceed its max (out is then as it was).
+ */
+int rules_attr_path_line(struct buf *out, const char *path, size_t len,
+			 const char *attrs, struct err *e);
 
 #endif

@@ -4,7 +4,11 @@
  * parses is matched against that path (or a few fixed ones), with and
  * without a size, and every rule's .gitattributes form is built.
  * Any crash, sanitizer report or leak is a bug; parse errors are not.
+ * Invariant: rules_match (regex rules matched together, rules.c blocks)
+ * gives the same rule, or the same failure, as rules_match_each (every
+ * regex on its own); a difference aborts.
  */
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -22,10 +26,20 @@ static void match_one(const struct rules *r, const char *p, size_t len)
 	struct buf out = BUF_INIT(1 << 16);
 	struct err e = ERR_INIT;
 
-	rules_match(&hit, r, p, len, 0, &e);
-	rules_match(&hit, r, p, len, 12345678, &e);
+	static const uint64_t sizes[] = { 0, 12345678 };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const struct rule *each = NULL;
+		struct err e2 = ERR_INIT;
+		int a = rules_match(&hit, r, p, len, sizes[i], &e);
+		int b = rules_match_each(&each, r, p, len, sizes[i], &e2);
+
+		if (a != b || (a == 0 && hit != each))
+			abort();
+	}
 	rules_match_unsized(&hit, r, p, len, &e);
-	rules_attr_path(&out, p, len, &e);
+	rules_attr_path_line(&out, p, len, "filter=lfs", &e);
 	buf_release(&out);
 }
 
@@ -39,7 +53,7 @@ static void attr_forms(const struct rules *r)
 		const struct rule *x = rules_get(r, i);
 
 		buf_reset(&out);
-		rules_rule_attr_pattern(&out, x, &e);
+		rules_rule_attr_line(&out, x, "filter=lfs", &e);
 		rules_rule_pattern(x, &n);
 		rules_rule_option(x, "record", &n);
 		rules_rule_size(x, NULL, NULL);

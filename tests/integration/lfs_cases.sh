@@ -10,7 +10,12 @@
 #  - executables stay executable, symlinks and protected files are never
 #    converted, a file that already is a pointer is left alone;
 #  - a --no-data export: blobs read from the source repository;
-#  - bad rules: FILE:LINE:COLUMN, exit 1, nothing written.
+#  - bad rules: FILE:LINE:COLUMN, exit 1, nothing written;
+#  - names with blanks, glob specials and quotes: on every commit, git
+#    check-attr says filter=lfs for exactly the converted paths (near
+#    misses such as a TAB where a space was are not LFS);
+#  - a path whose .gitattributes line git would ignore (2048 bytes or
+#    more) is an error, not a silent miss.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/lfs_lib.sh"
 
@@ -78,6 +83,27 @@ check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" 
 mkdir -p "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}"
 cp "$SCRATCH/content" "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
 (cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed"
+
+# a store object of the right size with wrong bytes (a flipped byte) is
+# not trusted: a re-run into the same store replaces it with the good copy
+victim="$(git -C "$NEW" cat-file -p main:renamed.bin | sed -n 's/^oid sha256://p')"
+victim="$NEW/.git/lfs/objects/${victim:0:2}/${victim:2:2}/$victim"
+[ -f "$victim" ] || die "test setup: no object for renamed.bin in the store"
+good_sum="$(sha256sum <"$victim" | cut -c1-64)"
+size_before="$(wc -c <"$victim")"
+printf 'X' | dd of="$victim" bs=1 seek=1000 conv=notrunc status=none
+[ "$(wc -c <"$victim")" = "$size_before" ] || die "test setup: the size changed"
+# --dry-run: fsck would move a corrupt object to .git/lfs/bad/
+(cd "$NEW" && git lfs fsck --dry-run >/dev/null 2>&1) &&
+	die "test setup: git lfs fsck missed the corruption"
+run_migrate --rules "$SCRATCH/rules" --source-repo "$ORIG" \
+	--store "$NEW/.git/lfs/objects" <"$SCRATCH/in.fe" >/dev/null ||
+	die "the re-run over a corrupt store failed"
+[ "$(sha256sum <"$victim" | cut -c1-64)" = "$good_sum" ] ||
+	die "the corrupt object $(basename "$victim") was kept"
+(cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed after the re-run"
+[ -z "$(find "$NEW/.git/lfs/objects/tmp" -type f)" ] || die "the re-run left temp files"
+info "store: a corrupt object of the right size is replaced by the re-run"
 
 # the dropped file is gone from every commit, and its contents with it
 git -C "$NEW" log --all --format=%H -- secrets.env | grep -q . &&
@@ -163,4 +189,112 @@ grep -q "bad.rules:2:8:" "$SCRATCH/bad.err" || die "bad rules: no FILE:LINE:COLU
 [ ! -e "$SCRATCH/bad-map" ] || die "bad rules: a commit map was written"
 ! grep -q '^done$' "$SCRATCH/bad.out" || die "bad rules: the output ends with done"
 info "bad rules: $(head -1 "$SCRATCH/bad.err")"
+
+# ---- names .gitattributes must escape ---------------------------------------
+# A glob rule with a blank (one quoted glob line) and a size rule (one
+# anchored line per converted path). Each converted name has near misses
+# that an over-broad escape would also catch: a TAB or LF for a space (and
+# the other way round), a glob special read as a wildcard, a lost backslash.
+NAMES="$SCRATCH/names"
+git init -q "$NAMES"
+(
+	cd "$NAMES"
+	mkdir -p 'g dir' "g${TAB:=$'\t'}dir" sub
+	big() { head -c 3000 /dev/urandom >"$1"; }
+	small() { printf 'small %s\n' "$1" >"$1"; }
+	# converted: big, or below 'g dir/'
+	for f in $'a\tb.bin' 'x[1].bin' 'st*r.bin' 'q?.bin' 'back\slash.bin' \
+		'!bang.bin' '#hash.bin' ' lead.bin' 'dq"uote.bin' $'l\nf.bin' \
+		'sp ace.bin' 'sub/[ab].bin' $'cr\rx.bin' 'sub/**.bin'; do
+		big "$f"
+	done
+	small 'g dir/x.bin'
+	# near misses, kept (small): each matches a wrong escape of the above
+	for f in 'a b.bin' $'a\nb.bin' 'x1.bin' 'stXr.bin' 'qq.bin' 'backslash.bin' \
+		'bang.bin' 'hash.bin' 'lead.bin' $'\tlead.bin' 'dquote.bin' 'l f.bin' \
+		$'l\tf.bin' $'sp\tace.bin' $'sp\nace.bin' 'sub/a.bin' 'cr x.bin' \
+		'sub/xy.bin' "g${TAB}dir/x.bin" $'g\ndir.bin'; do
+		small "$f"
+	done
+	git add -A && git commit -qm names
+	# grow a near miss past the threshold, shrink a converted file
+	big 'a b.bin' && small $'a\tb.bin'
+	git mv 'x[1].bin' 'sub/x[1].bin'
+	git add -A && git commit -qm "grow, shrink, move"
+	git rm -q 'st*r.bin' 'stXr.bin' && small 'q?.bin'
+	git add -A && git commit -qm "delete, shrink"
+)
+printf "'g dir/*.bin' lfs\n* size>=1000 lfs\n" >"$SCRATCH/names.rules"
+git -C "$NAMES" fast-export --all "${EXPORT_FLAGS[@]}" >"$SCRATCH/names.fe"
+NNEW="$SCRATCH/names-new"
+git init -q "$NNEW"
+run_migrate --rules "$SCRATCH/names.rules" --store "$NNEW/.git/lfs/objects" \
+	--commit-map "$SCRATCH/names.M" <"$SCRATCH/names.fe" >"$SCRATCH/names.fi" ||
+	die "migrate failed on the tricky names"
+import_stream "$NNEW" "$SCRATCH/names.X" <"$SCRATCH/names.fi" || die "fast-import failed on the tricky names"
+(cd "$NNEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed on the tricky names"
+# every commit: the paths holding pointers are exactly those check-attr
+# (reading that commit's .gitattributes) says filter=lfs for
+python3 - "$NNEW" "$SCRATCH/names.M" "$SCRATCH/names.idx" <<'PY' || die "tricky names: check-attr is not exact"
+import os, subprocess, sys
+repo, cmap, idx = sys.argv[1:4]
+env = dict(os.environ, GIT_INDEX_FILE=idx)
+def git(*a, data=None):
+    return subprocess.run(["git", "-C", repo] + list(a), input=data, env=env,
+                          stdout=subprocess.PIPE, check=True).stdout
+must = {b"a\tb.bin", b"x[1].bin", b"st*r.bin", b"q?.bin", b"back\\slash.bin",
+        b"!bang.bin", b"#hash.bin", b" lead.bin", b'dq"uote.bin', b"l\nf.bin",
+        b"sp ace.bin", b"sub/[ab].bin", b"cr\rx.bin", b"sub/**.bin", b"g dir/x.bin"}
+seen, commits = set(), 0
+for line in open(cmap).read().split("\n")[1:]:
+    if not line:
+        continue
+    new = line.split()[1]
+    commits += 1
+    files = {}
+    for ent in git("ls-tree", "-r", "-z", "--full-tree", new).split(b"\0")[:-1]:
+        meta, path = ent.split(b"\t", 1)
+        mode, typ, oid = meta.split()
+        if typ == b"blob" and path != b".gitattributes":
+            files[path] = oid
+    pointers = set()
+    for path, oid in files.items():
+        if git("cat-file", "-p", oid.decode()).startswith(b"version https://git-lfs"):
+            pointers.add(path)
+    git("read-tree", new)
+    out = git("check-attr", "--cached", "-z", "--stdin", "filter",
+              data=b"".join(p + b"\0" for p in files)).split(b"\0")
+    lfs = {out[i] for i in range(0, len(out) - 2, 3) if out[i + 2] == b"lfs"}
+    if lfs != pointers:
+        print("commit %s: filter=lfs but no pointer: %r; pointer but not lfs: %r"
+              % (new, sorted(lfs - pointers), sorted(pointers - lfs)))
+        sys.exit(1)
+    seen |= pointers
+    near = {b"a b.bin", b"a\nb.bin", b"x1.bin", b"g\tdir/x.bin", b"sp\tace.bin"} & set(files)
+    assert near - lfs, near  # near misses present, not LFS: not vacuous
+if not must <= seen:
+    print("never converted: %r" % sorted(must - seen))
+    sys.exit(1)
+print("info: tricky names: %d commits, check-attr exact" % commits)
+PY
+info "names with TAB, LF, CR, [, *, ?, \\, !, #, \", leading blanks: filter=lfs exactly where converted"
+
+# a path whose line would be 2048 bytes or more: git would ignore the line
+long="$(printf 'd%.0s' $(seq 1 60))"
+long="$long/$long/$long/$long/$long/$long/$long/$long/$long/$long"
+long="$long/$long/$long/$long.bin"	# 2443 bytes
+printf 'M 100644 inline %s\ndata 3\nabc\n' "$long" >"$SCRATCH/long.body"
+{
+	printf 'commit refs/heads/main\ncommitter A <a@b> 0 +0000\ndata 0\n'
+	cat "$SCRATCH/long.body"
+	printf '\ndone\n'
+} >"$SCRATCH/long.fe"
+printf 're:\\.bin$ lfs\n' >"$SCRATCH/long.rules"
+rc=0
+"$MIGRATE" --rules "$SCRATCH/long.rules" --store "$SCRATCH/long-store" \
+	<"$SCRATCH/long.fe" >"$SCRATCH/long.out" 2>"$SCRATCH/long.err" || rc=$?
+[ "$rc" = 1 ] || die "a 2443-byte converted path: exit $rc, expected 1"
+grep -q "too long for a .gitattributes line" "$SCRATCH/long.err" ||
+	die "a 2443-byte converted path: no clear message: $(cat "$SCRATCH/long.err")"
+info "too long for .gitattributes: $(cut -c1-60 "$SCRATCH/long.err")..."
 echo "lfs_cases: ok"

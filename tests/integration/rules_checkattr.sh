@@ -101,7 +101,9 @@ fixed = ["a/1/2/3/4/5/6/7/8/b", "1/2/3/4/5/6/7/8/9/x", "a/b/a/b/a/b/a/b/c",
          "foo/x/bar", "foobar", "foox/bar", "fooz/x/bar", "a/bx/y", ".hidden",
          "d/.hidden", "d/e/.hidden", "my file.bin", "my\tfile.bin",
          "dir/my file.bin", "#foo", "!foo", "a/b/c/d", "abcd", "a]b", "x y",
-         "x", "y", "Z", "é", "éé", "a/é", "t.tar.gz", ".git", "dir", "a/b.bin"]
+         "x", "y", "Z", "é", "éé", "a/é", "t.tar.gz", ".git", "dir", "a/b.bin",
+         "a b.bin", "a\tb.bin", "a\nb.bin", "a\rb.bin", " lead.bin", "\tlead.bin",
+         'q"uote', '"q', "b\\s", "h#x", "#h", "!x"]
 
 
 def sample(tok):
@@ -233,12 +235,7 @@ for p in patterns:
         if g != ours[(p, x)]:
             bad.append("pattern %r path %r: git %d, migrate %d" % (p, x, g, ours[(p, x)]))
 
-# ---- .gitattributes pattern for a glob rule ----
-# git's [[:space:]] also takes \t \r \n where the rule had a space: compare
-# on paths without those.
-BLANKS = " \t\r\n"
-plain_paths = [x for x in paths if not any(c in x for c in "\t\r\n")]
-paths_no_blank = [x for x in paths if not any(c in x for c in BLANKS)]
+# ---- .gitattributes pattern for a glob rule: exactly the rule's paths ----
 globs = [p for p in patterns if p not in refused]
 attr = run_probe(["--attr"], b"".join(enc(p) + b"\0" for p in globs))
 lines, hnames = [], {}
@@ -248,17 +245,15 @@ for i, (p, a) in enumerate(zip(globs, attr)):
         lines.append(a[2:] + " " + hnames[p] + "\n")
     else:
         skipped.append((p, "attr form: " + a[2:]))
-git2 = check_attr(lines, plain_paths)
+git2 = check_attr(lines, paths)
 for p in hnames:
-    # a pattern's own \t \r \n also became [[:space:]]: then any blank
-    for x in (paths_no_blank if any(c in p for c in "\t\r\n") else plain_paths):
+    for x in paths:
         compared += 1
         g = (hnames[p], x) in git2
         if g != ours[(p, x)]:
             bad.append("attr form of %r path %r: git %d, migrate %d" % (p, x, g, ours[(p, x)]))
 
 # ---- anchored per-path line: matches its path and nothing else ----
-# (up to blanks, which [[:space:]] cannot tell apart)
 some = paths[:700]
 anch = run_probe(["--attr-path"], b"".join(enc(x) + b"\0" for x in some))
 lines = []
@@ -267,16 +262,11 @@ for i, a in enumerate(anch):
     lines.append(a[2:] + " p%d\n" % i)
 git3 = check_attr(lines, some)
 
-
-def fold(s):
-    return "".join(" " if c in BLANKS else c for c in s)
-
-
 for i, q in enumerate(some):
     for x in some:
         compared += 1
         g = ("p%d" % i, x) in git3
-        if g != (fold(q) == fold(x)):
+        if g != (q == x):
             bad.append("anchored line %r for %r, path %r: git %d" % (anch[i], q, x, g))
 
 print("rules_checkattr: %d patterns, %d paths, %d verdicts compared "

@@ -113,12 +113,15 @@ static int run_attr(int paths)
 
 	while (read_rec(stdin, '\0', &in)) {
 		buf_reset(&out);
+		/* the line ends in " x\n": the pattern is what comes before */
 		if (paths) {
-			ok = rules_attr_path(&out, in.ptr, in.len, &e) == 0;
+			ok = rules_attr_path_line(&out, in.ptr, in.len, "x", &e) == 0;
 		} else {
 			r = compile(&in, &last, &cache, &e);
-			ok = r && rules_rule_attr_pattern(&out, rules_get(r, 0), &e) == 0;
+			ok = r && rules_rule_attr_line(&out, rules_get(r, 0), "x", &e) == 0;
 		}
+		if (ok)
+			out.ptr[out.len -= 3] = '\0';
 		printf("%s\t%s\n", ok ? "A" : "E", ok ? out.ptr : e.msg);
 	}
 	rules_free(cache);

@@ -389,7 +389,78 @@ static void test_put_twice_keeps_first(void **state)
 	ptr_store_free(s);
 }
 
+/* Plants bytes under the final name of content's object. */
+static void plant_object(const struct fixture *f, struct ptr_store *s,
+			 const char *content, size_t n, const char *bytes,
+			 size_t bn, struct buf *path)
+{
+	struct ptr_oid oid;
+	char hex[PTR_OID_HEXSZ + 1], dir[512];
+
+	hash_of(content, n, &oid);
+	ptr_oid_hex(&oid, hex);
+	snprintf(dir, sizeof(dir), "%s/%.2s", f->store, hex);
+	assert_int_equal(mkdir(dir, 0777), 0);
+	snprintf(dir, sizeof(dir), "%s/%.2s/%.2s", f->store, hex, hex + 2);
+	assert_int_equal(mkdir(dir, 0777), 0);
+	object_path(s, &oid, path);
+	write_file(path->ptr, bytes, bn);
+}
+
+/* A bad object under the right name (wrong size, or the right size and
+ * wrong bytes) is replaced by the good copy, in plain and batch mode. */
+static void check_bad_object_replaced(const struct fixture *f, int batch,
+				      const char *bad, size_t bad_len)
+{
+	struct ptr_store *s = open_store(f->store);
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	struct ptr_oid got;
+	struct err e = ERR_INIT;
+	unsigned char *back;
+	uint64_t size;
+	int fd;
+
+	ptr_store_set_batch(s, batch);
+	plant_object(f, s, "hello lfs\n", 10, bad, bad_len, &path);
+	assert_int_equal(put_chunks(s, "hello lfs\n", 10, 3, &got, &size, &e), 0);
+	assert_oid_hex(&got, HELLO_OID);
+	/* readable as the good content before and after the sync */
+	assert_int_equal(ptr_store_open_object(s, &got, &fd, &size, &e), 0);
+	assert_int_equal(size, 10);
+	back = read_fd(fd, 10);
+	close(fd);
+	assert_memory_equal(back, "hello lfs\n", 10);
+	free(back);
+	assert_int_equal(ptr_store_sync(s, &e), 0);
+	fd = open(path.ptr, O_RDONLY);
+	assert_true(fd >= 0);
+	back = read_fd(fd, 10);
+	close(fd);
+	assert_memory_equal(back, "hello lfs\n", 10);
+	free(back);
+	assert_int_equal(count_files(f->store), 1); /* no temp file left */
+	buf_release(&path);
+	ptr_store_free(s);
+}
+
 static void test_put_existing_wrong_size(void **state)
+{
+	check_bad_object_replaced(*state, 0, "corrupt", 7);
+}
+
+static void test_put_existing_wrong_content(void **state)
+{
+	check_bad_object_replaced(*state, 0, "hello LFS\n", 10);
+}
+
+static void test_batch_existing_wrong_content(void **state)
+{
+	check_bad_object_replaced(*state, 1, "hello lfs\r", 10);
+}
+
+/* A directory where the object belongs cannot be replaced: an error
+ * naming it, and nothing left behind. */
+static void test_put_existing_not_a_file(void **state)
 {
 	struct fixture *f = *state;
 	struct ptr_store *s = open_store(f->store);
@@ -397,7 +468,6 @@ static void test_put_existing_wrong_size(void **state)
 	struct ptr_oid oid, got;
 	struct err e = ERR_INIT;
 	char dir[512];
-	struct stat st;
 	uint64_t size;
 
 	hash_of("hello lfs\n", 10, &oid);
@@ -406,14 +476,11 @@ static void test_put_existing_wrong_size(void **state)
 	snprintf(dir, sizeof(dir), "%s/48/59", f->store);
 	assert_int_equal(mkdir(dir, 0777), 0);
 	object_path(s, &oid, &path);
-	write_file(path.ptr, "corrupt", 7);
+	assert_int_equal(mkdir(path.ptr, 0777), 0);
 	assert_int_equal(put_chunks(s, "hello lfs\n", 10, 0, &got, &size, &e), -1);
 	assert_int_equal(e.kind, ERR_IO);
 	assert_non_null(strstr(e.msg, path.ptr));
-	/* the existing object is untouched, the temp file gone */
-	assert_int_equal(stat(path.ptr, &st), 0);
-	assert_int_equal(st.st_size, 7);
-	assert_int_equal(count_files(f->store), 1);
+	assert_int_equal(count_files(f->store), 0);
 	buf_release(&path);
 	ptr_store_free(s);
 }
@@ -780,6 +847,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_put_empty_object, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_put_twice_keeps_first,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_existing_wrong_content,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_existing_wrong_content,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_existing_not_a_file,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_existing_wrong_size,
 						setup, teardown),

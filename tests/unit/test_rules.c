@@ -429,7 +429,7 @@ static void expect_attr(const char *rule, const char *want)
 	struct err e = ERR_INIT;
 
 	buf_adds(&out, "<");
-	assert_int_equal(rules_rule_attr_pattern(&out, rules_get(r, 0), &e), 0);
+	assert_int_equal(rules_rule_attr_line(&out, rules_get(r, 0), "a -b", &e), 0);
 	if (strcmp(out.ptr + 1, want))
 		fail_msg("%s: got %s, want %s", rule, out.ptr + 1, want);
 	buf_release(&out);
@@ -439,31 +439,58 @@ static void expect_attr(const char *rule, const char *want)
 static void test_attr_pattern(void **state)
 {
 	struct rules *r;
-	struct buf out = BUF_INIT(BUF_MAX_DEFAULT);
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT), text = BUF_INIT(BUF_MAX_DEFAULT);
 	struct err e = ERR_INIT;
 
 	(void)state;
-	expect_attr("*.psd lfs\n", "*.psd");
-	expect_attr("'dir with space/*.dat' lfs\n",
-		    "dir[[:space:]]with[[:space:]]space/*.dat");
-	expect_attr("weird\\[1\\].psd lfs\n", "weird\\[1\\].psd");
-	expect_attr("'a\tb' lfs\n", "a[[:space:]]b");
-	expect_attr("'a\\ b' lfs\n", "a[[:space:]]b");
-	expect_attr("'x[ab ]' lfs\n", "x[ab[:space:]]");
-	expect_attr("'#x' lfs\n", "\\#x");
-	expect_attr("'\"x' lfs\n", "\\\"x");
-	expect_attr("\\!x lfs\n", "\\!x");
-	expect_attr("[attr]x lfs\n", "[tatr]x");
+	expect_attr("*.psd lfs\n", "*.psd a -b\n");
+	/* a blank: C-quoted, the only form that keeps exactly that blank */
+	expect_attr("'dir with space/*.dat' lfs\n", "\"dir with space/*.dat\" a -b\n");
+	expect_attr("weird\\[1\\].psd lfs\n", "weird\\[1\\].psd a -b\n");
+	expect_attr("'a\tb' lfs\n", "\"a\\tb\" a -b\n");
+	expect_attr("'a\\ b' lfs\n", "\"a\\\\ b\" a -b\n");
+	expect_attr("'x[ab ]' lfs\n", "\"x[ab ]\" a -b\n");
+	expect_attr("'[ -~]' lfs\n", "\"[ -~]\" a -b\n");
+	expect_attr("'\"x y' lfs\n", "\"\\\"x y\" a -b\n");
+	expect_attr("'#x' lfs\n", "\\#x a -b\n");
+	expect_attr("'#x y' lfs\n", "\"#x y\" a -b\n");
+	expect_attr("'\"x' lfs\n", "\\\"x a -b\n");
+	expect_attr("\\!x lfs\n", "\\!x a -b\n");
+	expect_attr("[attr]x lfs\n", "[tatr]x a -b\n");
+	expect_attr("'[attr]x y' lfs\n", "\"[tatr]x y\" a -b\n");
 
-	r = parse_ok("re:x lfs\n'[ -~]' lfs\n");
+	r = parse_ok("re:x lfs\n");
 	buf_adds(&out, "keep");
-	assert_int_equal(rules_rule_attr_pattern(&out, rules_get(r, 0), &e), -1);
+	assert_int_equal(rules_rule_attr_line(&out, rules_get(r, 0), "a", &e), -1);
 	assert_non_null(strstr(e.msg, "line 1: a regex rule has no .gitattributes pattern"));
-	assert_int_equal(rules_rule_attr_pattern(&out, rules_get(r, 1), &e), -1);
-	assert_non_null(strstr(e.msg, "line 2: a blank next to '-'"));
 	assert_string_equal(out.ptr, "keep");	/* left as it was */
-	buf_release(&out);
 	rules_free(r);
+
+	/* git ignores lines of 2048 bytes or more: 2047 is the longest */
+	buf_adds(&text, "'");
+	while (text.len < 1 + 2047 - 2)
+		buf_addch(&text, 'x');
+	buf_adds(&text, "' lfs\n");
+	r = parse_ok(text.ptr);
+	buf_reset(&out);
+	assert_int_equal(rules_rule_attr_line(&out, rules_get(r, 0), "a", &e), 0);
+	assert_int_equal(out.len, 2048);	/* 2047 and the LF */
+	rules_free(r);
+	buf_reset(&text);
+	buf_adds(&text, "'y");
+	while (text.len < 1 + 2047 - 2)
+		buf_addch(&text, 'x');
+	buf_adds(&text, "' lfs\n");
+	r = parse_ok(text.ptr);
+	buf_reset(&out);
+	buf_adds(&out, "keep");
+	assert_int_equal(rules_rule_attr_line(&out, rules_get(r, 0), "ab", &e), -1);
+	assert_non_null(strstr(e.msg, "line 1: the pattern is too long for "
+				      ".gitattributes (git ignores lines of 2048"));
+	assert_string_equal(out.ptr, "keep");
+	rules_free(r);
+	buf_release(&text);
+	buf_release(&out);
 }
 
 static void test_attr_path(void **state)
@@ -471,19 +498,34 @@ static void test_attr_path(void **state)
 	struct buf out = BUF_INIT(BUF_MAX_DEFAULT), small = BUF_INIT(8);
 	struct err e = ERR_INIT;
 	static const char path[] = "dir/my file[1]*?\\.bin";
+	static const char plain[] = "dir/file[1]*?\\!#\".bin";
+	char longp[2100];
 
 	(void)state;
-	assert_int_equal(rules_attr_path(&out, path, strlen(path), &e), 0);
-	assert_string_equal(out.ptr, "/dir/my[[:space:]]file\\[1]\\*\\?\\\\.bin");
+	assert_int_equal(rules_attr_path_line(&out, path, strlen(path), "a", &e), 0);
+	assert_string_equal(out.ptr, "\"/dir/my file\\\\[1]\\\\*\\\\?\\\\\\\\.bin\" a\n");
 	buf_reset(&out);
-	assert_int_equal(rules_attr_path(&out, "a\tb", 3, &e), 0);
-	assert_string_equal(out.ptr, "/a[[:space:]]b");
-	assert_int_equal(rules_attr_path(&out, "", 0, &e), -1);
-	assert_int_equal(rules_attr_path(&out, "a\0b", 3, &e), -1);
+	assert_int_equal(rules_attr_path_line(&out, plain, strlen(plain), "a", &e), 0);
+	assert_string_equal(out.ptr, "/dir/file\\[1]\\*\\?\\\\!#\".bin a\n");
+	buf_reset(&out);
+	assert_int_equal(rules_attr_path_line(&out, "a\tb\nc\rd e\"", 10, "a", &e), 0);
+	assert_string_equal(out.ptr, "\"/a\\tb\\nc\\rd e\\\"\" a\n");
+	assert_int_equal(rules_attr_path_line(&out, "", 0, "a", &e), -1);
+	assert_int_equal(rules_attr_path_line(&out, "a\0b", 3, "a", &e), -1);
 	assert_non_null(strstr(e.msg, "empty path or one with a NUL byte"));
+	/* the longest line git reads is 2047 bytes, its LF not counted */
+	memset(longp, 'p', sizeof(longp));
+	buf_reset(&out);
+	assert_int_equal(rules_attr_path_line(&out, longp, 2047 - 3, "a", &e), 0);
+	assert_int_equal(out.len, 2048);
+	buf_reset(&out);
+	assert_int_equal(rules_attr_path_line(&out, longp, 2047 - 2, "a", &e), -1);
+	assert_non_null(strstr(e.msg, "(2045 bytes) is too long for a .gitattributes "
+				      "line: git ignores lines of 2048 bytes or more"));
+	assert_int_equal(out.len, 0);
 	/* a full buffer fails and is left as it was */
 	buf_adds(&small, "ab");
-	assert_int_equal(rules_attr_path(&small, "0123456789", 10, &e), -1);
+	assert_int_equal(rules_attr_path_line(&small, "0123456789", 10, "a", &e), -1);
 	assert_string_equal(small.ptr, "ab");
 	buf_release(&small);
 	buf_release(&out);
@@ -533,6 +575,44 @@ static void test_examples_parse(void **state)
 	assert_true(found >= 3);
 }
 
+/*
+ * A chain of '**' '/' against a deep path: git's backtracking is
+ * exponential (30 of them against 200 levels ran for 100 s); the memo
+ * makes it (pattern x path). CMake gives this test a timeout.
+ */
+static void test_many_starstar(void **state)
+{
+	struct buf text = BUF_INIT(BUF_MAX_DEFAULT), path = BUF_INIT(BUF_MAX_DEFAULT);
+	const struct rule *hit;
+	struct err e = ERR_INIT;
+	struct rules *r;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 200; i++)
+		buf_adds(&path, "d/");
+	buf_adds(&path, "y");
+	for (i = 0; i < 30; i++)
+		buf_adds(&text, "**/");
+	buf_adds(&text, "x lfs\na/");
+	for (i = 0; i < 30; i++)
+		buf_adds(&text, "**/");
+	buf_adds(&text, "x lfs\n");
+	for (i = 0; i < 30; i++)
+		buf_adds(&text, "**/");
+	buf_adds(&text, "d/d/y keep\n");
+	r = parse_ok(text.ptr);
+	assert_int_equal(rules_match(&hit, r, path.ptr, path.len, 0, &e), 0);
+	assert_non_null(hit);
+	assert_int_equal(rules_rule_line(hit), 3);
+	path.ptr[path.len - 1] = 'z';	/* .../d/z: no rule */
+	assert_int_equal(rules_match(&hit, r, path.ptr, path.len, 0, &e), 0);
+	assert_null(hit);
+	rules_free(r);
+	buf_release(&text);
+	buf_release(&path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_unsized),
 		cmocka_unit_test(test_glob_basics),
 		cmocka_unit_test(test_regex_match_limit),
+		cmocka_unit_test(test_many_starstar),
 		cmocka_unit_test(test_attr_pattern),
 		cmocka_unit_test(test_attr_path),
 		cmocka_unit_test(test_examples_parse),

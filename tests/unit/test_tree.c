@@ -392,6 +392,126 @@ static void test_bad_paths(void **state)
 	tree_state_free(ts);
 }
 
+
+/* ---- tree_diff against a walk of both trees ---- */
+
+struct flist {
+	char (*v)[80];
+	size_t n;
+};
+
+static void flist_add(struct flist *l, const char *what, const char *path,
+		      size_t len, uint32_t mode, const struct oid *id)
+{
+	char hex[OID_HEX + 1];
+
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	assert_non_null(l->v);
+	snprintf(l->v[l->n++], sizeof(l->v[0]), "%s %.*s %o %s", what, (int)len,
+		 path, mode, id ? oid_hex(id, hex) : "-");
+}
+
+static int walk_collect(void *ctx, const char *path, size_t len,
+			uint32_t mode, const struct oid *id)
+{
+	flist_add(ctx, "", path, len, mode, id);
+	return 0;
+}
+
+static int diff_collect(void *ctx, const char *path, size_t len,
+			uint32_t old_mode, const struct oid *old_id,
+			uint32_t new_mode, const struct oid *new_id)
+{
+	if (old_mode)
+		flist_add(ctx, "-", path, len, old_mode, old_id);
+	if (new_mode)
+		flist_add(ctx, "+", path, len, new_mode, new_id);
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void flist_sort(struct flist *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof(l->v[0]), str_cmp);
+}
+
+/* The lines of a not in b, prefixed with sign. */
+static void minus(struct flist *out, const struct flist *a,
+		  const struct flist *b, const char *sign)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (!b->n || !bsearch(a->v[i], b->v, b->n, sizeof(b->v[0]), str_cmp)) {
+			out->v = realloc(out->v, (out->n + 1) * sizeof(*out->v));
+			snprintf(out->v[out->n++], sizeof(out->v[0]), "%s%s", sign,
+				 a->v[i]);
+		}
+}
+
+static void test_diff_against_walk(void **state)
+{
+	static const char *const names[] = { "a", "b", "a.b", "a-b", "c/d", "c",
+					     "c/e", "a/x", "a/y/z", "b/a" };
+	struct tree_state *ts = tree_state_new(NULL, NULL);
+	struct tnode *a = tree_new_empty(ts), *b;
+	struct oid ids[3];
+	struct err e = ERR_INIT;
+	unsigned round, i, seed = 7;
+	const uint32_t modes[] = { TREE_MODE_FILE, TREE_MODE_EXEC };
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		memset(ids[i].hash, (int)i + 1, OID_RAW);
+	for (round = 0; round < 300; round++) {
+		struct flist wa = { 0 }, wb = { 0 }, want = { 0 }, got = { 0 };
+
+		b = a;
+		for (i = 0; i < 1 + round % 5; i++) {
+			char path[64];
+			const char *n = names[(seed = seed * 1103515245 + 12345) >> 16 & 7 ? (seed >> 8) % 10 : 0];
+
+			snprintf(path, sizeof(path), "%s%s", (seed >> 20) & 1 ? "p/" : "", n);
+			if ((seed >> 4) % 4 == 0)
+				assert_true(tree_remove(ts, &b, path, strlen(path), &e) >= 0);
+			else
+				assert_int_equal(tree_set(ts, &b, path, strlen(path),
+							  modes[(seed >> 6) & 1],
+							  &ids[(seed >> 9) % 3], &e), 0);
+		}
+		assert_int_equal(tree_walk(ts, a, walk_collect, &wa, &e), 0);
+		assert_int_equal(tree_walk(ts, b, walk_collect, &wb, &e), 0);
+		flist_sort(&wa);
+		flist_sort(&wb);
+		minus(&want, &wa, &wb, "-");
+		minus(&want, &wb, &wa, "+");
+		assert_int_equal(tree_diff(ts, a, b, diff_collect, &got, &e), 0);
+		flist_sort(&want);
+		flist_sort(&got);
+		assert_int_equal(got.n, want.n);
+		for (i = 0; i < got.n; i++)
+			assert_string_equal(got.v[i], want.v[i]);
+		/* from the empty tree: every file of b, added */
+		free(got.v);
+		got.v = NULL;
+		got.n = 0;
+		assert_int_equal(tree_diff(ts, NULL, b, diff_collect, &got, &e), 0);
+		assert_int_equal(got.n, wb.n);
+		free(wa.v);
+		free(wb.v);
+		free(want.v);
+		free(got.v);
+		tree_state_freeze(ts);
+		a = b;
+	}
+	tree_state_free(ts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_big_directory),
 		cmocka_unit_test(test_loaded_big_directory),
 		cmocka_unit_test(test_bad_paths),
+		cmocka_unit_test(test_diff_against_walk),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
