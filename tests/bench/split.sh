@@ -15,7 +15,7 @@
 #     packed; git log without a path).
 #
 # Environment: BENCH_DIR (default /tmp/migrate-bench), MIGRATE (default
-# build/migrate), MIGRATE_SHARED.
+# build/migrate), BENCH_HISTORY_OPTIONS (tests/bench/lib.sh).
 set -euo pipefail
 
 # shellcheck source=tests/bench/lib.sh
