@@ -12,12 +12,15 @@
 
 #include "../rules/rules.h"
 #include "rewrite.h"
+#include "version.h"	/* MIGRATE_VERSION, made by cmake/version.cmake */
 
 static const char usage_text[] =
 "usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
 "   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
 "   or: migrate run [--rules R] [--repo DIR] (--to NEWDIR | --in-place) [-- REV-ARGS]\n"
 "   or: migrate remap [--commit-map M] [BRANCH...]\n"
+"   or: migrate help [run | remap | check-rules]\n"
+"   or: migrate --version\n"
 "       (migrate run --help, migrate remap --help)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
@@ -61,6 +64,7 @@ static const char usage_text[] =
 "                          (default: with --rules; without, nothing changes)\n"
 "  -q, --quiet             no warnings, no progress\n"
 "  -h, --help              this text\n"
+"  --version               the version (and git describe of a clone build)\n"
 "\n"
 "The output starts with 'feature done' and ends with 'done' only when the\n"
 "whole run succeeded, so git fast-import commits nothing from a failed run;\n"
@@ -78,7 +82,7 @@ enum {
 	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
 	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
 	OPT_VERIFY_SPLIT, OPT_DRY_RUN, OPT_REPORT, OPT_REPORT_JSON, OPT_PROGRESS,
-	OPT_NO_MSG_IDS, OPT_MSG_IDS,
+	OPT_NO_MSG_IDS, OPT_MSG_IDS, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -100,6 +104,7 @@ static const struct option long_options[] = {
 	{ "rewrite-message-ids", no_argument, NULL, OPT_MSG_IDS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -130,6 +135,9 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 		case 'q': opt->quiet = 1; opt->progress = -1; break;
 		case 'h':
 			fputs(usage_text, stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("migrate %s\n", MIGRATE_VERSION);
 			exit(0);
 		case ':':
 			return err_set(e, ERR_USAGE, "option '%s' needs a value",
@@ -232,6 +240,27 @@ static int dry_run_output(const struct rw_options *opt, struct err *e)
 	return fd;
 }
 
+/* migrate help [COMMAND]: the usage of COMMAND, as COMMAND --help. */
+static int help(int argc, char **argv, struct err *e)
+{
+	char *run_help[] = { "run", "--help", NULL };
+	char *remap_help[] = { "remap", "--help", NULL };
+
+	if (argc > 2)
+		return err_set(e, ERR_USAGE, "help takes one command, not '%s'",
+			       argv[2]);
+	if (argc < 2 || !strcmp(argv[1], "check-rules")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return rw_cmd_run(2, run_help, e);
+	if (!strcmp(argv[1], "remap"))
+		return rw_cmd_remap(2, remap_help, e);
+	return err_set(e, ERR_USAGE, "help: no command '%s' (commands: run, "
+		       "remap, check-rules)", argv[1]);
+}
+
 int main(int argc, char **argv)
 {
 	struct rw_options opt = { 0 };
@@ -245,6 +274,13 @@ int main(int argc, char **argv)
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {
 		if ((!strcmp(argv[1], "run") ? rw_cmd_run(argc - 1, argv + 1, &e)
 					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0) {
+			fprintf(stderr, "migrate: %s\n", e.msg);
+			return e.kind ? e.kind : 3;
+		}
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "help")) {
+		if (help(argc - 1, argv + 1, &e) < 0) {
 			fprintf(stderr, "migrate: %s\n", e.msg);
 			return e.kind ? e.kind : 3;
 		}
