@@ -1,8 +1,8 @@
 /*
- * store.c - the LFS object store (FORMATS.md §7 "Object store"): objects
+ * store.c - the LFS object store (docs/FORMATS.md §7 "Object store"): objects
  * are hashed while written to a temp file inside the store, fsynced and
  * renamed into <dir>/<oid[0:2]>/<oid[2:4]>/<oid>, so the final name never
- * holds a partial object (DESIGN.md "Files migrate writes").
+ * holds a partial object (docs/DESIGN.md "Files migrate writes").
  */
 #include "pointerize/pointerize.h"
 
@@ -194,7 +194,7 @@ int ptr_store_object_path(struct buf *out, const struct ptr_store *s,
 	int r;
 
 	ptr_oid_hex(oid, hex);
-	/* FORMATS.md §7: <oid[0:2]>/<oid[2:4]>/<oid> */
+	/* docs/FORMATS.md §7: <oid[0:2]>/<oid[2:4]>/<oid> */
 	r = buf_printf(&tmp, "%s/%.2s/%.2s/%s", s->dir, hex, hex + 2, hex);
 	if (r == 0)
 		r = buf_set(out, tmp.ptr, tmp.len);
@@ -396,9 +396,9 @@ static int make_fanout(const struct ptr_store *s, const char *hex,
 }
 
 /*
- * An object already in the store is kept as it is (DESIGN.md: "an
- * existing object is verified, not rewritten"); only its size is checked,
- * as re-hashing it would double the cost of every duplicate. Returns 1 if
+ * An object already in the store is kept as it is (docs/DESIGN.md "Files
+ * migrate writes"); only its size is checked, as re-hashing it would double
+ * the cost of every duplicate. Returns 1 if
  * it exists and matches, 0 if absent, -1 on mismatch or error.
  */
 static int existing_object(const char *path, uint64_t size, struct err *e)

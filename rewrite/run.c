@@ -3,7 +3,7 @@
  * one command, with the state a re-run continues from, a check of every
  * computed id against fast-import's own marks, and RESET.md for clones.
  *
- * Incremental scheme (FORMATS.md 3): a re-run exports REV-ARGS minus the
+ * Incremental scheme (docs/FORMATS.md 3): a re-run exports REV-ARGS minus the
  * source tips an earlier run processed (`^<tip>`, recorded in the state)
  * with --reference-excluded-parents, so parents migrated earlier arrive as
  * raw old ids; the state's commit map translates them and the target holds
@@ -831,7 +831,7 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
 }
 
 /*
- * The check of one run (DESIGN.md, data flow 4): migrate's marks equal
+ * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
  * fast-import's, the commit map's entries of the run (from map_before on)
  * are objects fast-import wrote, and the target's refs are those of the
  * ref map. Returns 0, or -1 with e naming the first difference.

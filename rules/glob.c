@@ -520,7 +520,7 @@ int rules_glob_match(const struct rules_glob *g, const char *path, size_t len)
 			: match_pathname(g, path, len);
 }
 
-/* ---- .gitattributes forms (FORMATS.md §7) ---- */
+/* ---- .gitattributes forms (docs/FORMATS.md §7) ---- */
 
 /* attr.c splits a line on these, so they cannot appear in a pattern. */
 static int attr_blank(int c)

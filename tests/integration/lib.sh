@@ -81,7 +81,7 @@ make_history() {
 	}
 }
 
-# The export flags every test uses (DESIGN.md, issue 2).
+# The export flags every test uses (docs/DESIGN.md, issue 2).
 EXPORT_FLAGS=(--show-original-ids --signed-tags=verbatim --reencode=no
 	--mark-tags --tag-of-filtered-object=drop)
 
