@@ -139,12 +139,9 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 		case OPT_VERSION:
 			printf("migrate %s\n", MIGRATE_VERSION);
 			exit(0);
-		case ':':
-			return err_set(e, ERR_USAGE, "option '%s' needs a value",
-				       argv[optind - 1]);
 		default:
-			return err_set(e, ERR_USAGE, "unknown option '%s'",
-				       argv[optind - 1]);
+			return rw_option_error(e, long_options, argv, optind,
+					       optopt);
 		}
 	}
 	if (optind < argc && !allow_args)
@@ -261,6 +258,27 @@ static int help(int argc, char **argv, struct err *e)
 		       "remap, check-rules)", argv[1]);
 }
 
+/*
+ * The one shape of every error: "migrate: error: MSG" for the filter,
+ * "migrate CMD: error: MSG" for a command (a "CMD: " the message starts
+ * with is not said twice); a usage error adds where help is. Returns the
+ * exit status.
+ */
+static int report_error(const char *cmd, const struct err *e)
+{
+	const char *msg = e->msg;
+	size_t n = cmd ? strlen(cmd) : 0;
+
+	if (cmd && !strncmp(msg, cmd, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		msg += n + 2;
+	fprintf(stderr, "migrate%s%s: error: %s\n", cmd ? " " : "",
+		cmd ? cmd : "", msg);
+	if (e->kind == ERR_USAGE && !strncmp(msg, "unknown ", 8))
+		fprintf(stderr, "(see migrate %s%s--help)\n", cmd ? cmd : "",
+			cmd ? " " : "");
+	return e->kind ? e->kind : 3;
+}
+
 int main(int argc, char **argv)
 {
 	struct rw_options opt = { 0 };
@@ -273,30 +291,22 @@ int main(int argc, char **argv)
 	opt.rewrite_message_ids = -1; /* default: with rules only */
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {
 		if ((!strcmp(argv[1], "run") ? rw_cmd_run(argc - 1, argv + 1, &e)
-					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0) {
-			fprintf(stderr, "migrate: %s\n", e.msg);
-			return e.kind ? e.kind : 3;
-		}
+					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0)
+			return report_error(argv[1], &e);
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "help")) {
-		if (help(argc - 1, argv + 1, &e) < 0) {
-			fprintf(stderr, "migrate: %s\n", e.msg);
-			return e.kind ? e.kind : 3;
-		}
+		if (help(argc - 1, argv + 1, &e) < 0)
+			return report_error("help", &e);
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "check-rules")) {
-		if (check_rules(argc - 1, argv + 1, &e) < 0) {
-			fprintf(stderr, "migrate: %s\n", e.msg);
-			return e.kind ? e.kind : 3;
-		}
+		if (check_rules(argc - 1, argv + 1, &e) < 0)
+			return report_error("check-rules", &e);
 		return 0;
 	}
-	if (parse_options(argc, argv, &opt, &e, 0) < 0) {
-		fprintf(stderr, "migrate: %s\n(see migrate --help)\n", e.msg);
-		return e.kind;
-	}
+	if (parse_options(argc, argv, &opt, &e, 0) < 0)
+		return report_error(NULL, &e);
 	if (isatty(0)) {
 		fprintf(stderr, "migrate: reading a fast-export stream from a "
 				"terminal; see migrate --help\n");
@@ -305,14 +315,12 @@ int main(int argc, char **argv)
 	if (opt.rewrite_message_ids < 0)
 		opt.rewrite_message_ids = opt.rules != NULL;
 	if (opt.output && !opt.dry_run) {
-		fprintf(stderr, "migrate: -o is for --dry-run; the stream goes to "
-				"standard output\n");
-		return ERR_USAGE;
+		err_set(&e, ERR_USAGE, "-o is for --dry-run; the stream goes "
+			"to standard output");
+		return report_error(NULL, &e);
 	}
 	out = dry_run_output(&opt, &e);
-	if (out < 0 || rw_filter(&opt, 0, out, &e) < 0) {
-		fprintf(stderr, "migrate: error: %s\n", e.msg);
-		return e.kind ? e.kind : 3;
-	}
+	if (out < 0 || rw_filter(&opt, 0, out, &e) < 0)
+		return report_error(NULL, &e);
 	return 0;
 }

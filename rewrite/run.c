@@ -204,7 +204,9 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+qh", run_options, NULL)) != -1)
-		if (run_option(o, c, optarg, e) < 0)
+		if (c == '?')
+			return rw_option_error(e, run_options, argv, optind, optopt);
+		else if (run_option(o, c, optarg, e) < 0)
 			return -1;
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0)
 		return err_set(e, ERR_USAGE, "run: unexpected argument '%s' "
@@ -295,8 +297,7 @@ static int setup(struct run *r, struct err *e)
 	char *tips;
 	int rc = 0;
 
-	if (git_line(&r->src_gitdir, r->o.repo, e, "rev-parse",
-		     "--absolute-git-dir", (char *)NULL) < 0)
+	if (gitcmd_git_dir(r->o.repo, &r->src_gitdir, e) < 0)
 		return -1;
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
