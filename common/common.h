@@ -99,7 +99,7 @@ int buf_starts(const struct buf *b, const char *prefix);
 
 /* ---- errors ---- */
 
-/* Kinds double as exit statuses (DESIGN.md: Exit status). */
+/* Kinds double as exit statuses (docs/DESIGN.md: Exit status). */
 enum err_kind {
 	ERR_NONE = 0,
 	ERR_USAGE = 1,	/* usage or rule-file error */

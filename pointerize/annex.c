@@ -1,6 +1,6 @@
 /*
  * annex.c - git-annex SHA256E keys and the hashdirmixed object directories
- * (FORMATS.md §8; git-annex Backend/Utilities.hs selectExtension and
+ * (docs/FORMATS.md §8; git-annex Backend/Utilities.hs selectExtension and
  * Annex/DirHashes.hs).
  */
 #include "pointerize/pointerize.h"
@@ -66,7 +66,7 @@ static size_t ext_pick(const char *ext, size_t n,
 }
 
 /*
- * selectExtension (FORMATS.md §8 steps 1-5): basename, leading dots
+ * selectExtension (docs/FORMATS.md §8 steps 1-5): basename, leading dots
  * stripped, everything after the first '.', split on '.'; then ext_pick;
  * then empty components dropped. Appends ".x.y" (or nothing) to b.
  */
@@ -124,7 +124,7 @@ int ptr_annex_hashdirmixed(const char *key, char out[6])
 	if (EVP_Digest(key, strlen(key), md, &mdlen, EVP_md5(), NULL) != 1 ||
 	    mdlen < 4)
 		return -1;
-	/* FORMATS.md §8: little-endian word of the first 4 md5 bytes */
+	/* docs/FORMATS.md §8: little-endian word of the first 4 md5 bytes */
 	w = (uint32_t)md[0] | (uint32_t)md[1] << 8 | (uint32_t)md[2] << 16 |
 	    (uint32_t)md[3] << 24;
 	for (i = 0; i < 4; i++)

@@ -1,5 +1,5 @@
 /*
- * lfs.c - Git LFS pointer text (FORMATS.md §7): writing the canonical
+ * lfs.c - Git LFS pointer text (docs/FORMATS.md §7): writing the canonical
  * pointer, and recognising pointers exactly as git-lfs 3.3.0 decodes them
  * (lfs/pointer.go: DecodeFrom, decodeKV, decodeKVData) so that a blob
  * git-lfs would take for a pointer is never converted a second time.
@@ -300,7 +300,7 @@ int ptr_is_lfs_pointer(const void *data, size_t len)
 	struct lfs_parsed pp;
 	size_t n = len, k;
 
-	/* An empty file is its own pointer (FORMATS.md §7). */
+	/* An empty file is its own pointer (docs/FORMATS.md §7). */
 	if (len == 0)
 		return PTR_LFS_CANONICAL;
 	/* DecodePointerFromBlob: blobs of 1024 bytes and more are content */

@@ -1,5 +1,5 @@
 /*
- * pointerize.h - Git LFS pointers (FORMATS.md §7), git-annex keys (§8) and
+ * pointerize.h - Git LFS pointers (docs/FORMATS.md §7), git-annex keys (§8) and
  * the content-addressed LFS object store.
  *
  * Store layout: <dir>/<oid[0:2]>/<oid[2:4]>/<oid> holds the raw content
@@ -114,7 +114,7 @@ int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
 /* Drops the put: removes its temp file and frees p. NULL is fine. */
 void ptr_put_abort(struct ptr_put *p);
 
-/* ---- Git LFS pointers (FORMATS.md §7) ---- */
+/* ---- Git LFS pointers (docs/FORMATS.md §7) ---- */
 
 /* git-lfs treats blobs of 1024 bytes or more as content, never pointers. */
 #define PTR_LFS_POINTER_MAX 1024
@@ -149,7 +149,7 @@ enum ptr_lfs_kind {
  */
 int ptr_is_lfs_pointer(const void *data, size_t len);
 
-/* ---- git-annex (FORMATS.md §8) ---- */
+/* ---- git-annex (docs/FORMATS.md §8) ---- */
 
 /*
  * Replaces out's content with the SHA256E key

@@ -1,8 +1,8 @@
 /*
- * store.c - the LFS object store (FORMATS.md §7 "Object store"): objects
+ * store.c - the LFS object store (docs/FORMATS.md §7 "Object store"): objects
  * are hashed while written to a temp file inside the store, fsynced and
  * renamed into <dir>/<oid[0:2]>/<oid[2:4]>/<oid>, so the final name never
- * holds a partial object (DESIGN.md "Files migrate writes").
+ * holds a partial object (docs/DESIGN.md "Files migrate writes").
  */
 #include "pointerize/pointerize.h"
 
@@ -194,7 +194,7 @@ int ptr_store_object_path(struct buf *out, const struct ptr_store *s,
 	int r;
 
 	ptr_oid_hex(oid, hex);
-	/* FORMATS.md §7: <oid[0:2]>/<oid[2:4]>/<oid> */
+	/* docs/FORMATS.md §7: <oid[0:2]>/<oid[2:4]>/<oid> */
 	r = buf_printf(&tmp, "%s/%.2s/%.2s/%s", s->dir, hex, hex + 2, hex);
 	if (r == 0)
 		r = buf_set(out, tmp.ptr, tmp.len);

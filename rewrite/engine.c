@@ -1,7 +1,7 @@
 /*
  * engine.c - the stream dispatcher: one function per command, keeping
  * fast-import's state (marks, branch table, tags, trees) so that every
- * object id is known as fast-import will write it (FORMATS.md 6).
+ * object id is known as fast-import will write it (docs/FORMATS.md 6).
  */
 #include "rewrite.h"
 
@@ -147,7 +147,7 @@ static int read_commit(struct rw *rw, struct odb *db, const char *name,
 
 /*
  * Resolves what `from`, `merge`, `to` or a tag's `from` names, as
- * fast-import does (FORMATS.md 6.5): the branch table, then marks, then
+ * fast-import does (docs/FORMATS.md 6.5): the branch table, then marks, then
  * object ids (translated through the commit map) and names in the
  * repository. Returns 0, or -1 with e set; a failure to read an outside
  * object is an ERR_IO the caller may downgrade with ids_lost().
@@ -622,7 +622,7 @@ static int do_change(struct rw *rw, struct err *e)
 }
 
 /* fast-import stores an ident that starts with '<' (empty name) with a
- * second space before it (FORMATS.md 2.2). */
+ * second space before it (docs/FORMATS.md 2.2). */
 static int add_ident(struct buf *body, const char *key, const struct buf *v)
 {
 	return buf_printf(body, "%s %s%.*s\n", key, v->len && v->ptr[0] == '<' ? " " : "",

@@ -104,6 +104,71 @@ int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 	return 0;
 }
 
+static int read_all(int fd, struct buf *out);
+
+int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
+{
+	struct gitargv args = GITARGV_INIT;
+	struct buf out = BUF_INIT(1 << 20), msg = BUF_INIT(1 << 20);
+	int outp[2], errp[2], rc;
+	size_t n;
+	pid_t p;
+
+	if (pipe2(outp, O_CLOEXEC) < 0)
+		return err_errno(e, ERR_IO, "pipe");
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		close(outp[0]);
+		close(outp[1]);
+		return err_errno(e, ERR_IO, "pipe");
+	}
+	gitargv_push(&args, "rev-parse");
+	gitargv_push(&args, "--absolute-git-dir");
+	fflush(NULL);
+	p = fork();
+	if (p < 0) {
+		rc = err_errno(e, ERR_IO, "fork");
+		close(outp[1]);
+		close(errp[1]);
+		goto out;
+	}
+	if (p == 0) {
+		if (dup2(errp[1], 2) < 0)
+			_exit(127);
+		child_exec(dir, &args, -1, outp[1]);
+	}
+	close(outp[1]);
+	close(errp[1]);
+	/* both are a line or two: reading one after the other cannot block */
+	if (read_all(outp[0], &out) < 0 || read_all(errp[0], &msg) < 0) {
+		rc = err_errno(e, ERR_IO, "reading from git rev-parse");
+		gitcmd_wait(p, e);
+		goto out;
+	}
+	rc = gitcmd_wait(p, e);
+	if (rc > 0) {
+		/* git's first line, without its "fatal: ", inside our message */
+		const char *why = msg.len ? msg.ptr : "";
+
+		if (!strncmp(why, "fatal: ", 7))
+			why += 7;
+		n = strcspn(why, "\n");
+		rc = *why ? err_set(e, ERR_USAGE, "%s is not a git repository "
+				    "(git: %.*s)", dir ? dir : ".", (int)n, why)
+			  : err_set(e, ERR_USAGE, "%s is not a git repository",
+				    dir ? dir : ".");
+	} else if (rc == 0) {
+		gitcmd_chomp(&out);
+		*gitdir = buf_detach(&out, NULL);
+	}
+out:
+	close(outp[0]);
+	close(errp[0]);
+	buf_release(&out);
+	buf_release(&msg);
+	gitargv_clear(&args);
+	return rc < 0 ? -1 : 0;
+}
+
 int gitcmd_wait(pid_t pid, struct err *e)
 {
 	int status;

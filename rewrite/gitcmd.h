@@ -36,6 +36,14 @@ int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 		 int in_fd, int out_fd, struct err *e);
 
 /*
+ * The absolute git directory of the repository at dir (NULL: the current
+ * directory), in *gitdir (owned by the caller). Not a repository: an
+ * ERR_USAGE error in our words, quoting git's own reason; git's stderr
+ * never reaches the terminal. Returns 0 or -1 with e set.
+ */
+int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e);
+
+/*
  * Waits for pid. Returns its exit status (0-255), or 128 + the signal that
  * killed it; -1 with e set if waitpid itself failed.
  */

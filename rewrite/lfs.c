@@ -1,7 +1,7 @@
 /*
  * lfs.c - the rules applied to blobs: LFS pointers, drops, and the root
  * .gitattributes that makes git-lfs treat exactly the converted files as
- * LFS files (DESIGN.md data flow 3, FORMATS.md 7).
+ * LFS files (docs/DESIGN.md data flow 3, docs/FORMATS.md 7).
  *
  * Blobs come before the commit that names their path, so with rules a
  * blob is held (in memory when small, spooled to a temp file when large)
@@ -23,7 +23,7 @@
 
 #define HELD_IN_MEMORY ((size_t)1 << 20)
 /* Split files are read whole for every version: spooling them would copy
- * each version twice more (DESIGN.md: a memcmp per byte). */
+ * each version twice more (docs/DESIGN.md: a memcmp per byte). */
 #define HELD_SPLIT_IN_MEMORY ((size_t)256 << 20)
 #define CHUNK ((size_t)1 << 20)
 /* held blobs from this size on may reuse (and leave) a spare buffer */

@@ -12,12 +12,15 @@
 
 #include "../rules/rules.h"
 #include "rewrite.h"
+#include "version.h"	/* MIGRATE_VERSION, made by cmake/version.cmake */
 
 static const char usage_text[] =
 "usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
 "   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
 "   or: migrate run [--rules R] [--repo DIR] (--to NEWDIR | --in-place) [-- REV-ARGS]\n"
 "   or: migrate remap [--commit-map M] [BRANCH...]\n"
+"   or: migrate help [run | remap | check-rules]\n"
+"   or: migrate --version\n"
 "       (migrate run --help, migrate remap --help)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
@@ -64,6 +67,7 @@ static const char usage_text[] =
 "                          'feature date-format' (rfc2822 and now: refused)\n"
 "  -q, --quiet             no warnings, no progress\n"
 "  -h, --help              this text\n"
+"  --version               the version (and git describe of a clone build)\n"
 "\n"
 "The output starts with 'feature done' and ends with 'done' only when the\n"
 "whole run succeeded, so git fast-import commits nothing from a failed run;\n"
@@ -81,7 +85,7 @@ enum {
 	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
 	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
 	OPT_VERIFY_SPLIT, OPT_DRY_RUN, OPT_REPORT, OPT_REPORT_JSON, OPT_PROGRESS,
-	OPT_NO_MSG_IDS, OPT_MSG_IDS, OPT_DATE_FORMAT,
+	OPT_NO_MSG_IDS, OPT_MSG_IDS, OPT_DATE_FORMAT, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -104,6 +108,7 @@ static const struct option long_options[] = {
 	{ "date-format", required_argument, NULL, OPT_DATE_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -141,12 +146,12 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
-		case ':':
-			return err_set(e, ERR_USAGE, "option '%s' needs a value",
-				       argv[optind - 1]);
+		case OPT_VERSION:
+			printf("migrate %s\n", MIGRATE_VERSION);
+			exit(0);
 		default:
-			return err_set(e, ERR_USAGE, "unknown option '%s'",
-				       argv[optind - 1]);
+			return rw_option_error(e, long_options, argv, optind,
+					       optopt);
 		}
 	}
 	if (optind < argc && !allow_args)
@@ -242,6 +247,48 @@ static int dry_run_output(const struct rw_options *opt, struct err *e)
 	return fd;
 }
 
+/* migrate help [COMMAND]: the usage of COMMAND, as COMMAND --help. */
+static int help(int argc, char **argv, struct err *e)
+{
+	char *run_help[] = { "run", "--help", NULL };
+	char *remap_help[] = { "remap", "--help", NULL };
+
+	if (argc > 2)
+		return err_set(e, ERR_USAGE, "help takes one command, not '%s'",
+			       argv[2]);
+	if (argc < 2 || !strcmp(argv[1], "check-rules")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return rw_cmd_run(2, run_help, e);
+	if (!strcmp(argv[1], "remap"))
+		return rw_cmd_remap(2, remap_help, e);
+	return err_set(e, ERR_USAGE, "help: no command '%s' (commands: run, "
+		       "remap, check-rules)", argv[1]);
+}
+
+/*
+ * The one shape of every error: "migrate: error: MSG" for the filter,
+ * "migrate CMD: error: MSG" for a command (a "CMD: " the message starts
+ * with is not said twice); a usage error adds where help is. Returns the
+ * exit status.
+ */
+static int report_error(const char *cmd, const struct err *e)
+{
+	const char *msg = e->msg;
+	size_t n = cmd ? strlen(cmd) : 0;
+
+	if (cmd && !strncmp(msg, cmd, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		msg += n + 2;
+	fprintf(stderr, "migrate%s%s: error: %s\n", cmd ? " " : "",
+		cmd ? cmd : "", msg);
+	if (e->kind == ERR_USAGE && !strncmp(msg, "unknown ", 8))
+		fprintf(stderr, "(see migrate %s%s--help)\n", cmd ? cmd : "",
+			cmd ? " " : "");
+	return e->kind ? e->kind : 3;
+}
+
 int main(int argc, char **argv)
 {
 	struct rw_options opt = { 0 };
@@ -254,23 +301,22 @@ int main(int argc, char **argv)
 	opt.rewrite_message_ids = -1; /* default: with rules only */
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {
 		if ((!strcmp(argv[1], "run") ? rw_cmd_run(argc - 1, argv + 1, &e)
-					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0) {
-			fprintf(stderr, "migrate: %s\n", e.msg);
-			return e.kind ? e.kind : 3;
-		}
+					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0)
+			return report_error(argv[1], &e);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "help")) {
+		if (help(argc - 1, argv + 1, &e) < 0)
+			return report_error("help", &e);
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "check-rules")) {
-		if (check_rules(argc - 1, argv + 1, &e) < 0) {
-			fprintf(stderr, "migrate: %s\n", e.msg);
-			return e.kind ? e.kind : 3;
-		}
+		if (check_rules(argc - 1, argv + 1, &e) < 0)
+			return report_error("check-rules", &e);
 		return 0;
 	}
-	if (parse_options(argc, argv, &opt, &e, 0) < 0) {
-		fprintf(stderr, "migrate: %s\n(see migrate --help)\n", e.msg);
-		return e.kind;
-	}
+	if (parse_options(argc, argv, &opt, &e, 0) < 0)
+		return report_error(NULL, &e);
 	if (isatty(0)) {
 		fprintf(stderr, "migrate: reading a fast-export stream from a "
 				"terminal; see migrate --help\n");
@@ -279,14 +325,12 @@ int main(int argc, char **argv)
 	if (opt.rewrite_message_ids < 0)
 		opt.rewrite_message_ids = opt.rules != NULL;
 	if (opt.output && !opt.dry_run) {
-		fprintf(stderr, "migrate: -o is for --dry-run; the stream goes to "
-				"standard output\n");
-		return ERR_USAGE;
+		err_set(&e, ERR_USAGE, "-o is for --dry-run; the stream goes "
+			"to standard output");
+		return report_error(NULL, &e);
 	}
 	out = dry_run_output(&opt, &e);
-	if (out < 0 || rw_filter(&opt, 0, out, &e) < 0) {
-		fprintf(stderr, "migrate: error: %s\n", e.msg);
-		return e.kind ? e.kind : 3;
-	}
+	if (out < 0 || rw_filter(&opt, 0, out, &e) < 0)
+		return report_error(NULL, &e);
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* notes.c - N (notemodify) and fast-import's notes fanout (FORMATS.md 6.5). */
+/* notes.c - N (notemodify) and fast-import's notes fanout (docs/FORMATS.md 6.5). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +14,7 @@ unsigned char notes_fanout(uint64_t n)
 	return f;
 }
 
-/* ---- notes (N), with fast-import's fanout (FORMATS.md 6.5) ---- */
+/* ---- notes (N), with fast-import's fanout (docs/FORMATS.md 6.5) ---- */
 
 static void note_path(const struct oid *commit, unsigned char fanout,
 		      struct buf *out)

@@ -18,6 +18,7 @@ struct odb {
 	int broken;
 	uint64_t left;	/* bytes of a streamed object not yet read */
 	int streaming;
+	int err_fd;	/* the reader's stderr, quoted when it fails */
 };
 
 struct odb *odb_new(const char *dir)
@@ -26,6 +27,7 @@ struct odb *odb_new(const char *dir)
 
 	db->dir = dir ? xstrdup(dir) : NULL;
 	db->pid = -1;
+	db->err_fd = -1;
 	return db;
 }
 
@@ -46,13 +48,15 @@ void odb_free(struct odb *db)
 		fclose(db->from);
 	if (db->pid > 0)
 		waitpid(db->pid, &status, 0);
+	if (db->err_fd >= 0)
+		close(db->err_fd);
 	free(db->dir);
 	free(db);
 }
 
 static int odb_start(struct odb *db, struct err *e)
 {
-	int in[2], out[2];
+	int in[2], out[2], err[2];
 	pid_t pid;
 
 	if (db->broken)
@@ -62,7 +66,11 @@ static int odb_start(struct odb *db, struct err *e)
 	 * fast-import under migrate run) must not hold our pipe ends open, or
 	 * this reader never sees the end of its input (dup2 clears the flag
 	 * on 0 and 1 in our own child) */
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+	/* git's own messages ("fatal: not a git repository") go to a pipe
+	 * we read when the reader fails, never to the user's terminal; a
+	 * reader that only ever writes a line or two there cannot fill it */
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+	    pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0)
 		return err_errno(e, ERR_IO, "pipe");
 	pid = fork();
 	if (pid < 0)
@@ -70,7 +78,9 @@ static int odb_start(struct odb *db, struct err *e)
 	if (pid == 0) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
+		dup2(err[1], 2);
 		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+		close(err[0]); close(err[1]);
 		if (db->dir)
 			execlp("git", "git", "-C", db->dir, "cat-file",
 			       "--batch-command", (char *)NULL);
@@ -81,6 +91,8 @@ static int odb_start(struct odb *db, struct err *e)
 	}
 	close(in[0]);
 	close(out[1]);
+	close(err[1]);
+	db->err_fd = err[0];
 	pipe_widen(out[0]);	/* objects stream in while we write them out */
 	db->pid = pid;
 	db->to = fdopen(in[1], "w");
@@ -92,7 +104,30 @@ static int odb_start(struct odb *db, struct err *e)
 
 static int odb_fail(struct odb *db, struct err *e, const char *what)
 {
+	char said[512] = "";
+	ssize_t n = 0;
+	const char *why = said;
+	int status;
+
 	db->broken = 1;
+	/* the reader has ended: wait for it so its last words are there
+	 * (a reader still running may be writing to us: not waited for) */
+	if (!strcmp(what, "git cat-file ended") && db->pid > 0 && db->to) {
+		fclose(db->to);
+		db->to = NULL;
+		waitpid(db->pid, &status, 0);
+		db->pid = -1;
+	}
+	if (db->err_fd >= 0)
+		n = read(db->err_fd, said, sizeof(said) - 1);
+	said[n > 0 ? n : 0] = '\0';
+	if (!strncmp(why, "fatal: ", 7))
+		why += 7;
+	said[strcspn(said, "\n")] = '\0';
+	if (*why)
+		return err_set(e, ERR_IO, "cannot read objects from repository "
+			       "%s (%s; git: %s); is it a git repository? (see "
+			       "--source-repo)", odb_name(db), what, why);
 	return err_set(e, ERR_IO,
 		       "cannot read objects from repository %s (%s); "
 		       "is it a git repository? (see --source-repo)",
@@ -145,7 +180,7 @@ int odb_read(struct odb *db, const char *name, enum obj_type *type,
 
 	if (strchr(name, '\n'))
 		return 0;
-	if (!db->from && odb_start(db, e) < 0)
+	if ((db->broken || !db->from) && odb_start(db, e) < 0)
 		return -1;
 	if (fprintf(db->to, "%s %s\n", body ? "contents" : "info", name) < 0 ||
 	    fflush(db->to) != 0)
@@ -173,7 +208,7 @@ int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
 	assert(!db->streaming);
 	if (strchr(name, '\n'))
 		return 0;
-	if (!db->from && odb_start(db, e) < 0)
+	if ((db->broken || !db->from) && odb_start(db, e) < 0)
 		return -1;
 	if (fprintf(db->to, "contents %s\n", name) < 0 || fflush(db->to) != 0)
 		return odb_fail(db, e, "git cat-file ended");
@@ -211,7 +246,7 @@ int odb_info(struct odb *db, const char *name, enum obj_type *type,
 {
 	if (strchr(name, '\n'))
 		return 0;
-	if (!db->from && odb_start(db, e) < 0)
+	if ((db->broken || !db->from) && odb_start(db, e) < 0)
 		return -1;
 	if (fprintf(db->to, "info %s\n", name) < 0 || fflush(db->to) != 0)
 		return odb_fail(db, e, "git cat-file ended");

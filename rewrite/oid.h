@@ -1,5 +1,5 @@
 /*
- * oid.h - object ids and git's object hashing (FORMATS.md 6.1), for the
+ * oid.h - object ids and git's object hashing (docs/FORMATS.md 6.1), for the
  * rewrite engine only. SHA-1 comes from OpenSSL's libcrypto.
  */
 #ifndef MIGRATE_RW_OID_H

@@ -577,8 +577,7 @@ int rw_cmd_remap(int argc, char **argv, struct err *e)
 		else if (c == 'h')
 			return fputs(remap_usage, stdout), 0;
 		else
-			rc = err_set(e, ERR_USAGE, "remap: unknown option or missing "
-				     "value; see migrate remap --help");
+			rc = rw_option_error(e, remap_options, argv, optind, optopt);
 	}
 	r.branches = argv + optind;
 	r.nbranches = argc - optind;

@@ -57,4 +57,15 @@ int rw_cmd_run(int argc, char **argv, struct err *e);
  */
 int rw_cmd_remap(int argc, char **argv, struct err *e);
 
+/*
+ * After getopt_long (opterr = 0) returned '?' with optind next and optopt
+ * bad_short, sets e (ERR_USAGE) to what was wrong: "option '--X' needs a
+ * value", "unknown switch 'c'", or "unknown option 'NAME'" followed, when
+ * a long option of opts is within two edits, by a line "did you mean
+ * '--NAME'?" (options.c). Returns -1.
+ */
+struct option;
+int rw_option_error(struct err *e, const struct option *opts, char **argv,
+		    int next, int bad_short);
+
 #endif

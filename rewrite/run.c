@@ -3,7 +3,7 @@
  * one command, with the state a re-run continues from, a check of every
  * computed id against fast-import's own marks, and RESET.md for clones.
  *
- * Incremental scheme (FORMATS.md 3): a re-run exports REV-ARGS minus the
+ * Incremental scheme (docs/FORMATS.md 3): a re-run exports REV-ARGS minus the
  * source tips an earlier run processed (`^<tip>`, recorded in the state)
  * with --reference-excluded-parents, so parents migrated earlier arrive as
  * raw old ids; the state's commit map translates them and the target holds
@@ -238,7 +238,9 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+qh", run_options, NULL)) != -1)
-		if (run_option(o, c, optarg, e) < 0)
+		if (c == '?')
+			return rw_option_error(e, run_options, argv, optind, optopt);
+		else if (run_option(o, c, optarg, e) < 0)
 			return -1;
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0)
 		return err_set(e, ERR_USAGE, "run: unexpected argument '%s' "
@@ -392,8 +394,8 @@ static int setup(struct run *r, struct err *e)
 	char *tips;
 	int rc = 0;
 
-	if (git_line(&r->src_gitdir, r->o.repo, e, "rev-parse",
-		     "--absolute-git-dir", (char *)NULL) < 0 || check_sha1(r->o.repo, e) < 0)
+	if (gitcmd_git_dir(r->o.repo, &r->src_gitdir, e) < 0 ||
+	    check_sha1(r->o.repo, e) < 0)
 		return -1;
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
@@ -889,7 +891,7 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
 }
 
 /*
- * The check of one run (DESIGN.md, data flow 4): migrate's marks equal
+ * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
  * fast-import's, the commit map's entries of the run (from map_before on)
  * are objects fast-import wrote, and the target's refs are those of the
  * ref map. Returns 0, or -1 with e naming the first difference.

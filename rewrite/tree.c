@@ -253,7 +253,7 @@ uint32_t tree_mode_normalize(uint32_t mode)
 	return mode;
 }
 
-/* git's tree order (FORMATS.md 6.2): a directory sorts as if its name
+/* git's tree order (docs/FORMATS.md 6.2): a directory sorts as if its name
  * ended in '/'. */
 static int name_cmp(const char *a, size_t alen, int adir, const char *b,
 		    size_t blen, int bdir)

@@ -1,6 +1,6 @@
 /*
  * tree.h - the per-commit tree state fast-import keeps, copied so that
- * ids can be computed in-stream (FORMATS.md 6.2, 6.5).
+ * ids can be computed in-stream (docs/FORMATS.md 6.2, 6.5).
  *
  * Trees are persistent: a node, once its commit is written
  * (tree_state_freeze), is never changed again, so commits share every

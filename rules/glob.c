@@ -528,7 +528,7 @@ int rules_glob_match(const struct rules_glob *g, const char *path, size_t len)
 			: match_pathname(g, path, len);
 }
 
-/* ---- .gitattributes forms (FORMATS.md §7) ---- */
+/* ---- .gitattributes forms (docs/FORMATS.md §7) ---- */
 
 /* attr.c ends an unquoted pattern at these. */
 static int attr_blank(int c)

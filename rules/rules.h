@@ -1,5 +1,5 @@
 /*
- * rules.h - the rule language (DESIGN.md "Rule files"): parsing with
+ * rules.h - the rule language (docs/DESIGN.md "Rule files"): parsing with
  * FILE:LINE:COLUMN errors, and matching a path (and a blob size) against
  * the rules, first match wins.
  *
@@ -22,7 +22,7 @@
  * Patterns. `re:VALUE` is a PCRE2 pattern (byte mode, PCRE2_DOLLAR_ENDONLY)
  * SEARCHED in the path: `re:\.bin$` matches every path ending in .bin, and
  * a regex meant for the whole path is written ^...$ (the choice mirrors
- * grep and keeps the DESIGN.md example meaning what it says). Any other
+ * grep and keeps the docs/DESIGN.md example meaning what it says). Any other
  * word is a glob with .gitattributes semantics, exactly as git applies
  * them (attr.c path_matches + wildmatch.c, case-sensitive):
  *   - no `/` in the pattern: matched against the basename at any depth;
@@ -165,7 +165,7 @@ int rules_rule_size(const struct rule *rule, uint64_t *lo, uint64_t *hi);
 const char *rules_rule_option(const struct rule *rule, const char *key,
 			      size_t *len);
 
-/* ---- .gitattributes lines (FORMATS.md §7) ---- */
+/* ---- .gitattributes lines (docs/FORMATS.md §7) ---- */
 
 /*
  * git ignores (with a warning) a .gitattributes line of this many bytes or

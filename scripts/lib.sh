@@ -2,7 +2,8 @@
 # scripts/lib.sh - shared by scripts/test and scripts/demo: the package list,
 # the installer and the build steps. Source it; it defines, it runs nothing.
 
-# Debian packages the project needs to build, test, fuzz and demo.
+# Debian packages the project needs to build, test, fuzz and demo (man-db
+# reads the installed man page, dpkg-dev and file serve cpack -G DEB).
 # One list, used by every script. (git-annex joins when its issue comes.)
 MIGRATE_PACKAGES=(
 	git git-lfs
@@ -10,6 +11,7 @@ MIGRATE_PACKAGES=(
 	clang libclang-rt-14-dev
 	zlib1g-dev libpcre2-dev libssl-dev uthash-dev libcmocka-dev
 	python3 gnupg time
+	man-db dpkg-dev file
 )
 
 # The repository root, whatever the caller's cwd.

@@ -206,7 +206,7 @@ static int placeholder_group(const struct split_spec *s, const char *t,
 	}
 	if (rc == PCRE2_ERROR_NOSUBSTRING && !strcmp(name, "key") &&
 	    count >= 1) {
-		*out = 1;	/* {key}: the first group, as DESIGN.md uses it */
+		*out = 1;	/* {key}: the first group, as docs/DESIGN.md uses it */
 		return 0;
 	}
 	if (rc == PCRE2_ERROR_NOUNIQUESUBSTRING)

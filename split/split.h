@@ -1,5 +1,5 @@
 /*
- * split.h - record splitting (DESIGN.md "Oversized text files split"): one
+ * split.h - record splitting (docs/DESIGN.md "Oversized text files split"): one
  * version of a text file becomes parts, one per record key, reusing the
  * work done for the previous version. This module knows nothing of git or
  * streams; the engine hashes the parts and writes M/D lines.

@@ -1,5 +1,5 @@
 /*
- * reader.c - the fast-export grammar (FORMATS.md sections 1-4) turned into
+ * reader.c - the fast-export grammar (docs/FORMATS.md sections 1-4) turned into
  * struct stream_cmd items.
  *
  * The reader owns one buffer (fd mode) or borrows the caller's memory block
@@ -351,7 +351,7 @@ static int parse_dataref(struct stream_reader *r, const struct line *whole,
 	return set_text(r, &ref->name, p, n, whole, e);
 }
 
-/* ---- paths (FORMATS.md 2.4) ---- */
+/* ---- paths (docs/FORMATS.md 2.4) ---- */
 
 static int unescape_one(const char *p, size_t n, size_t *used, char *out)
 {
@@ -496,7 +496,7 @@ static int pop_comment(struct stream_reader *r, struct stream_cmd *c)
 
 /*
  * The next line inside a command. fast-import skips `#` lines wherever it
- * reads a command line (FORMATS.md 1); we keep them and deliver them as
+ * reads a command line (docs/FORMATS.md 1); we keep them and deliver them as
  * STREAM_COMMENT items after the current one. Returns 1, 0 at EOF, -1.
  */
 static int peek_cmdline(struct stream_reader *r, struct line *ln, struct err *e)
@@ -987,7 +987,7 @@ static int parse_tag(struct stream_reader *r, const struct line *first,
 	if (parse_commitish(r, &ln, &v, &c->from, e) < 0)
 		return -1;
 	take_line(r);
-	/* original-oid comes after from in a tag (FORMATS.md 2.5) */
+	/* original-oid comes after from in a tag (docs/FORMATS.md 2.5) */
 	if (need_cmdline(r, &ln, what, e) < 0 ||
 	    opt_original_oid(r, &ln, what, c, e) < 0 ||
 	    opt_header(r, &ln, "tagger ", what, &c->tagger, &c->has_tagger, e) < 0 ||
@@ -1157,7 +1157,7 @@ static int top_command(struct stream_reader *r, const struct line *ln,
 				   "alias, get-mark, cat-blob, ls or #comment)");
 }
 
-/* ---- file changes (FORMATS.md 2.3) ---- */
+/* ---- file changes (docs/FORMATS.md 2.3) ---- */
 
 static int parse_mode(const char *p, size_t n, uint32_t *mode)
 {
@@ -1309,7 +1309,7 @@ static int next_in_changes(struct stream_reader *r, struct stream_cmd *c,
 	if (rc < 0)
 		return -1;
 	if (rc == 0 || ln.n == 0) {
-		/* EOF ends the change list as in fast-import (FORMATS.md 1.1:
+		/* EOF ends the change list as in fast-import (docs/FORMATS.md 1.1:
 		 * a message without final LF may be the last thing written) */
 		if (rc > 0)
 			take_line(r);

@@ -1,6 +1,6 @@
 /*
  * stream.h - reading the fast-export grammar and writing fast-import
- * commands (FORMATS.md sections 1-4).
+ * commands (docs/FORMATS.md sections 1-4).
  *
  * The reader turns a byte stream into a sequence of items. A commit is
  * delivered as STREAM_COMMIT (its headers, message and parents), then one
@@ -186,7 +186,7 @@ int stream_write_raw(struct stream_writer *w, const void *p, size_t n,
 int stream_writer_flush(struct stream_writer *w, struct err *e);
 
 /*
- * Appends path to out quoted as fast-export quotes it (FORMATS.md 2.4):
+ * Appends path to out quoted as fast-export quotes it (docs/FORMATS.md 2.4):
  * C-quoted if a byte needs it (control bytes, '"', '\\', DEL, >= 0x80),
  * else in plain quotes if it has a space, else raw.
  */

@@ -1,5 +1,5 @@
 /*
- * writer.c - canonical fast-import commands (FORMATS.md sections 1-2).
+ * writer.c - canonical fast-import commands (docs/FORMATS.md sections 1-2).
  *
  * Output goes through one buffer: to an fd (1 MiB, flushed when full;
  * chunks larger than the buffer bypass it) or into memory for tests. Data is
@@ -134,7 +134,7 @@ static int add_data_line(struct buf *b, uint64_t len)
 	return buf_printf(b, "data %llu\n", (unsigned long long)len);
 }
 
-/* A path for an ls without dataref must be quoted (FORMATS.md 2.7). */
+/* A path for an ls without dataref must be quoted (docs/FORMATS.md 2.7). */
 static int add_forced_quote(struct buf *b, const struct buf *path)
 {
 	size_t start = b->len;
@@ -217,7 +217,7 @@ static int write_commit(struct stream_writer *w, const struct stream_cmd *c,
 	    add_data_line(b, c->message.len) < 0)
 		return -1;
 	/* the message goes straight out: it can be large; no LF after it,
-	 * as fast-export writes it (FORMATS.md 1.1) */
+	 * as fast-export writes it (docs/FORMATS.md 1.1) */
 	if (put_line(w, e) < 0 || put(w, c->message.ptr, c->message.len, e) < 0)
 		return 1;
 	buf_reset(b);
@@ -282,7 +282,7 @@ static int format_cmd(struct stream_writer *w, const struct stream_cmd *c,
 	case STREAM_DONE:
 		return buf_adds(b, "done\n");
 	case STREAM_ALIAS:
-		/* the blank line is not optional in 2.39 (FORMATS.md 2.7) */
+		/* the blank line is not optional in 2.39 (docs/FORMATS.md 2.7) */
 		if (buf_adds(b, "alias\n") < 0 || add_mark(b, c->mark) < 0 ||
 		    add_ref_line(b, "to", &c->from) < 0)
 			return -1;
@@ -390,7 +390,7 @@ int stream_writer_flush(struct stream_writer *w, struct err *e)
 	return flush_buf(w, e);
 }
 
-/* ---- quoting (FORMATS.md 2.4, git's quote_c_style) ---- */
+/* ---- quoting (docs/FORMATS.md 2.4, git's quote_c_style) ---- */
 
 static int needs_cquote(unsigned char ch)
 {

@@ -15,7 +15,7 @@
 # the same LFS paths as the peer, git lfs fsck passes.
 #
 # Environment: BENCH_DIR (default /tmp/migrate-bench), MIGRATE (default
-# build/migrate), MIGRATE_SHARED.
+# build/migrate), BENCH_HISTORY_OPTIONS (tests/bench/lib.sh).
 set -euo pipefail
 
 # shellcheck source=tests/bench/lib.sh
@@ -30,7 +30,8 @@ git lfs install --skip-repo >/dev/null
 bench_corpus corpus assets
 GLOBS='*.bin,*.psd,*.zip,*.mp4'
 tr ',' '\n' <<<"$GLOBS" | sed 's/$/ lfs/' >"$WORK/rules"
-FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags)
+FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
+	--tag-of-filtered-object=rewrite) # as migrate run: a tag of a blob survives --no-data
 
 mirror() { git clone -q --mirror "$SRC" "$1/.git" && git -C "$1" config core.bare false; }
 

@@ -3,12 +3,12 @@
 # corpora, and small timing helpers. Sourced, never run.
 #
 # Environment: BENCH_DIR (default /tmp/migrate-bench), MIGRATE (default
-# build/migrate, built if missing), MIGRATE_SHARED (the shared/ folder).
+# build/migrate, built if missing), BENCH_HISTORY_OPTIONS (extra options of
+# tests/gen/make-history, e.g. "--assets-commits 1000"; default: --full).
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=scripts/lib.sh
 . "$ROOT/scripts/lib.sh"
-SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
 BENCH_DIR="${BENCH_DIR:-/tmp/migrate-bench}"
 MIGRATE="${MIGRATE:-$ROOT/build/migrate}"
 
@@ -27,15 +27,20 @@ bench_setup() {
 	trap 'rm -rf "$WORK"' EXIT
 }
 
-# bench_corpus DIR KIND: the full-scale KIND (assets or tracker) corpus of
-# make-corpus, generated once into BENCH_DIR/DIR; sets SRC to its repository.
+# bench_corpus DIR KIND: the full-scale KIND (assets or tracker) history of
+# tests/gen/make-history --full (with BENCH_HISTORY_OPTIONS after it),
+# generated once into BENCH_DIR/DIR; sets SRC to its repository. The
+# options it was made with are kept in DIR/options: other options make it
+# again.
 bench_corpus() {
-	local corpus="$BENCH_DIR/$1"
-
-	if [ ! -d "$corpus/$2" ]; then
-		say "generating the full-scale $2 corpus in $corpus (once; minutes)"
+	local corpus="$BENCH_DIR/$1" opts
+	opts="--full ${BENCH_HISTORY_OPTIONS:-}"
+	if [ ! -d "$corpus/$2" ] || [ "$(cat "$corpus/options" 2>/dev/null)" != "$opts" ]; then
+		say "generating the $2 history ($opts) in $corpus (once; minutes)"
 		rm -rf "$corpus"
-		"$SHARED/corpus/make-corpus" --only "$2" "$corpus"
+		# shellcheck disable=SC2086 # the options are words
+		"$ROOT/tests/gen/make-history" $opts --only "$2" "$corpus"
+		printf '%s\n' "$opts" >"$corpus/options"
 	fi
 	SRC="$corpus/$2"
 }

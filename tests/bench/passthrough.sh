@@ -3,7 +3,7 @@
 # A measurement, not a test: scripts/test never runs it; it asserts nothing
 # about speed. Prints a markdown table for the README.
 #
-# 1. On the full-scale assets corpus (../shared/corpus/make-corpus --only
+# 1. On the full-scale assets corpus (tests/gen/make-history --full --only
 #    assets, generated once and cached in $BENCH_DIR), side by side:
 #        git fast-export --all ... | cat          | git fast-import
 #        git fast-export --all ... | build/migrate | git fast-import
@@ -16,7 +16,7 @@
 # Environment: BENCH_DIR (default /tmp/migrate-bench), MIGRATE (default
 # build/migrate, built if missing), BENCH_REPEAT (default 1: runs of each
 # pipeline, alternating; the table shows the best of each),
-# BENCH_BIG_MIB (default 2048), MIGRATE_SHARED (the shared/ folder).
+# BENCH_BIG_MIB (default 2048), BENCH_HISTORY_OPTIONS (tests/bench/lib.sh).
 set -euo pipefail
 
 # shellcheck source=tests/bench/lib.sh

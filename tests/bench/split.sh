@@ -15,7 +15,7 @@
 #     packed; git log without a path).
 #
 # Environment: BENCH_DIR (default /tmp/migrate-bench), MIGRATE (default
-# build/migrate), MIGRATE_SHARED.
+# build/migrate), BENCH_HISTORY_OPTIONS (tests/bench/lib.sh).
 set -euo pipefail
 
 # shellcheck source=tests/bench/lib.sh
@@ -24,7 +24,8 @@ set -euo pipefail
 bench_setup split
 bench_corpus tcorpus tracker
 BR=$(git -C "$SRC" symbolic-ref --short HEAD)
-FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags)
+FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
+	--tag-of-filtered-object=rewrite) # as migrate run
 cat >"$WORK/year.rules" <<'EOF'
 data/CVE/list  split  record='^CVE-(\d{4})-'  into='data/CVE/list.{1}'  head='data/CVE/list.head'
 EOF

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$HERE/lfs_lib.sh"
 
-"$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null
+make_history --only assets "$SCRATCH/corpus"
 ORIG="$SCRATCH/corpus/assets"
 export_stream "$ORIG" >"$SCRATCH/in.fe"
 

@@ -5,7 +5,8 @@ export HOME="$SCRATCH/home"
 mkdir -p "$HOME"
 git lfs install --skip-repo >/dev/null
 
-# check_ref_checkouts ORIG NEW: every branch and tag of NEW, checked out
+# check_ref_checkouts ORIG NEW: every branch and tag of NEW (a tag of a
+# blob or tree: the object it names equals the original's), checked out
 # with git-lfs smudging, equals ORIG at the same ref, checked out the same
 # way, byte for byte (but
 # .gitattributes, which migrate extends); git status is clean; and
@@ -17,6 +18,13 @@ check_ref_checkouts() {
 	(cd "$new" && git lfs install --local >/dev/null)
 	while read -r ref; do
 		n=$((n + 1))
+		if [ "$(git -C "$new" cat-file -t "$ref^{}")" != commit ]; then
+			# a tag of a blob or tree: nothing to check out; the object
+			# it names must be the original's, byte for byte
+			cmp -s <(git -C "$orig" cat-file -p "$ref^{}") <(git -C "$new" cat-file -p "$ref^{}") ||
+				die "$ref: names another $(git -C "$new" cat-file -t "$ref^{}") than the original"
+			continue
+		fi
 		rm -rf "$w" "$o"
 		git -C "$new" worktree prune
 		git -C "$orig" worktree prune

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lfs_pointer_oracle.sh - git-lfs is the oracle for pointerize/ (FORMATS.md
+# lfs_pointer_oracle.sh - git-lfs is the oracle for pointerize/ (docs/FORMATS.md
 # §7):
 #   1. pointer bytes: ours == `git lfs pointer --file=F` for a set of files;
 #   2. recognition: ptr_is_lfs_pointer == `git lfs pointer --check --strict`
@@ -63,7 +63,7 @@ for f in "$files"/*; do
 		diff <(od -c "$tmp/want") <(od -c "$tmp/got") >&2 || true
 	fi
 done
-# The documented example (FORMATS.md §7): 127 bytes, blob f9540322....
+# The documented example (docs/FORMATS.md §7): 127 bytes, blob f9540322....
 "$probe" "$files/hello.bin" >"$tmp/hello.ptr"
 [ "$(wc -c <"$tmp/hello.ptr")" -eq 127 ] || fail "hello pointer is not 127 bytes"
 [ "$(git hash-object --no-filters "$tmp/hello.ptr")" = \

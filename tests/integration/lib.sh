@@ -21,7 +21,8 @@ case "$MIGRATE" in
 esac
 
 # The shared corpora: ../shared beside the repository (the layout of the
-# work tree and of CI), or wherever MIGRATE_SHARED says.
+# work tree and of CI), or wherever MIGRATE_SHARED says. Optional: a test
+# that needs it calls need_shared, and is skipped without it.
 export SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
 
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/migrate-it.XXXXXX")"
@@ -60,7 +61,27 @@ info() {
 	printf 'info: %s\n' "$*"
 }
 
-# The export flags every test uses (DESIGN.md, issue 2).
+# need_shared PATH: PATH under $SHARED (e.g. corpus/git-history-2008.bundle)
+# must exist, or the test is skipped: a 'SKIP: reason' line and exit 77,
+# which scripts/test counts as a skip, not a failure (MIGRATE_NO_SKIP=1
+# makes it one).
+need_shared() {
+	[ -e "$SHARED/$1" ] && return 0
+	printf 'SKIP: %s is not there (the optional ../shared folder; MIGRATE_SHARED names another)\n' \
+		"$SHARED/$1"
+	exit 77
+}
+
+# make_history [OPTIONS] OUTDIR: the project's test histories
+# (tests/gen/make-history; OUTDIR/assets, OUTDIR/tracker), at test scale.
+make_history() {
+	"$ROOT/tests/gen/make-history" "$@" >"$SCRATCH/make-history.log" 2>&1 || {
+		cat "$SCRATCH/make-history.log" >&2
+		die "make-history $* failed"
+	}
+}
+
+# The export flags every test uses (docs/DESIGN.md, issue 2).
 EXPORT_FLAGS=(--show-original-ids --signed-tags=verbatim --reencode=no
 	--mark-tags --tag-of-filtered-object=drop)
 

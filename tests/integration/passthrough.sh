@@ -34,7 +34,7 @@ import_stream "$SCRATCH/new" "$SCRATCH/X" <"$SCRATCH/out.fi" ||
 	die "git fast-import rejected migrate's output"
 
 # (a) exact pass-through. A tag of a tag is the one construct of this
-# repository that fast-export | fast-import itself cannot keep (FORMATS.md
+# repository that fast-export | fast-import itself cannot keep (docs/FORMATS.md
 # 2.5: the inner tag is re-emitted under the outer name); the list below
 # must hold exactly the refs the plain pipeline changes.
 KNOWN_CHANGED_BY_GIT="refs/tags/outer"

@@ -18,8 +18,7 @@
 # shellcheck source=tests/integration/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
-"$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null 2>&1 ||
-	die "make-corpus failed"
+make_history --only assets "$SCRATCH/corpus"
 ORIGIN="$SCRATCH/origin.git"
 git clone -q --bare "$SCRATCH/corpus/assets" "$ORIGIN"
 git clone -q "$ORIGIN" "$SCRATCH/alice"

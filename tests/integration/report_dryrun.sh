@@ -11,7 +11,7 @@
 #    ones after a rewrite; --no-rewrite-message-ids leaves them.
 . "$(dirname "$0")/lib.sh"
 
-"$SHARED/corpus/make-corpus" --small "$SCRATCH/corpus" >/dev/null
+make_history "$SCRATCH/corpus"
 ASSETS="$SCRATCH/corpus/assets"
 TRACKER="$SCRATCH/corpus/tracker"
 printf '*.bin lfs\n*.psd lfs\n*.zip size>=100kB lfs\n/docs/** drop\n' >"$SCRATCH/lfs.rules"

@@ -14,8 +14,7 @@
 # shellcheck source=tests/integration/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
-"$SHARED/corpus/make-corpus" --small --only assets "$SCRATCH/corpus" >/dev/null 2>&1 ||
-	die "make-corpus failed"
+make_history --only assets "$SCRATCH/corpus"
 SRC="$SCRATCH/corpus/assets"
 printf '*.bin lfs\n*.psd lfs\n' >"$SCRATCH/rules"
 REPO="$SCRATCH/repo"

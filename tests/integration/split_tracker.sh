@@ -13,7 +13,7 @@
 #  - an incremental second run over new commits equals the single run.
 . "$(dirname "$0")/lib.sh"
 
-"$SHARED/corpus/make-corpus" --small --only tracker "$SCRATCH/corpus" >/dev/null
+make_history --only tracker "$SCRATCH/corpus"
 ORIG="$SCRATCH/corpus/tracker"
 LIST=data/CVE/list
 

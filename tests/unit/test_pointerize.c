@@ -1,6 +1,6 @@
 /*
  * test_pointerize.c - LFS pointers, pointer recognition, the object store
- * and git-annex keys (FORMATS.md §7, §8).
+ * and git-annex keys (docs/FORMATS.md §7, §8).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,7 +191,7 @@ static void test_pointer_hello(void **state)
 	hash_of("hello lfs\n", 10, &oid);
 	assert_oid_hex(&oid, HELLO_OID);
 	assert_int_equal(ptr_lfs_pointer(&b, &oid, 10), 0);
-	assert_int_equal(b.len, 127); /* FORMATS.md §7 */
+	assert_int_equal(b.len, 127); /* docs/FORMATS.md §7 */
 	assert_string_equal(b.ptr, HELLO_PTR);
 	assert_int_equal(ptr_is_lfs_pointer(b.ptr, b.len), PTR_LFS_CANONICAL);
 	buf_release(&b);
@@ -219,7 +219,7 @@ static void test_pointer_empty(void **state)
 	hash_of("", 0, &oid);
 	assert_oid_hex(&oid, EMPTY_OID);
 	assert_int_equal(buf_adds(&b, "x"), 0);
-	/* FORMATS.md §7: an empty file is its own pointer */
+	/* docs/FORMATS.md §7: an empty file is its own pointer */
 	assert_int_equal(ptr_lfs_pointer(&b, &oid, 0), 0);
 	assert_int_equal(b.len, 0);
 	assert_int_equal(ptr_is_lfs_pointer("", 0), PTR_LFS_CANONICAL);
@@ -757,7 +757,7 @@ static void test_is_pointer_size_cap(void **state)
 	assert_int_equal(ptr_is_lfs_pointer("\0\0\0", 3), PTR_LFS_NOT_POINTER);
 }
 
-/* ---- git-annex (FORMATS.md §8) ---- */
+/* ---- git-annex (docs/FORMATS.md §8) ---- */
 
 static void test_annex_key_example(void **state)
 {
@@ -778,7 +778,7 @@ static void test_annex_key_example(void **state)
 	buf_release(&key);
 }
 
-/* Every row of the selectExtension table in FORMATS.md §8. */
+/* Every row of the selectExtension table in docs/FORMATS.md §8. */
 static void test_annex_extensions(void **state)
 {
 	static const char *const rows[][2] = {

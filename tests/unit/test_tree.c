@@ -103,7 +103,7 @@ static void del(struct tree_state *ts, struct tnode **root, const char *path)
 	   "update-index --force-remove --", repo, path, repo);
 }
 
-/* FORMATS.md 6.2: bar (gitlink) < bar- (tree) < bar.c < foo-bar < foo.c
+/* docs/FORMATS.md 6.2: bar (gitlink) < bar- (tree) < bar.c < foo-bar < foo.c
  * < foo (tree) < foo0. */
 static void test_order(void **state)
 {
