@@ -37,6 +37,10 @@ _migrate() {
 		mapfile -t COMPREPLY < <(compgen -W "filter-repo lfs bfg" -- "$cur")
 		return 0
 		;;
+	--date-format)
+		mapfile -t COMPREPLY < <(compgen -W "raw raw-permissive" -- "$cur")
+		return 0
+		;;
 	esac
 
 	local words
@@ -46,11 +50,11 @@ _migrate() {
 			--commit-map-format --ref-map --export-marks --source-repo
 			--target-repo --verify-split --dry-run --output --report
 			--report-json --progress --no-rewrite-message-ids
-			--rewrite-message-ids --quiet --help --version"
+			--rewrite-message-ids --date-format --quiet --help --version"
 		;;
 	run)
 		words="--rules --repo --to --in-place --commit-map-format --progress
-			--verify-only --verify-split --no-rewrite-message-ids --quiet
+			--verify-only --rollback --verify-split --no-rewrite-message-ids --quiet
 			--help"
 		;;
 	remap)
