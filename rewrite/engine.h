@@ -97,6 +97,7 @@ struct rw {
 	struct report *report;		/* --report, --report-json (report.c) */
 	/* progress.c */
 	int progress_on;
+	int progress_tty;	/* redraw one line with \r, else a line each */
 	int64_t progress_start, progress_last;
 	uint64_t commits_seen, objects_converted;
 	uint64_t commits_rewritten;	/* this run: new id differs from old */

@@ -75,8 +75,9 @@ static const char usage_text[] =
 "\n"
 "check-rules prints, for each PATH (or each line of standard input), the\n"
 "rule that decides it: '<path> <TAB> <file>:<line> <TAB> <action> <TAB>\n"
-"<pattern>', or 'no rule'. SIZE is in bytes; without it, a path whose\n"
-"rule depends on the size says so.\n"
+"<pattern>', or 'no rule'. SIZE is bytes or a size with a unit as rules\n"
+"write it (60MB, 1GiB); without it, a path whose rule depends on the size\n"
+"says so.\n"
 "\n"
 "Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
 "3 I/O, store or repository failure.\n";
@@ -159,7 +160,7 @@ static int parse_options(int argc, char **argv, struct rw_options *opt,
 	return 0;
 }
 
-/* PATH or PATH:SIZE (the last colon, if digits follow it). */
+/* PATH or PATH:SIZE (the last colon, if a size as rules write it follows). */
 static void split_path_size(const char *arg, size_t *len, uint64_t *size,
 			    int *has_size)
 {
@@ -168,7 +169,7 @@ static void split_path_size(const char *arg, size_t *len, uint64_t *size,
 	*len = strlen(arg);
 	*has_size = 0;
 	if (colon && colon[1] &&
-	    parse_u64(colon + 1, strlen(colon + 1), UINT64_MAX, size) == 0) {
+	    rules_parse_size(colon + 1, strlen(colon + 1), size) == 0) {
 		*len = (size_t)(colon - arg);
 		*has_size = 1;
 	}

@@ -1,8 +1,9 @@
 /*
- * progress.c - one updating line on stderr while a run goes (commits
- * done/total, MB read, MB/s, objects converted, ETA) and a summary line at
- * the end. Only when stderr is a terminal or --progress asked; never on
- * stdout, which carries the stream.
+ * progress.c - progress on stderr while a run goes (commits done/total,
+ * MB read, MB/s, objects converted, ETA): on a terminal one line redrawn
+ * with CR, to a file or pipe one newline-ended line per update; a summary
+ * line at the end. Only when stderr is a terminal or --progress asked;
+ * never on stdout, which carries the stream.
  */
 #include <stdio.h>
 #include <time.h>
@@ -24,8 +25,9 @@ void progress_init(struct rw *rw)
 {
 	const struct rw_options *o = rw->opt;
 
+	rw->progress_tty = isatty(2);
 	rw->progress_on = !o->quiet && o->progress >= 0 &&
-			  (o->progress > 0 || isatty(2));
+			  (o->progress > 0 || rw->progress_tty);
 	rw->progress_start = rw->progress_last = now_ns();
 }
 
@@ -35,7 +37,8 @@ static void progress_line(struct rw *rw, int64_t t, int final)
 	double mb = (double)stream_reader_offset(rw->in) / 1e6;
 	uint64_t total = rw->opt->progress_total;
 
-	fprintf(stderr, "\rmigrate: %llu", (unsigned long long)rw->commits_seen);
+	fprintf(stderr, "%smigrate: %llu", rw->progress_tty ? "\r" : "",
+		(unsigned long long)rw->commits_seen);
 	if (total)
 		fprintf(stderr, "/%llu", (unsigned long long)total);
 	fprintf(stderr, " commits, %.1f MB read, %.1f MB/s, %llu converted",
@@ -44,11 +47,12 @@ static void progress_line(struct rw *rw, int64_t t, int final)
 	if (final)
 		fprintf(stderr, ", done in %.1f s.\n", secs);
 	else if (total && rw->commits_seen && rw->commits_seen < total)
-		fprintf(stderr, ", ETA %.0f s  ",
+		fprintf(stderr, ", ETA %.0f s%s",
 			secs * (double)(total - rw->commits_seen) /
-				(double)rw->commits_seen);
+				(double)rw->commits_seen,
+			rw->progress_tty ? "  " : "\n");
 	else
-		fputs("  ", stderr);
+		fputs(rw->progress_tty ? "  " : "\n", stderr);
 	fflush(stderr);
 }
 

@@ -201,10 +201,22 @@ static const struct unit units[] = {
 	{ "TiB", 1ULL << 40 },
 };
 
+/* The unit named by the len bytes at s ("" is bytes), or NULL. */
+static const struct unit *find_unit(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strlen(units[i].name) == len && !memcmp(units[i].name, s, len))
+			return &units[i];
+	return NULL;
+}
+
 /* Parses N[unit] at [a, b) into *out. */
 static int parse_amount(const struct cur *c, size_t a, size_t b, uint64_t *out)
 {
-	size_t d = a, i;
+	const struct unit *u;
+	size_t d = a;
 	uint64_t n;
 
 	while (d < b && c->s[d] >= '0' && c->s[d] <= '9')
@@ -215,14 +227,28 @@ static int parse_amount(const struct cur *c, size_t a, size_t b, uint64_t *out)
 		return fail(c, a, "size too large");
 	if (d < b && (c->s[d] == '.' || c->s[d] == ','))
 		return fail(c, d, "sizes are whole numbers (write 1536KiB, not 1.5MiB)");
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (word_is(c, d, b, units[i].name))
-			break;
-	if (i == sizeof(units) / sizeof(units[0]))
+	u = find_unit(c->s + d, b - d);
+	if (!u)
 		return fail(c, d, "unknown size unit '%.*s' (expected B, kB, MB, "
 			    "GB, TB, KiB, MiB, GiB or TiB)", (int)(b - d), c->s + d);
-	if (__builtin_mul_overflow(n, units[i].mul, out))
+	if (__builtin_mul_overflow(n, u->mul, out))
 		return fail(c, a, "size too large");
+	return 0;
+}
+
+int rules_parse_size(const char *s, size_t len, uint64_t *out)
+{
+	const struct unit *u;
+	size_t d = 0;
+	uint64_t n;
+
+	while (d < len && s[d] >= '0' && s[d] <= '9')
+		d++;
+	if (d == 0 || parse_u64(s, d, UINT64_MAX, &n) < 0)
+		return -1;
+	u = find_unit(s + d, len - d);
+	if (!u || __builtin_mul_overflow(n, u->mul, out))
+		return -1;
 	return 0;
 }
 

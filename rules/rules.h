@@ -112,6 +112,13 @@ void rules_free(struct rules *r);
 size_t rules_count(const struct rules *r);
 const struct rule *rules_get(const struct rules *r, size_t i);
 
+/*
+ * Parses a size as rules write it, N with an optional unit (B, kB, MB, GB,
+ * TB, KiB, MiB, GiB, TiB), from the len bytes at s. 0 with *out set, or -1
+ * when it is not one (or overflows). Cannot fail otherwise.
+ */
+int rules_parse_size(const char *s, size_t len, uint64_t *out);
+
 /* 1 when some rule has a size condition, else 0. Cannot fail. */
 int rules_have_size(const struct rules *r);
 

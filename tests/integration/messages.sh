@@ -9,7 +9,9 @@
 #  - outside a repository, or with a --repo that is not one, run is a usage
 #    error (exit 1) in our words that quotes git's reason;
 #  - a split outside a repository (nothing to read objects from) works, says
-#    nothing, and writes the stream it writes inside the repository.
+#    nothing, and writes the stream it writes inside the repository;
+#  - check-rules takes PATH:SIZE with the units rules use (60MB, 1GiB);
+#  - --progress to a file writes newline-ended lines, no carriage return.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -100,4 +102,19 @@ rc=0
 [ ! -s "$SCRATCH/err" ] || die "the split outside a repository said: $(cat "$SCRATCH/err")"
 cmp -s "$SCRATCH/in-repo.fi" "$SCRATCH/no-repo.fi" || die "the split outside a repository wrote another stream"
 info "a split outside a repository: silent, the same stream"
+# --- check-rules sizes with the units of rules; --progress to a file -----------
+printf '*.bin size>=60MB lfs\n' >"$SCRATCH/size.rules"
+"$MIGRATE" check-rules --rules "$SCRATCH/size.rules" a.bin:60MB a.bin:59999999 \
+	a.bin:1GiB a.bin:60MiB >"$SCRATCH/out" || die "check-rules with sizes failed"
+[ "$(awk -F'\t' '{ printf "%s %s;", $1, (NF == 2 ? $2 : $3) }' "$SCRATCH/out")" = \
+	"a.bin lfs;a.bin no rule;a.bin lfs;a.bin lfs;" ] ||
+	die "check-rules PATH:SIZE with units: $(cat "$SCRATCH/out")"
+info "check-rules: PATH:60MB, PATH:1GiB read as sizes"
+"$MIGRATE" --progress <"$SCRATCH/in.fe" >/dev/null 2>"$SCRATCH/progress" ||
+	die "--progress run failed"
+grep -q 'done in' "$SCRATCH/progress" || die "--progress wrote no summary: $(cat "$SCRATCH/progress")"
+! grep -q $'\r' "$SCRATCH/progress" || die "--progress to a file wrote a carriage return"
+[ "$(tail -c 1 "$SCRATCH/progress" | od -An -c | tr -d ' ')" = '\n' ] ||
+	die "--progress to a file does not end its line"
+info "--progress to a file: newline-ended lines"
 echo "messages: ok"
