@@ -50,7 +50,10 @@ static int forbidden(const char *c, size_t n)
 		const unsigned char *u = (const unsigned char *)c + i;
 		unsigned cp = 0;
 
-		if (i + 2 < n && (u[0] & 0xf0) == 0xe0)
+		/* a well-formed three-byte UTF-8 sequence only: git's HFS+
+		 * check reads nothing else as an ignorable code point */
+		if (i + 2 < n && (u[0] & 0xf0) == 0xe0 && (u[1] & 0xc0) == 0x80 &&
+		    (u[2] & 0xc0) == 0x80)
 			cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
 		if ((cp >= 0x200c && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
 		    (cp >= 0x206a && cp <= 0x206f) || cp == 0xfeff) {
