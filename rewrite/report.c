@@ -258,7 +258,11 @@ void report_split(struct rw *rw, const char *path, size_t len,
 
 /* ---- writing ---- */
 
-/* Length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+/*
+ * Length of the valid UTF-8 sequence at s (1 to 4), or 0: the shortest
+ * form only, no surrogate, nothing above U+10FFFF (what a JSON reader
+ * decodes, RFC 3629).
+ */
 static size_t utf8_len(const unsigned char *s, size_t left)
 {
 	size_t n, i;
@@ -271,14 +275,29 @@ static size_t utf8_len(const unsigned char *s, size_t left)
 	for (i = 1; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
 	return n;
 }
 
-/* Paths are bytes: valid UTF-8 goes out as it is, other bytes as the
- * code point of the same value (lossy, but the document stays JSON). */
-static void json_str(struct buf *out, const char *s, size_t len)
+static int utf8_valid(const char *s, size_t len)
 {
 	size_t i, n;
+
+	for (i = 0; i < len; i += n) {
+		n = (unsigned char)s[i] < 0x80 ? 1 :
+		    utf8_len((const unsigned char *)s + i, len - i);
+		if (!n)
+			return 0;
+	}
+	return 1;
+}
+
+/* A JSON string of s, which must be valid UTF-8 (utf8_valid). */
+static void json_str(struct buf *out, const char *s, size_t len)
+{
+	size_t i;
 
 	buf_addch(out, '"');
 	for (i = 0; i < len; i++) {
@@ -287,15 +306,41 @@ static void json_str(struct buf *out, const char *s, size_t len)
 			buf_printf(out, "\\%c", c);
 		else if (c < 0x20 || c == 0x7f)
 			buf_printf(out, "\\u%04x", c);
-		else if (c < 0x80)
+		else
 			buf_addch(out, (char)c);
-		else if ((n = utf8_len((const unsigned char *)s + i, len - i))) {
-			buf_add(out, s + i, n);
-			i += n - 1;
-		} else
-			buf_printf(out, "\\u%04x", c);
 	}
 	buf_addch(out, '"');
+}
+
+/*
+ * "key":VALUE for a path (or pattern), which is bytes. Valid UTF-8 is a
+ * JSON string; anything else is "key":null,"key_hex":"<each byte as two
+ * lowercase hex digits>", so no byte is lost and caf\xe9 never reads as
+ * the UTF-8 café (README: The JSON report).
+ */
+static void json_path(struct buf *out, const char *key, const char *s, size_t len)
+{
+	size_t i;
+
+	buf_printf(out, "\"%s\":", key);
+	if (utf8_valid(s, len)) {
+		json_str(out, s, len);
+		return;
+	}
+	buf_printf(out, "null,\"%s_hex\":\"", key);
+	for (i = 0; i < len; i++)
+		buf_printf(out, "%02x", (unsigned char)s[i]);
+	buf_addch(out, '"');
+}
+
+/* The path as `git ls-files` shows it (core.quotePath=true), in tmp. */
+static const char *shown(struct buf *tmp, const char *prefix, const char *s,
+			 size_t len)
+{
+	buf_reset(tmp);
+	buf_adds(tmp, prefix);
+	stream_show_path(tmp, s, len);
+	return tmp->ptr;
 }
 
 struct totals {
@@ -318,15 +363,15 @@ static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
 		const struct rule *rule = rules_get(rules, i);
 		struct rule_stats none = { 0 }, *st = i < r->nrules ? &r->rules[i] : &none;
 		const char *pat = rules_rule_pattern(rule, &plen);
-		buf_printf(out, "%s\n {\"line\":%zu,\"pattern\":", i ? "," : "",
+		buf_printf(out, "%s\n {\"line\":%zu,", i ? "," : "",
 			   rules_rule_line(rule));
 		if (rules_rule_is_regex(rule)) {
 			struct buf re = BUF_INIT(BUF_MAX_DEFAULT);
 			buf_printf(&re, "re:%.*s", (int)plen, pat);
-			json_str(out, re.ptr, re.len);
+			json_path(out, "pattern", re.ptr, re.len);
 			buf_release(&re);
 		} else {
-			json_str(out, pat, plen);
+			json_path(out, "pattern", pat, plen);
 		}
 		buf_printf(out, ",\"action\":\"%s\",\"paths\":%llu,\"blobs\":%llu,"
 			   "\"bytes\":%llu,\"packed_bytes_estimate\":%llu}",
@@ -337,8 +382,8 @@ static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
 	buf_adds(out, "],\n\"splits\":[");
 	i = 0;
 	HASH_ITER(hh, r->splits, s, st) {
-		buf_adds(out, i++ ? ",\n {\"path\":" : "\n {\"path\":");
-		json_str(out, s->path, strlen(s->path));
+		buf_adds(out, i++ ? ",\n {" : "\n {");
+		json_path(out, "path", s->path, strlen(s->path));
 		buf_printf(out, ",\"versions\":%llu,\"parts\":%llu,\"bytes_before\":%llu,"
 			   "\"bytes_after\":%llu}", (unsigned long long)s->versions,
 			   (unsigned long long)s->nparts,
@@ -354,8 +399,8 @@ static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
 		   (unsigned long long)r->in_packed, (unsigned long long)r->out_packed,
 		   (unsigned long long)t->rewritten, (unsigned long long)t->refs_changed);
 	for (i = 0; i < r->ntop; i++) {
-		buf_adds(out, i ? ",\n {\"path\":" : "\n {\"path\":");
-		json_str(out, r->top[i].path, strlen(r->top[i].path));
+		buf_adds(out, i ? ",\n {" : "\n {");
+		json_path(out, "path", r->top[i].path, strlen(r->top[i].path));
 		buf_printf(out, ",\"bytes\":%llu,\"blob\":\"%s\"}",
 			   (unsigned long long)r->top[i].size, oid_hex(&r->top[i].id, hex));
 	}
@@ -378,6 +423,7 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 	struct report *r = rw->report;
 	const struct rules *rules = rw->lfs ? lfs_rules(rw) : NULL;
 	struct split_stats_ent *s, *st;
+	struct buf tmp = BUF_INIT(BUF_MAX_DEFAULT);
 	char a[32], b[32];
 	size_t i, plen;
 
@@ -391,9 +437,9 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 			const struct rule *rule = rules_get(rules, i);
 			struct rule_stats none = { 0 }, *rs = i < r->nrules ? &r->rules[i] : &none;
 			const char *pat = rules_rule_pattern(rule, &plen);
-			buf_printf(out, "%-6zu %s%-*.*s %-6s %8llu %8llu %12s %12s\n",
-				   rules_rule_line(rule), rules_rule_is_regex(rule) ? "re:" : "",
-				   rules_rule_is_regex(rule) ? 27 : 30, (int)plen, pat,
+			buf_printf(out, "%-6zu %-30s %-6s %8llu %8llu %12s %12s\n",
+				   rules_rule_line(rule),
+				   shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen),
 				   rules_action_name(rules_rule_action(rule)),
 				   (unsigned long long)rs->npaths, (unsigned long long)rs->nblobs,
 				   human(rs->bytes, a, sizeof(a)), human(rs->packed, b, sizeof(b)));
@@ -403,7 +449,8 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 	HASH_ITER(hh, r->splits, s, st) {
 		char c[32];
 		buf_printf(out, "split %s: %llu versions (%s) into %llu parts (%s written)\n",
-			   s->path, (unsigned long long)s->versions,
+			   shown(&tmp, "", s->path, strlen(s->path)),
+			   (unsigned long long)s->versions,
 			   human(s->bytes_before, a, sizeof(a)), (unsigned long long)s->nparts,
 			   human(s->bytes_after, c, sizeof(c)));
 	}
@@ -418,7 +465,8 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 		buf_adds(out, "\nlargest blobs:\n");
 	for (i = 0; i < r->ntop; i++)
 		buf_printf(out, "  %12s  %s\n", human(r->top[i].size, a, sizeof(a)),
-			   r->top[i].path);
+			   shown(&tmp, "", r->top[i].path, strlen(r->top[i].path)));
+	buf_release(&tmp);
 }
 
 int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,

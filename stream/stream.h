@@ -192,6 +192,15 @@ int stream_writer_flush(struct stream_writer *w, struct err *e);
  */
 int stream_quote_path(struct buf *out, const void *path, size_t len);
 
+/*
+ * Appends path to out as `git ls-files` shows it with core.quotePath=true
+ * (git's quote_c_style): C-quoted in double quotes if a byte needs it
+ * (as above: \a \b \t \n \v \f \r \" \\, other control bytes, DEL and
+ * bytes >= 0x80 as three octal digits), else raw; a space alone is not
+ * quoted. For what people read: reports and messages.
+ */
+int stream_show_path(struct buf *out, const void *path, size_t len);
+
 /* ---- what git fast-import accepts (fastimport.c) ---- */
 
 /* 1 when fast-import takes name as a branch (check_refname_format with

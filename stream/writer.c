@@ -452,6 +452,23 @@ int stream_quote_path(struct buf *out, const void *path, size_t len)
 	return rc;
 }
 
+int stream_show_path(struct buf *out, const void *path, size_t len)
+{
+	const unsigned char *p = path;
+	size_t i, old = out->len;
+
+	for (i = 0; i < len && !needs_cquote(p[i]); i++)
+		;
+	if (i == len)
+		return buf_add(out, p, len);
+	if (add_cquoted(out, p, len) < 0) {
+		out->len = old;
+		out->ptr[old] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- construction ---- */
 
 static struct stream_writer *writer_alloc(const char *name, int fd)

@@ -478,6 +478,34 @@ static void test_quote_path_too_long(void **state)
 	buf_release(&b);
 }
 
+/* stream_show_path: git ls-files with core.quotePath=true (a space alone
+ * stays raw); tests/integration/report_paths.sh checks it against git. */
+static void test_show_path(void **state)
+{
+	static const struct { const char *in; size_t n; const char *out; } t[] = {
+		{ "plain.psd", 9, "plain.psd" },
+		{ "with space", 10, "with space" },
+		{ "caf\xc3\xa9", 5, "\"caf\\303\\251\"" },
+		{ "a\tb\n\"\\\x7f\x01", 8, "\"a\\tb\\n\\\"\\\\\\177\\001\"" },
+		{ "", 0, "" },
+	};
+	size_t i;
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct buf b = BUF_INIT(1024);
+		assert_int_equal(stream_show_path(&b, t[i].in, t[i].n), 0);
+		assert_string_equal(b.ptr, t[i].out);
+		buf_release(&b);
+	}
+	{
+		struct buf b = BUF_INIT(8);
+		assert_int_equal(buf_adds(&b, "ab"), 0);
+		assert_int_equal(stream_show_path(&b, "\001\002\003", 3), -1);
+		assert_string_equal(b.ptr, "ab");	/* left as it was */
+		buf_release(&b);
+	}
+}
+
 static void test_tag(void **state)
 {
 	(void)state;
@@ -1269,6 +1297,7 @@ int main(void)
 		cmocka_unit_test(test_quoted_paths),
 		cmocka_unit_test(test_quote_path_rules),
 		cmocka_unit_test(test_quote_path_too_long),
+		cmocka_unit_test(test_show_path),
 		cmocka_unit_test(test_tag),
 		cmocka_unit_test(test_tag_fields),
 		cmocka_unit_test(test_reset),
