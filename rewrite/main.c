@@ -219,6 +219,8 @@ static int check_rules(int argc, char **argv, struct err *e)
 		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE");
 	if (rules_load(&rules, opt.rules, e) < 0)
 		return -1;
+	if (!opt.quiet)
+		rules_warn_shadowed(rules, stderr);
 	for (i = optind; i < argc && r == 0; i++)
 		r = check_one(rules, opt.rules, argv[i], e);
 	if (optind == argc) {
