@@ -79,6 +79,11 @@ static const char usage_text[] =
 "write it (60MB, 1GiB); without it, a path whose rule depends on the size\n"
 "says so.\n"
 "\n"
+"A rule an earlier rule always beats (the same pattern, or an earlier *,\n"
+"** or **/* whose size condition covers its own) is a warning when rules\n"
+"are loaded: 'FILE:LINE: warning: rule never matches: line N (...) always\n"
+"wins'. --quiet silences it; it is never an error.\n"
+"\n"
 "Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
 "3 I/O, store or repository failure.\n";
 
