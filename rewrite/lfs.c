@@ -320,6 +320,8 @@ int lfs_init(struct rw *rw, struct err *e)
 	l->held_max = HELD_IN_MEMORY;
 	if (rules_load(&l->rules, rw->opt->rules, e) < 0)
 		return -1;
+	if (!rw->opt->quiet)
+		rules_warn_shadowed(l->rules, stderr);
 	if (build_globs(rw, l, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */

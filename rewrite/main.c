@@ -79,6 +79,11 @@ static const char usage_text[] =
 "write it (60MB, 1GiB); without it, a path whose rule depends on the size\n"
 "says so.\n"
 "\n"
+"A rule an earlier rule always beats (the same pattern, or an earlier *,\n"
+"** or **/* whose size condition covers its own) is a warning when rules\n"
+"are loaded: 'FILE:LINE: warning: rule never matches: line N (...) always\n"
+"wins'. --quiet silences it; it is never an error.\n"
+"\n"
 "Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
 "3 I/O, store or repository failure.\n";
 
@@ -219,6 +224,8 @@ static int check_rules(int argc, char **argv, struct err *e)
 		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE");
 	if (rules_load(&rules, opt.rules, e) < 0)
 		return -1;
+	if (!opt.quiet)
+		rules_warn_shadowed(rules, stderr);
 	for (i = optind; i < argc && r == 0; i++)
 		r = check_one(rules, opt.rules, argv[i], e);
 	if (optind == argc) {

@@ -347,13 +347,35 @@ struct totals {
 	uint64_t commits, rewritten, refs, refs_changed;
 };
 
+/* 1 when rule i placed no file path in the run. */
+static int unmatched(const struct report *r, size_t i)
+{
+	return i >= r->nrules || r->rules[i].npaths == 0;
+}
+
+/* "pattern":VALUE for a rule (json_path), re: in front of a regex. */
+static void json_pattern(struct buf *out, const struct rule *rule)
+{
+	size_t plen;
+	const char *pat = rules_rule_pattern(rule, &plen);
+
+	if (rules_rule_is_regex(rule)) {
+		struct buf re = BUF_INIT(BUF_MAX_DEFAULT);
+		buf_printf(&re, "re:%.*s", (int)plen, pat);
+		json_path(out, "pattern", re.ptr, re.len);
+		buf_release(&re);
+	} else {
+		json_path(out, "pattern", pat, plen);
+	}
+}
+
 static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
 {
 	struct report *r = rw->report;
 	const struct rules *rules = rw->lfs ? lfs_rules(rw) : NULL;
 	struct split_stats_ent *s, *st;
 	char hex[OID_HEX + 1];
-	size_t i, plen;
+	size_t i, n;
 
 	buf_printf(out, "{\"version\":1,\n\"input\":{\"commits\":%llu,\"blobs\":%llu,"
 		   "\"blob_bytes\":%llu,\"refs\":%llu},\n\"rules\":[",
@@ -362,17 +384,9 @@ static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
 	for (i = 0; rules && i < rules_count(rules); i++) {
 		const struct rule *rule = rules_get(rules, i);
 		struct rule_stats none = { 0 }, *st = i < r->nrules ? &r->rules[i] : &none;
-		const char *pat = rules_rule_pattern(rule, &plen);
 		buf_printf(out, "%s\n {\"line\":%zu,", i ? "," : "",
 			   rules_rule_line(rule));
-		if (rules_rule_is_regex(rule)) {
-			struct buf re = BUF_INIT(BUF_MAX_DEFAULT);
-			buf_printf(&re, "re:%.*s", (int)plen, pat);
-			json_path(out, "pattern", re.ptr, re.len);
-			buf_release(&re);
-		} else {
-			json_path(out, "pattern", pat, plen);
-		}
+		json_pattern(out, rule);
 		buf_printf(out, ",\"action\":\"%s\",\"paths\":%llu,\"blobs\":%llu,"
 			   "\"bytes\":%llu,\"packed_bytes_estimate\":%llu}",
 			   rules_action_name(rules_rule_action(rule)),
@@ -404,6 +418,18 @@ static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
 		buf_printf(out, ",\"bytes\":%llu,\"blob\":\"%s\"}",
 			   (unsigned long long)r->top[i].size, oid_hex(&r->top[i].id, hex));
 	}
+	buf_adds(out, "],\n\"unmatched_rules\":[");
+	for (i = 0, n = 0; rules && i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
+
+		if (!unmatched(r, i))
+			continue;
+		buf_printf(out, "%s\n {\"line\":%zu,", n++ ? "," : "",
+			   rules_rule_line(rule));
+		json_pattern(out, rule);
+		buf_printf(out, ",\"action\":\"%s\"}",
+			   rules_action_name(rules_rule_action(rule)));
+	}
 	buf_adds(out, "]}\n");
 }
 
@@ -425,7 +451,7 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 	struct split_stats_ent *s, *st;
 	struct buf tmp = BUF_INIT(BUF_MAX_DEFAULT);
 	char a[32], b[32];
-	size_t i, plen;
+	size_t i, n, plen;
 
 	buf_printf(out, "input: %llu commits, %llu blobs (%s), %llu refs\n\n",
 		   (unsigned long long)t->commits, (unsigned long long)r->in_blobs,
@@ -445,6 +471,20 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 				   human(rs->bytes, a, sizeof(a)), human(rs->packed, b, sizeof(b)));
 		}
 		buf_addch(out, '\n');
+		for (i = 0, n = 0; i < rules_count(rules); i++) {
+			const struct rule *rule = rules_get(rules, i);
+			const char *pat = rules_rule_pattern(rule, &plen);
+
+			if (!unmatched(r, i))
+				continue;
+			if (!n++)
+				buf_adds(out, "rules that matched nothing:\n");
+			buf_printf(out, "  %s:%zu %s\n", rw->opt->rules,
+				   rules_rule_line(rule),
+				   shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen));
+		}
+		if (n)
+			buf_addch(out, '\n');
 	}
 	HASH_ITER(hh, r->splits, s, st) {
 		char c[32];

@@ -984,3 +984,56 @@ int rules_match_each(const struct rule **out, const struct rules *cset,
 	set->combine = saved;
 	return r;
 }
+
+/* ---- rules that can never match ---- */
+
+/* 1 when the glob matches every path: `*`, `**`, and `**` then `/` then `*`. */
+static int glob_matches_all(const struct rule *rule)
+{
+	return !rule->is_regex &&
+	       (!strcmp(rule->pattern, "*") || !strcmp(rule->pattern, "**") ||
+		!strcmp(rule->pattern, "**/*"));
+}
+
+/* 1 when every (path, size) that later matches, earlier matches too. */
+static int always_wins(const struct rule *earlier, const struct rule *later)
+{
+	int same = earlier->is_regex == later->is_regex &&
+		   earlier->pattern_len == later->pattern_len &&
+		   !memcmp(earlier->pattern, later->pattern, later->pattern_len);
+
+	if (!same && !glob_matches_all(earlier))
+		return 0;
+	/* bounds are 0 and UINT64_MAX when a rule has no condition */
+	return earlier->lo <= later->lo && later->hi <= earlier->hi;
+}
+
+int rules_shadowed(const struct rules *r, size_t i, size_t *by)
+{
+	size_t j;
+
+	for (j = 0; j < i && i < r->n; j++)
+		if (always_wins(&r->v[j], &r->v[i])) {
+			*by = j;
+			return 1;
+		}
+	return 0;
+}
+
+size_t rules_warn_shadowed(const struct rules *r, FILE *f)
+{
+	size_t i, by, n = 0;
+
+	for (i = 0; i < r->n; i++) {
+		const struct rule *w;
+
+		if (!rules_shadowed(r, i, &by))
+			continue;
+		w = &r->v[by];
+		fprintf(f, "%s:%zu: warning: rule never matches: line %zu ('%s%s') "
+			"always wins\n", r->name, r->v[i].line, w->line,
+			w->is_regex ? "re:" : "", w->pattern);
+		n++;
+	}
+	return n;
+}

@@ -71,6 +71,7 @@
 #define MIGRATE_RULES_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "common/common.h"
@@ -149,6 +150,26 @@ int rules_match_each(const struct rule **out, const struct rules *r,
  */
 int rules_match_unsized(const struct rule **out, const struct rules *r,
 			const char *path, size_t len, struct err *e);
+
+/*
+ * 1 when rule i (0-based) can never match because an earlier rule always
+ * wins, with that rule's index in *by; 0 otherwise (*by untouched). The
+ * test is conservative (no false alarm): the earlier rule has the same
+ * kind (glob or re:) and the same pattern text, or is a glob that matches
+ * every path (`*`, `**`, and `**` then `/` then `*`); and its size
+ * condition, if any, covers the later rule's (a later rule without a
+ * condition is covered only by an earlier one without a condition). Rules
+ * that win together (size<1MB then size>=1MB) are not looked for. Cannot
+ * fail.
+ */
+int rules_shadowed(const struct rules *r, size_t i, size_t *by);
+
+/*
+ * Writes to f one line per rule that can never match (rules_shadowed):
+ * "FILE:LINE: warning: rule never matches: line N ('PATTERN') always wins",
+ * and returns how many. Never an error.
+ */
+size_t rules_warn_shadowed(const struct rules *r, FILE *f);
 
 /* ---- one rule (all borrowed from the rule set, none can fail) ---- */
 

@@ -613,6 +613,80 @@ static void test_many_starstar(void **state)
 	buf_release(&path);
 }
 
+/* ---- rules that can never match ---- */
+
+/* "LATER<EARLIER ..." by line, for every rule an earlier one shadows. */
+static const char *shadows(const char *text)
+{
+	static char out[256];
+	struct rules *r = parse_ok(text);
+	size_t i, by, n = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < rules_count(r); i++)
+		if (rules_shadowed(r, i, &by))
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%zu<%zu",
+					      n ? " " : "",
+					      rules_rule_line(rules_get(r, i)),
+					      rules_rule_line(rules_get(r, by)));
+	rules_free(r);
+	return out;
+}
+
+static void test_shadowed(void **state)
+{
+	static const char *const warn[][2] = {
+		{ "*.psd lfs\n*.psd drop\n", "2<1" },
+		{ "re:x keep\nre:x drop\n", "2<1" },
+		{ "* keep\n*.bin lfs\nre:y drop\n", "2<1 3<1" },
+		{ "** keep\nre:a lfs\n", "2<1" },
+		{ "**/* keep\na/b lfs\n", "2<1" },
+		{ "*.psd lfs\n*.psd size>1 drop\n", "2<1" },
+		{ "*.bin size>=1MB lfs\n*.bin size>=2MB drop\n", "2<1" },
+		{ "*.bin size<=1MB lfs\n*.bin size>10 size<100 drop\n", "2<1" },
+		{ "* size>=10 keep\n*.zip size>=100 lfs\n", "2<1" },
+		{ "*.a lfs\n*.a keep\n*.a drop\n", "2<1 3<1" },
+		{ "# c\n\n*.a lfs\n\n*.a drop\n", "5<3" },
+	};
+	static const char *const quiet[] = {
+		"*.bin size>=1MB lfs\n*.bin drop\n",	/* later has no condition */
+		"*.bin size>=1MB lfs\n*.bin size>=1000 drop\n", /* 1000 < 1MB */
+		"*.bin size<1MB lfs\n*.bin size>=1MB drop\n",
+		"*.bin size<=1MB lfs\n*.bin size<=2MB drop\n",
+		"* size>=10 keep\n*.zip lfs\n",	/* narrower, but a condition */
+		"*.bin lfs\n*.BIN drop\n",
+		"x lfs\nre:x drop\n",			/* a glob and a regex */
+		"re:x lfs\nx drop\n",
+		"*.psd lfs\nre:\\.psd$ drop\n",	/* the same set: not proved */
+		"a/* keep\na/b lfs\n",
+		"*.* keep\n*.a lfs\n",
+		"re:.* keep\n*.a lfs\n",
+		"*.a drop\n* keep\n",			/* the broad one comes later */
+		"/*.a drop\n*.a keep\n",
+	};
+	char *buf = NULL;
+	size_t i, len = 0;
+	struct rules *r;
+	FILE *f;
+
+	(void)state;
+	for (i = 0; i < sizeof(warn) / sizeof(warn[0]); i++)
+		assert_string_equal(shadows(warn[i][0]), warn[i][1]);
+	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		assert_string_equal(shadows(quiet[i]), "");
+
+	/* the message names both lines and the winning pattern */
+	r = parse_ok("# c\n\nre:^a lfs\n\n*.a drop\nre:^a keep\n");
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(rules_warn_shadowed(r, f), 1);
+	fclose(f);
+	assert_string_equal(buf, "t.rules:6: warning: rule never matches: "
+			    "line 3 ('re:^a') always wins\n");
+	free(buf);
+	rules_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_attr_pattern),
 		cmocka_unit_test(test_attr_path),
 		cmocka_unit_test(test_examples_parse),
+		cmocka_unit_test(test_shadowed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
