@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "gitcmd.h"
 
 static const char *input_name(const struct rw *rw)
 {
@@ -319,17 +320,76 @@ static int do_blob(struct rw *rw, struct err *e)
 
 /* ---- what fast-import checks ---- */
 
-/* An ident as fast-import's parse_ident takes it in raw date formats. */
-static int check_ident(struct rw *rw, const char *what, const struct buf *v,
-		       struct err *e)
+/* An rfc2822 date and the raw form git's parse_date() gives it. */
+struct date_ent {
+	char *date;
+	char *raw;
+	UT_hash_handle hh;
+};
+
+/*
+ * The raw form of an rfc2822 date, as git fast-import stores it: git's own
+ * parse_date() through `git var`, once per distinct date string.
+ */
+static int date_raw(struct rw *rw, const char *p, size_t n, const char **raw,
+		    struct err *e)
 {
-	const char *why;
+	struct date_ent *d;
+	struct buf out = BUF_INIT(4096);
+
+	/* fast-import reads the line as a C string */
+	n = strnlen(p, n);
+	HASH_FIND(hh, rw->dates, p, n, d);
+	if (!d) {
+		char *date = xmemdup(p, n);	/* NUL-terminated */
+		if (gitcmd_parse_date(date, &out, e) < 0) {
+			free(date);
+			buf_release(&out);
+			return -1;
+		}
+		d = xcalloc(1, sizeof(*d));
+		d->date = date;
+		d->raw = buf_detach(&out, NULL);
+		HASH_ADD_KEYPTR(hh, rw->dates, d->date, n, d);
+	}
+	*raw = d->raw;
+	return 0;
+}
+
+/*
+ * An ident as fast-import's parse_ident takes it; into raw (may be NULL)
+ * the ident as fast-import stores it: with rfc2822 dates, the date made raw.
+ */
+static int check_ident(struct rw *rw, const char *what, const struct buf *v,
+		       struct buf *raw, struct err *e)
+{
+	const char *why, *date;
 	size_t at;
 
 	if (stream_ident_split(v->ptr, v->len, &at, &why) < 0)
 		return at_offset(rw, (err_set(e, ERR_STREAM, "%s %.*s: %s", what,
 					      (int)(v->len < 200 ? v->len : 200),
 					      v->ptr, why), e));
+	if (rw->date_rfc2822) {
+		if (date_raw(rw, v->ptr + at, v->len - at, &date, e) < 0) {
+			char reason[sizeof(e->msg)];
+
+			if (e->kind != ERR_STREAM)
+				return -1;
+			memcpy(reason, e->msg, sizeof(reason));
+			return at_offset(rw, (err_set(e, ERR_STREAM,
+				"%s %.*s: invalid rfc2822 date \"%.*s\" (%s; git "
+				"fast-import --date-format=rfc2822 dies on it)", what,
+				(int)(v->len < 200 ? v->len : 200), v->ptr,
+				(int)(v->len - at < 80 ? v->len - at : 80), v->ptr + at,
+				reason), e));
+		}
+		if (raw && (buf_set(raw, v->ptr, at) < 0 ||
+			    buf_add(raw, date, strlen(date)) < 0))
+			return at_offset(rw, (err_set(e, ERR_STREAM, "%s too long",
+						      what), e));
+		return 0;
+	}
 	if (!stream_raw_date_ok(v->ptr + at, v->len - at, rw->date_strict))
 		return at_offset(rw, (err_set(e, ERR_STREAM,
 			"%s %.*s: invalid raw date \"%.*s\" (expected <seconds> "
@@ -337,6 +397,8 @@ static int check_ident(struct rw *rw, const char *what, const struct buf *v,
 			(int)(v->len < 200 ? v->len : 200), v->ptr,
 			(int)(v->len - at < 80 ? v->len - at : 80), v->ptr + at,
 			rw->date_strict ? " with a timezone of at most 1400" : ""), e));
+	if (raw && buf_set(raw, v->ptr, v->len) < 0)
+		return at_offset(rw, (err_set(e, ERR_STREAM, "%s too long", what), e));
 	return 0;
 }
 
@@ -382,16 +444,17 @@ static int check_feature(struct rw *rw, struct err *e)
 			return 0;	/* the command line wins, as in fast-import */
 		if (!strcmp(f, "raw") || !strcmp(f, "raw-permissive")) {
 			rw->date_strict = !strcmp(f, "raw");
+			rw->date_rfc2822 = 0;
 			return 0;
 		}
 		if (!strcmp(f, "now"))
 			return at_offset(rw, (err_set(e, ERR_STREAM, "feature date-format=now: "
 				"dates are the time git fast-import runs, so no commit id can "
 				"be known in advance; refusing"), e));
-		if (!strcmp(f, "rfc2822"))
-			return at_offset(rw, (err_set(e, ERR_STREAM, "feature date-format=rfc2822 "
-				"is not supported: migrate computes ids from raw dates only "
-				"(convert the dates to '<seconds> <+|-hhmm>')"), e));
+		if (!strcmp(f, "rfc2822")) {
+			rw->date_rfc2822 = 1;	/* dates go through git's parse_date */
+			return 0;
+		}
 		return at_offset(rw, (err_set(e, ERR_STREAM,
 			"unknown date format in feature %s", t->ptr), e));
 	}
@@ -494,8 +557,9 @@ static int do_commit(struct rw *rw, struct err *e)
 	struct branch *b;
 
 	if (check_refname(rw, "", &cmd->ref, e) < 0 ||
-	    (cmd->has_author && check_ident(rw, "author", &cmd->author, e) < 0) ||
-	    check_ident(rw, "committer", &cmd->committer, e) < 0)
+	    (cmd->has_author &&
+	     check_ident(rw, "author", &cmd->author, &c->author, e) < 0) ||
+	    check_ident(rw, "committer", &cmd->committer, &c->committer, e) < 0)
 		return -1;
 	b = branch_get(rw, &cmd->ref, 1);
 	c->active = 1;
@@ -517,9 +581,8 @@ static int do_commit(struct rw *rw, struct err *e)
 	c->fanout = notes_fanout(b->num_notes);
 	c->has_author = cmd->has_author;
 	c->has_encoding = cmd->has_encoding;
-	if (buf_set(&c->author, cmd->author.ptr, cmd->author.len) < 0 ||
-	    buf_set(&c->committer, cmd->committer.ptr, cmd->committer.len) < 0 ||
-	    buf_set(&c->encoding, cmd->encoding.ptr, cmd->encoding.len) < 0 ||
+	/* author and committer: set by check_ident, with raw dates */
+	if (buf_set(&c->encoding, cmd->encoding.ptr, cmd->encoding.len) < 0 ||
 	    buf_set(&c->message, cmd->message.ptr, cmd->message.len) < 0)
 		return at_offset(rw, (err_set(e, ERR_STREAM, "commit too large"), e));
 	if (rw->lfs && lfs_commit_begin(rw, e) < 0)
@@ -759,7 +822,8 @@ static int do_tag(struct rw *rw, struct err *e)
 	if (set_orig(rw, &orig, &has_orig, e) < 0)
 		return at_offset(rw, e);
 	if (check_refname(rw, "refs/tags/", &cmd->ref, e) < 0 ||
-	    (cmd->has_tagger && check_ident(rw, "tagger", &cmd->tagger, e) < 0))
+	    (cmd->has_tagger &&
+	     check_ident(rw, "tagger", &cmd->tagger, &rw->ident_raw, e) < 0))
 		return -1;
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, cmd, e);
@@ -780,7 +844,7 @@ static int do_tag(struct rw *rw, struct err *e)
 	r |= buf_printf(body, "object %s\ntype %s\ntag %.*s\n", oid_hex(&t.oid, hex),
 			obj_type_name(t.type), (int)cmd->ref.len, cmd->ref.ptr);
 	if (cmd->has_tagger)
-		r |= add_ident(body, "tagger", &cmd->tagger);
+		r |= add_ident(body, "tagger", &rw->ident_raw);
 	r |= buf_addch(body, '\n');
 	r |= buf_add(body, cmd->message.ptr, cmd->message.len);
 	if (r)
@@ -952,6 +1016,7 @@ static void rw_release(struct rw *rw)
 	struct mark_ent *m, *mt;
 	struct branch *b, *bt;
 	struct tag_ent *t, *tn;
+	struct date_ent *d, *dt;
 
 	HASH_ITER(hh, rw->marks, m, mt) {
 		HASH_DEL(rw->marks, m);
@@ -967,6 +1032,13 @@ static void rw_release(struct rw *rw)
 		free(t->name);
 		free(t);
 	}
+	HASH_ITER(hh, rw->dates, d, dt) {
+		HASH_DEL(rw->dates, d);
+		free(d->date);
+		free(d->raw);
+		free(d);
+	}
+	buf_release(&rw->ident_raw);
 	buf_release(&rw->cur.author);
 	buf_release(&rw->cur.committer);
 	buf_release(&rw->cur.encoding);
@@ -1009,6 +1081,7 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	rw->hash = obj_hash_new();
 	buf_init(&rw->scratch, STREAM_MAX_TEXT + 4096);
 	buf_init(&rw->cur.author, STREAM_MAX_LINE);
+	buf_init(&rw->ident_raw, STREAM_MAX_LINE);
 	buf_init(&rw->cur.committer, STREAM_MAX_LINE);
 	buf_init(&rw->cur.encoding, STREAM_MAX_LINE);
 	buf_init(&rw->cur.message, STREAM_MAX_TEXT);

@@ -104,6 +104,9 @@ struct rw {
 	uint64_t data_size, data_est;	/* of the data copy_data last copied */
 	int seen_data;		/* a command other than feature/option came */
 	int date_strict;	/* raw dates: timezone at most 1400 */
+	int date_rfc2822;	/* feature date-format=rfc2822 */
+	struct date_ent *dates;	/* rfc2822 date -> raw, as git parsed it */
+	struct buf ident_raw;	/* a tagger with its date made raw */
 	int input_wants_done;	/* the input said `feature done` */
 	int input_done;		/* ... and its `done` came */
 	int want_ids;		/* a map or marks file was asked for */

@@ -106,12 +106,17 @@ int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 
 static int read_all(int fd, struct buf *out);
 
-int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
+/*
+ * Runs `git -C dir ARGS...` with no stdin, its stdout into out and its
+ * stderr into msg (never the terminal), with the "NAME=value" strings of
+ * env (NULL-terminated, may be NULL) added to its environment. Returns the
+ * exit status as gitcmd_wait does, or -1 with e set.
+ */
+static int run_captured(const char *dir, const struct gitargv *args,
+			const char *const *env, struct buf *out,
+			struct buf *msg, struct err *e)
 {
-	struct gitargv args = GITARGV_INIT;
-	struct buf out = BUF_INIT(1 << 20), msg = BUF_INIT(1 << 20);
 	int outp[2], errp[2], rc;
-	size_t n;
 	pid_t p;
 
 	if (pipe2(outp, O_CLOEXEC) < 0)
@@ -121,8 +126,6 @@ int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
 		close(outp[1]);
 		return err_errno(e, ERR_IO, "pipe");
 	}
-	gitargv_push(&args, "rev-parse");
-	gitargv_push(&args, "--absolute-git-dir");
 	fflush(NULL);
 	p = fork();
 	if (p < 0) {
@@ -132,39 +135,112 @@ int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
 		goto out;
 	}
 	if (p == 0) {
+		for (; env && *env; env++)
+			if (putenv((char *)*env) != 0)
+				_exit(127);
 		if (dup2(errp[1], 2) < 0)
 			_exit(127);
-		child_exec(dir, &args, -1, outp[1]);
+		child_exec(dir, args, -1, outp[1]);
 	}
 	close(outp[1]);
 	close(errp[1]);
 	/* both are a line or two: reading one after the other cannot block */
-	if (read_all(outp[0], &out) < 0 || read_all(errp[0], &msg) < 0) {
-		rc = err_errno(e, ERR_IO, "reading from git rev-parse");
+	if (read_all(outp[0], out) < 0 || read_all(errp[0], msg) < 0) {
+		struct buf what = BUF_INIT(4096);
+		gitcmd_describe(&what, dir, args);
+		rc = err_errno(e, ERR_IO, "reading from %s", what.ptr);
+		buf_release(&what);
 		gitcmd_wait(p, e);
 		goto out;
 	}
 	rc = gitcmd_wait(p, e);
-	if (rc > 0) {
-		/* git's first line, without its "fatal: ", inside our message */
-		const char *why = msg.len ? msg.ptr : "";
+out:
+	close(outp[0]);
+	close(errp[0]);
+	return rc;
+}
 
-		if (!strncmp(why, "fatal: ", 7))
-			why += 7;
-		n = strcspn(why, "\n");
+/* git's first line of msg, without its "fatal: ", as (length, start). */
+static const char *first_line(const struct buf *msg, int *n)
+{
+	const char *why = msg->len ? msg->ptr : "";
+
+	if (!strncmp(why, "fatal: ", 7))
+		why += 7;
+	*n = (int)strcspn(why, "\n");
+	return why;
+}
+
+int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
+{
+	struct gitargv args = GITARGV_INIT;
+	struct buf out = BUF_INIT(1 << 20), msg = BUF_INIT(1 << 20);
+	const char *why;
+	int rc, n;
+
+	gitargv_push(&args, "rev-parse");
+	gitargv_push(&args, "--absolute-git-dir");
+	rc = run_captured(dir, &args, NULL, &out, &msg, e);
+	if (rc > 0) {
+		/* git's first line inside our message */
+		why = first_line(&msg, &n);
 		rc = *why ? err_set(e, ERR_USAGE, "%s is not a git repository "
-				    "(git: %.*s)", dir ? dir : ".", (int)n, why)
+				    "(git: %.*s)", dir ? dir : ".", n, why)
 			  : err_set(e, ERR_USAGE, "%s is not a git repository",
 				    dir ? dir : ".");
 	} else if (rc == 0) {
 		gitcmd_chomp(&out);
 		*gitdir = buf_detach(&out, NULL);
 	}
-out:
-	close(outp[0]);
-	close(errp[0]);
 	buf_release(&out);
 	buf_release(&msg);
+	gitargv_clear(&args);
+	return rc < 0 ? -1 : 0;
+}
+
+int gitcmd_parse_date(const char *date, struct buf *raw, struct err *e)
+{
+	static const char who[] = "x <x> ";
+	struct gitargv args = GITARGV_INIT;
+	struct buf out = BUF_INIT(4096), msg = BUF_INIT(1 << 16);
+	struct buf var = BUF_INIT(1 << 20);
+	const char *env[4], *why;
+	int rc, n;
+
+	if (!*date)	/* git var would take it as "now" */
+		return err_set(e, ERR_STREAM, "empty date");
+	if (buf_printf(&var, "GIT_COMMITTER_DATE=%s", date) < 0) {
+		buf_release(&var);
+		return err_set(e, ERR_STREAM, "date too long");
+	}
+	env[0] = var.ptr;
+	env[1] = "GIT_COMMITTER_NAME=x";
+	env[2] = "GIT_COMMITTER_EMAIL=x";
+	env[3] = NULL;
+	gitargv_push(&args, "var");
+	gitargv_push(&args, "GIT_COMMITTER_IDENT");
+	rc = run_captured(NULL, &args, env, &out, &msg, e);
+	why = first_line(&msg, &n);
+	if (rc > 0 && !strncmp(why, "invalid date format", 19)) {
+		rc = err_set(e, ERR_STREAM, "git cannot parse the date");
+	} else if (rc > 0) {
+		rc = err_set(e, ERR_IO, "git var GIT_COMMITTER_IDENT failed "
+			     "(exit %d)%s%.*s", rc, n ? ": " : "", n, why);
+	} else if (rc == 0) {
+		gitcmd_chomp(&out);
+		if (out.len <= sizeof(who) - 1 ||
+		    memcmp(out.ptr, who, sizeof(who) - 1))
+			rc = err_set(e, ERR_IO, "git var GIT_COMMITTER_IDENT "
+				     "printed '%.*s', not an ident",
+				     (int)(out.len < 200 ? out.len : 200), out.ptr);
+		else
+			rc = buf_set(raw, out.ptr + sizeof(who) - 1,
+				     out.len - (sizeof(who) - 1)) < 0 ?
+			     err_set(e, ERR_IO, "date too long") : 0;
+	}
+	buf_release(&out);
+	buf_release(&msg);
+	buf_release(&var);
 	gitargv_clear(&args);
 	return rc < 0 ? -1 : 0;
 }

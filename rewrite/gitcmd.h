@@ -71,6 +71,15 @@ int gitcmd_runl(const char *dir, int check, struct buf *out, struct err *e,
 int gitcmd_vrunl(const char *dir, int check, struct buf *out, struct err *e,
 		 va_list ap);
 
+/*
+ * The date as git's parse_date() reads it (what `git fast-import
+ * --date-format=rfc2822` stores), asked of `git var GIT_COMMITTER_IDENT`
+ * with GIT_COMMITTER_DATE=date: "<seconds> <+|-hhmm>" in *raw. A date git
+ * refuses (or an empty one) is ERR_STREAM; git failing otherwise, ERR_IO.
+ * git's stderr never reaches the terminal. Returns 0 or -1 with e set.
+ */
+int gitcmd_parse_date(const char *date, struct buf *raw, struct err *e);
+
 /* "git -C DIR ARGS..." for messages (the first few arguments). */
 void gitcmd_describe(struct buf *out, const char *dir,
 		     const struct gitargv *args);
