@@ -74,7 +74,6 @@ struct pfx {
 	UT_hash_handle hh;
 	size_t *idx;		/* rule indices, ascending */
 	size_t n, cap;
-	size_t len;
 	char key[PFX_MAX];
 };
 
@@ -89,7 +88,7 @@ struct rules {
 	uint64_t gen;		/* one per path matched */
 	int combine;		/* 0: one by one (rules_match_each) */
 	struct pfx *pfx;	/* uthash by prefix; NULL: no index */
-	size_t nlens;		/* distinct prefix lengths, ascending */
+	size_t nlens;		/* distinct prefix lengths, in no order */
 	size_t lens[PFX_MAX];
 	size_t *rest;		/* rules without a prefix, ascending */
 	size_t nrest;
@@ -666,7 +665,6 @@ static int block_build(struct rules *set, const size_t *idx, size_t n)
 	return 0;
 }
 
-
 /*
  * Skips the class that opens at p[*i] ('['), leaving *i on its ']'.
  * -1 when it does not end.
@@ -684,18 +682,20 @@ static int skip_class(const char *p, size_t n, size_t *i)
 			if (j + 1 < n && p[j + 1] == 'c')
 				return -1;
 			j += 2;
-		} else if (p[j] == '[' && j + 1 < n && p[j + 1] == ':') {
-			const char *end = NULL;
-			size_t k;
+		} else if (p[j] == '[' && j + 1 < n && strchr(":.=", p[j + 1])) {
+			/* [:name:] (PCRE2 reads anything else as plain [) */
+			size_t k = j + 2;
 
-			for (k = j + 2; k + 1 < n; k++)
-				if (p[k] == ':' && p[k + 1] == ']') {
-					end = p + k;
-					break;
-				}
-			if (!end)
+			if (p[j + 1] != ':')
 				return -1;
-			j = (size_t)(end - p) + 2;
+			if (k < n && p[k] == '^')
+				k++;
+			while (k < n && ((p[k] >= 'a' && p[k] <= 'z') ||
+					 (p[k] >= 'A' && p[k] <= 'Z')))
+				k++;
+			if (k + 1 >= n || p[k] != ':' || p[k + 1] != ']')
+				return -1;
+			j = k + 2;
 		} else if (p[j] == ']') {
 			*i = j;
 			return 0;
@@ -783,7 +783,6 @@ static void index_prefixes(struct rules *set)
 		if (!x) {
 			x = xcalloc(1, sizeof(*x));
 			memcpy(x->key, r->pattern + 1, k);
-			x->len = k;
 			HASH_ADD(hh, set->pfx, key[0], k, x);
 			for (j = 0; j < set->nlens && set->lens[j] != k; j++)
 				;

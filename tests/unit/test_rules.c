@@ -458,6 +458,7 @@ static void test_regex_prefix_index(void **state)
 	expect_line("re:^ab[]|]x|^zz keep\nre:. lfs\n", "zz", 1);
 	expect_line("re:^ab[[:alpha:]|]x|^zz keep\nre:. lfs\n", "zz", 1);
 	expect_line("re:^ab\\c(|^zz keep\nre:. lfs\n", "zz", 1);
+	expect_line("re:^ab[[:a]|^zz:]] keep\nre:. lfs\n", "zz:]]", 1);
 	expect_line("re:^ab\\|x keep\nre:. lfs\n", "ab|x", 1);
 	expect_line("re:^ab\\|x keep\nre:. lfs\n", "abx", 2);
 	expect_line("re:^src/(a|b)x keep\nre:^src/ lfs\nre:^sr drop\n", "src/bx", 1);
