@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uthash.h>
 
 #include "rules/glob.h"
 
@@ -60,6 +61,22 @@ struct block {
 	int hit;
 };
 
+/*
+ * The literal-prefix index: a regex rule `^LIT...` can only match a path
+ * that starts with LIT (at most PFX_MAX bytes of it are kept). Rules are
+ * kept by that prefix, each list in file order; a path tries the lists of
+ * its own prefixes and the rules that have no prefix (globs, other
+ * regexes), merged by rule index so the first rule still wins.
+ */
+#define PFX_MAX 32
+
+struct pfx {
+	UT_hash_handle hh;
+	size_t *idx;		/* rule indices, ascending */
+	size_t n, cap;
+	char key[PFX_MAX];
+};
+
 struct rules {
 	char *name;
 	struct rule *v;
@@ -70,6 +87,11 @@ struct rules {
 	size_t *blk_of;		/* per rule: its block, or NO_BLOCK */
 	uint64_t gen;		/* one per path matched */
 	int combine;		/* 0: one by one (rules_match_each) */
+	struct pfx *pfx;	/* uthash by prefix; NULL: no index */
+	size_t nlens;		/* distinct prefix lengths, in no order */
+	size_t lens[PFX_MAX];
+	size_t *rest;		/* rules without a prefix, ascending */
+	size_t nrest;
 };
 
 #define NO_BLOCK SIZE_MAX
@@ -643,24 +665,241 @@ static int block_build(struct rules *set, const size_t *idx, size_t n)
 	return 0;
 }
 
-/* Groups the combinable regex rules, in file order, into blocks. */
-static void combine_regexes(struct rules *set)
+/*
+ * Skips the class that opens at p[*i] ('['), leaving *i on its ']'.
+ * -1 when it does not end.
+ */
+static int skip_class(const char *p, size_t n, size_t *i)
 {
-	size_t *idx = xmalloc((BLOCK_RULES + 1) * sizeof(*idx)), n = 0, i;
+	size_t j = *i + 1;
 
-	set->combine = 1;
-	set->blk_of = xmalloc((set->n + 1) * sizeof(*set->blk_of));
-	for (i = 0; i < set->n; i++)
-		set->blk_of[i] = NO_BLOCK;
-	for (i = 0; i <= set->n; i++) {
-		if (i < set->n && set->v[i].is_regex && combinable(&set->v[i]))
-			idx[n++] = i;
-		if (n && (n == BLOCK_RULES || i == set->n)) {
+	if (j < n && p[j] == '^')
+		j++;
+	if (j < n && p[j] == ']')
+		j++;
+	while (j < n) {
+		if (p[j] == '\\') {
+			if (j + 1 < n && p[j + 1] == 'c')
+				return -1;
+			j += 2;
+		} else if (p[j] == '[' && j + 1 < n && strchr(":.=", p[j + 1])) {
+			/* [:name:] (PCRE2 reads anything else as plain [) */
+			size_t k = j + 2;
+
+			if (p[j + 1] != ':')
+				return -1;
+			if (k < n && p[k] == '^')
+				k++;
+			while (k < n && ((p[k] >= 'a' && p[k] <= 'z') ||
+					 (p[k] >= 'A' && p[k] <= 'Z')))
+				k++;
+			if (k + 1 >= n || p[k] != ':' || p[k + 1] != ']')
+				return -1;
+			j = k + 2;
+		} else if (p[j] == ']') {
+			*i = j;
+			return 0;
+		} else {
+			j++;
+		}
+	}
+	return -1;
+}
+
+/* Whether the regex has no `|` outside parentheses (conservative). */
+static int no_top_alternation(const char *p, size_t n)
+{
+	size_t i, depth = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] == '\\') {
+			if (i + 1 < n && p[i + 1] == 'c')
+				return 0;	/* \c( is a character */
+			i++;
+		} else if (p[i] == '[') {
+			if (skip_class(p, n, &i) < 0)
+				return 0;
+		} else if (p[i] == '(') {
+			depth++;
+		} else if (p[i] == ')') {
+			if (!depth)
+				return 0;
+			depth--;
+		} else if (p[i] == '|' && !depth) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int is_literal(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || (ch && strchr("/_-,:@%=~!'\"<>&;", ch));
+}
+
+/*
+ * The length of the literal text every path the regex matches starts with
+ * (0 when none is known), at most PFX_MAX. Conservative: only `^` then
+ * plain characters, the last one dropped (a quantifier, or \E then one,
+ * may follow it), in a pattern PCRE2 calls anchored, without a top-level
+ * `|` and combinable (so no (?x, \Q, verbs); the text starts at pattern+1.
+ */
+static size_t literal_prefix(const struct rule *r)
+{
+	const char *p = r->pattern;
+	size_t n = r->pattern_len, i;
+	uint32_t opts = 0;
+
+	if (n < 3 || p[0] != '^' || !combinable(r) || !no_top_alternation(p, n))
+		return 0;
+	if (pcre2_pattern_info(r->re, PCRE2_INFO_ALLOPTIONS, &opts) != 0 ||
+	    !(opts & PCRE2_ANCHORED) ||
+	    (opts & (PCRE2_CASELESS | PCRE2_EXTENDED | PCRE2_MULTILINE)))
+		return 0;
+	for (i = 1; i < n && is_literal((unsigned char)p[i]); i++)
+		;
+	if (i < 3)
+		return 0;
+	return i - 2 < PFX_MAX ? i - 2 : PFX_MAX;
+}
+
+/* Builds the literal-prefix index of the regex rules (see struct pfx). */
+static void index_prefixes(struct rules *set)
+{
+	size_t i, j, k;
+	struct pfx *x;
+
+	set->rest = xmalloc((set->n + 1) * sizeof(*set->rest));
+	for (i = 0; i < set->n; i++) {
+		const struct rule *r = &set->v[i];
+
+		k = r->is_regex ? literal_prefix(r) : 0;
+		if (!k) {
+			set->rest[set->nrest++] = i;
+			continue;
+		}
+		HASH_FIND(hh, set->pfx, r->pattern + 1, k, x);
+		if (!x) {
+			x = xcalloc(1, sizeof(*x));
+			memcpy(x->key, r->pattern + 1, k);
+			HASH_ADD(hh, set->pfx, key[0], k, x);
+			for (j = 0; j < set->nlens && set->lens[j] != k; j++)
+				;
+			if (j == set->nlens)
+				set->lens[set->nlens++] = k;
+		}
+		if (x->n == x->cap) {
+			x->cap = x->cap ? x->cap * 2 : 4;
+			x->idx = xrealloc(x->idx, x->cap * sizeof(*x->idx));
+		}
+		x->idx[x->n++] = i;
+	}
+}
+
+static void free_prefixes(struct rules *set)
+{
+	struct pfx *x, *tmp;
+
+	HASH_ITER(hh, set->pfx, x, tmp) {
+		HASH_DEL(set->pfx, x);
+		free(x->idx);
+		free(x);
+	}
+	free(set->rest);
+}
+
+/* The rules a path may match, in file order: see struct pfx. */
+struct cands {
+	const size_t *v[PFX_MAX + 1];
+	size_t n[PFX_MAX + 1];
+	size_t k;
+	size_t next, all;	/* without the index: every rule */
+	int linear;
+};
+
+static void cands_start(struct cands *c, const struct rules *set,
+			const char *path, size_t len)
+{
+	struct pfx *x;
+	size_t j;
+
+	c->k = 0;
+	c->next = 0;
+	c->all = set->n;
+	c->linear = !set->combine || !set->pfx;
+	if (c->linear)
+		return;
+	c->v[c->k] = set->rest;
+	c->n[c->k++] = set->nrest;
+	for (j = 0; j < set->nlens; j++) {
+		if (set->lens[j] > len)
+			continue;
+		HASH_FIND(hh, set->pfx, path, set->lens[j], x);
+		if (x) {
+			c->v[c->k] = x->idx;
+			c->n[c->k++] = x->n;
+		}
+	}
+}
+
+/* The next candidate rule's index, or SIZE_MAX at the end. */
+static size_t cands_next(struct cands *c)
+{
+	size_t j, best = SIZE_MAX, at = 0;
+
+	if (c->linear)
+		return c->next < c->all ? c->next++ : SIZE_MAX;
+	for (j = 0; j < c->k; j++)
+		if (c->n[j] && c->v[j][0] < best) {
+			best = c->v[j][0];
+			at = j;
+		}
+	if (best != SIZE_MAX) {
+		c->v[at]++;
+		c->n[at]--;
+	}
+	return best;
+}
+
+/*
+ * Groups the combinable regex rules of list (ascending rule indices) into
+ * blocks, in that order; idx has room for BLOCK_RULES.
+ */
+static void combine_list(struct rules *set, const size_t *list, size_t len,
+			 size_t *idx)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i <= len; i++) {
+		if (i < len && set->v[list[i]].is_regex &&
+		    combinable(&set->v[list[i]]))
+			idx[n++] = list[i];
+		if (n && (n == BLOCK_RULES || i == len)) {
 			if (n > 1)
 				(void)block_build(set, idx, n); /* refused: one by one */
 			n = 0;
 		}
 	}
+}
+
+/*
+ * Builds the blocks after index_prefixes: the rules without a prefix
+ * together, and each prefix's rules together, since a path tries a whole
+ * list or none of it (a block mixing lists would be run for one rule).
+ */
+static void combine_regexes(struct rules *set)
+{
+	size_t *idx = xmalloc((BLOCK_RULES + 1) * sizeof(*idx)), i;
+	struct pfx *x, *tmp;
+
+	set->combine = 1;
+	set->blk_of = xmalloc((set->n + 1) * sizeof(*set->blk_of));
+	for (i = 0; i < set->n; i++)
+		set->blk_of[i] = NO_BLOCK;
+	combine_list(set, set->rest, set->nrest, idx);
+	HASH_ITER(hh, set->pfx, x, tmp)
+		combine_list(set, x->idx, x->n, idx);
 	free(idx);
 }
 
@@ -691,6 +930,7 @@ int rules_parse(struct rules **out, const char *text, size_t len,
 		}
 	}
 	buf_release(&tmp);
+	index_prefixes(set);
 	combine_regexes(set);
 	*out = set;
 	return 0;
@@ -740,6 +980,7 @@ void rules_free(struct rules *r)
 	}
 	free(r->blk);
 	free(r->blk_of);
+	free_prefixes(r);
 	free(r->v);
 	free(r->name);
 	free(r);
@@ -797,10 +1038,12 @@ int rules_match(const struct rule **out, const struct rules *cset,
 		const char *path, size_t len, uint64_t size, struct err *e)
 {
 	struct rules *set = next_path(cset);
+	struct cands c;
 	size_t i;
 	int m;
 
-	for (i = 0; i < set->n; i++) {
+	cands_start(&c, set, path, len);
+	while ((i = cands_next(&c)) != SIZE_MAX) {
 		if (!size_ok(&set->v[i], size))
 			continue;
 		m = pattern_matches(set, &set->v[i], path, len, e);
@@ -819,10 +1062,12 @@ int rules_match_unsized(const struct rule **out, const struct rules *cset,
 			const char *path, size_t len, struct err *e)
 {
 	struct rules *set = next_path(cset);
+	struct cands c;
 	size_t i;
 	int m;
 
-	for (i = 0; i < set->n; i++) {
+	cands_start(&c, set, path, len);
+	while ((i = cands_next(&c)) != SIZE_MAX) {
 		m = pattern_matches(set, &set->v[i], path, len, e);
 		if (m < 0)
 			return -1;

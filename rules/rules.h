@@ -57,11 +57,23 @@
  * counted in bytes from 1 (inside a "..." value, escapes before the spot
  * PCRE2 reports shift the column by one each).
  *
- * Many regex rules are matched together: the combinable ones (no back
- * references, recursion, named groups, (* verbs, (?x or \Q) are joined, up
- * to 256 at a time in file order, into one PCRE2 alternation that tells
- * at once whether any of them matches; only then are they tried one by
- * one, so the first rule still wins and a failing regex is still named.
+ * Many regex rules are matched together. A regex that starts with `^`
+ * and plain characters (letters, digits, / _ - , : @ % = ~ ! ' " < > & ;)
+ * in a pattern PCRE2 calls anchored, with no top-level `|` and combinable
+ * (below), can only match a path that starts with those characters, the
+ * last one left out (a quantifier may follow it), at most 32 of them: such
+ * rules are indexed by that prefix, and a path only tries the rules of
+ * the prefixes it starts with plus every other rule (globs, other
+ * regexes), merged by position so the first rule in file order still
+ * wins. Then the combinable ones (no back references, recursion, named
+ * groups, (* verbs, (?x or \Q) of each list (one prefix's, or the
+ * unindexed ones) are joined, up to 256 at a time in file order, into one
+ * PCRE2 alternation that tells at once whether any of them matches; only
+ * then are they tried one by one, so a failing regex is still named.
+ * 100,000 `re:^src/modNNNNN/.*\.dat$` rules against 10,000 paths: 0.8 s
+ * in all (release build), nearly all of it compiling; regexes without a
+ * literal start (or all sharing one) are still tried 256 per alternation,
+ * about 14 ms per path for 100,000 of them.
  *
  * Thread safety: a struct rules is read-only after parsing except for the
  * PCRE2 match data and the per-path state of those alternations, so
@@ -133,8 +145,8 @@ int rules_match(const struct rule **out, const struct rules *r,
 		const char *path, size_t len, uint64_t size, struct err *e);
 
 /*
- * rules_match without the combined regexes: every regex rule is tried on
- * its own. The same answer (tests/fuzz/fuzz_rules.c checks it); for tests.
+ * rules_match without the prefix index and the combined regexes: every
+ * rule is tried on its own, in file order. The same answer (tests/fuzz/fuzz_rules.c checks it); for tests.
  */
 int rules_match_each(const struct rule **out, const struct rules *r,
 		     const char *path, size_t len, uint64_t size, struct err *e);

@@ -4,9 +4,12 @@
  * parses is matched against that path (or a few fixed ones), with and
  * without a size, and every rule's .gitattributes form is built.
  * Any crash, sanitizer report or leak is a bug; parse errors are not.
- * Invariant: rules_match (regex rules matched together, rules.c blocks)
- * gives the same rule, or the same failure, as rules_match_each (every
- * regex on its own); a difference aborts.
+ * Invariant: rules_match (regex rules indexed by literal prefix and
+ * matched together, rules.c index_prefixes and blocks) gives the same
+ * rule, or the same failure, as rules_match_each (every rule on its own,
+ * in file order); a difference aborts. corpus_rules/prefix_* seed rules
+ * anchored with literal prefixes, some shared, some traps (`^a|^b`,
+ * quantified last letters, prefixes longer than the index keeps).
  */
 #include <stdlib.h>
 #include <stddef.h>

@@ -420,6 +420,68 @@ static void test_regex_match_limit(void **state)
 	rules_free(r);
 }
 
+/*
+ * Regex rules indexed by a literal prefix (rules.c index_prefixes): the
+ * prefix must be one every matching path starts with, and the first rule
+ * in file order must still win over the merged candidates.
+ */
+static void expect_line(const char *text, const char *path, size_t want)
+{
+	struct rules *r = parse_ok(text);
+	const struct rule *hit = NULL, *each = NULL;
+	struct err e = ERR_INIT;
+	size_t got;
+
+	assert_int_equal(rules_match(&hit, r, path, strlen(path), 0, &e), 0);
+	assert_int_equal(rules_match_each(&each, r, path, strlen(path), 0, &e), 0);
+	assert_ptr_equal(hit, each);
+	got = hit ? rules_rule_line(hit) : 0;
+	if (got != want)
+		fail_msg("%s on %s: line %zu, want %zu", text, path, got, want);
+	hit = NULL;
+	assert_int_equal(rules_match_unsized(&hit, r, path, strlen(path), &e), 0);
+	assert_int_equal(hit ? rules_rule_line(hit) : 0, want);
+	rules_free(r);
+}
+
+static void test_regex_prefix_index(void **state)
+{
+	char text[256], path[64];
+
+	(void)state;
+	expect_line("re:^abc|^xyz keep\nre:. lfs\n", "xyz", 1);
+	expect_line("re:^ab*c keep\nre:. lfs\n", "ac", 1);
+	expect_line("re:^ab{0}c keep\nre:. lfs\n", "ac", 1);
+	expect_line("re:^ab\\E? keep\nre:. lfs\n", "a", 1);
+	expect_line("re:^a(?i)BC keep\nre:. lfs\n", "abc", 1);
+	expect_line("re:^ab[|]c|^zz keep\nre:. lfs\n", "zz", 1);
+	expect_line("re:^ab[]|]x|^zz keep\nre:. lfs\n", "zz", 1);
+	expect_line("re:^ab[[:alpha:]|]x|^zz keep\nre:. lfs\n", "zz", 1);
+	expect_line("re:^ab\\c(|^zz keep\nre:. lfs\n", "zz", 1);
+	expect_line("re:^ab[[:a]|^zz:]] keep\nre:. lfs\n", "zz:]]", 1);
+	expect_line("re:^ab\\|x keep\nre:. lfs\n", "ab|x", 1);
+	expect_line("re:^ab\\|x keep\nre:. lfs\n", "abx", 2);
+	expect_line("re:^src/(a|b)x keep\nre:^src/ lfs\nre:^sr drop\n", "src/bx", 1);
+	expect_line("re:^src/(a|b)x keep\nre:^src/ lfs\nre:^sr drop\n", "src/c", 2);
+	expect_line("re:^src/(a|b)x keep\nre:^src/ lfs\nre:^sr drop\n", "sr", 3);
+	expect_line("re:^src/(a|b)x keep\nre:^src/ lfs\nre:^sr drop\n", "s", 0);
+	/* an unindexed rule before or after an indexed one */
+	expect_line("re:x$ drop\nre:^dir/.*x$ lfs\n", "dir/x", 1);
+	expect_line("re:^dir/.*x$ lfs\nre:x$ drop\n", "dir/x", 1);
+	expect_line("*.x keep\nre:^dir/.*x$ lfs\nre:x$ drop\n", "dir/a.x", 1);
+	expect_line("re:^dir/y lfs\n*.x keep\nre:^dir/.*x$ drop\n", "dir/a.x", 2);
+	/* a prefix longer than the index keeps (PFX_MAX) */
+	snprintf(text, sizeof(text), "re:^%s%sb$ lfs\nre:^%sc keep\n",
+		 "aaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaaaa",
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	snprintf(path, sizeof(path), "%sb", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	expect_line(text, path, 1);
+	path[40] = 'c';
+	expect_line(text, path, 2);
+	path[39] = 'c';
+	expect_line(text, path, 0);
+}
+
 /* ---- .gitattributes forms ---- */
 
 static void expect_attr(const char *rule, const char *want)
@@ -701,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_unsized),
 		cmocka_unit_test(test_glob_basics),
 		cmocka_unit_test(test_regex_match_limit),
+		cmocka_unit_test(test_regex_prefix_index),
 		cmocka_unit_test(test_many_starstar),
 		cmocka_unit_test(test_attr_pattern),
 		cmocka_unit_test(test_attr_path),
