@@ -961,6 +961,14 @@ static int dir_visit(void *ctx, const char *path, size_t len, uint32_t mode,
 	return -1;
 }
 
+/* The version of f this commit holds when f is under dir, else NULL. */
+static int held_under(struct rw *rw, struct split_file *f, const char *dir,
+		      size_t dlen, struct blob_info **bi, struct err *e)
+{
+	*bi = NULL;
+	return under(dir, dlen, f->path) ? current(rw, f, bi, e) : 0;
+}
+
 int splits_take_dir(struct rw *rw, const char *what, const char *dir,
 		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
 		    struct err *e)
@@ -974,9 +982,7 @@ int splits_take_dir(struct rw *rw, const char *what, const char *dir,
 	if (!s || !s->owned)
 		return 0;
 	HASH_ITER(hh, s->files, f, t) {
-		if (!under(dir, dlen, f->path))
-			continue;
-		if (current(rw, f, &bi, e) < 0)
+		if (held_under(rw, f, dir, dlen, &bi, e) < 0)
 			return -1;
 		if (!bi)
 			continue;
@@ -1004,9 +1010,7 @@ int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e)
 	if (!s)
 		return 0;
 	HASH_ITER(hh, s->files, f, t) {
-		if (!under(dir, dlen, f->path))
-			continue;
-		if (current(rw, f, &bi, e) < 0)
+		if (held_under(rw, f, dir, dlen, &bi, e) < 0)
 			return -1;
 		if (bi)
 			return 1;
