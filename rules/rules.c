@@ -764,6 +764,16 @@ static size_t literal_prefix(const struct rule *r)
 	return i - 2 < PFX_MAX ? i - 2 : PFX_MAX;
 }
 
+/* Appends x to the growing array *v of *n entries (room for *cap). */
+static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 4;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = x;
+}
+
 /* Builds the literal-prefix index of the regex rules (see struct pfx). */
 static void index_prefixes(struct rules *set)
 {
@@ -789,11 +799,7 @@ static void index_prefixes(struct rules *set)
 			if (j == set->nlens)
 				set->lens[set->nlens++] = k;
 		}
-		if (x->n == x->cap) {
-			x->cap = x->cap ? x->cap * 2 : 4;
-			x->idx = xrealloc(x->idx, x->cap * sizeof(*x->idx));
-		}
-		x->idx[x->n++] = i;
+		push_index(&x->idx, &x->n, &x->cap, i);
 	}
 }
 
@@ -1269,15 +1275,6 @@ struct shadow_index {
 	struct same_text *text[2];	/* [is_regex] */
 	size_t *all, nall;		/* glob_matches_all rules, ascending */
 };
-
-static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
-{
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 4;
-		*v = xrealloc(*v, *cap * sizeof(**v));
-	}
-	(*v)[(*n)++] = x;
-}
 
 static void shadow_index_build(struct shadow_index *x, const struct rules *r)
 {
