@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "rewrite/maps.h"
+#include "rewrite/git/git.h"
 
 static char dir[] = "/tmp/migrate-test-maps-XXXXXX";
 

@@ -1,6 +1,6 @@
 /*
  * test_tree.c - the in-stream tree state against git itself: the same
- * sequence of changes is applied to rewrite/tree.c and to a real git
+ * sequence of changes is applied to rewrite/git/tree.c and to a real git
  * index, and every tree id must equal `git write-tree`'s.
  */
 #include <setjmp.h>
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "rewrite/oid.h"
-#include "rewrite/tree.h"
+#include "rewrite/git/git.h"
+
 
 static char repo[] = "/tmp/migrate-test-tree-XXXXXX";
 

@@ -9,10 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gitcmd.h"
-#include "maps.h"
-#include "oid.h"
-#include "rewrite.h"
+#include "../engine/engine.h"
+#include "cli.h"
 
 static const char remap_usage[] =
 "usage: migrate remap [--commit-map MAP] [--no-rewrite-message-ids]\n"

@@ -1,5 +1,5 @@
 /* maps.c - commit map storage and formats, atomic writes. */
-#include "maps.h"
+#include "git.h"
 
 #include <errno.h>
 #include <fcntl.h>

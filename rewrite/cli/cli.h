@@ -1,5 +1,40 @@
 /*
- * journal.h - crash safety of `migrate run`: the lock on the state
+ * cli.h - what the files of rewrite/cli/ share: the commands (run.c,
+ * remap.c), option errors (options.c) and run's journal (journal.c).
+ * The command line is the only code that prints errors and picks the
+ * exit status; everything below it returns a struct err.
+ */
+#ifndef MIGRATE_CLI_H
+#define MIGRATE_CLI_H
+
+#include "../git/git.h"
+
+/*
+ * migrate run (argv[0] is "run"): fast-export | filter | fast-import with
+ * state under <git-dir>/migrate/ (run.c). 0, or -1 with e set.
+ */
+int rw_cmd_run(int argc, char **argv, struct err *e);
+
+/*
+ * migrate remap (argv[0] is "remap"): rebases the local branches of the
+ * current clone onto the new history through the commit map (remap.c).
+ * 0, or -1 with e set (some branch not moved: ERR_IO).
+ */
+int rw_cmd_remap(int argc, char **argv, struct err *e);
+
+/*
+ * After getopt_long (opterr = 0) returned '?' with optind next and optopt
+ * bad_short, sets e (ERR_USAGE) to what was wrong: "option '--X' needs a
+ * value", "unknown switch 'c'", or "unknown option 'NAME'" followed, when
+ * a long option of opts is within two edits, by a line "did you mean
+ * '--NAME'?" (options.c). Returns -1.
+ */
+struct option;
+int rw_option_error(struct err *e, const struct option *opts, char **argv,
+		    int next, int bad_short);
+
+/*
+ * journal.c: crash safety of `migrate run`: the lock on the state
  * directory, the journal written before the first ref changes, and the
  * way an interrupted run is finished or rolled back at the next start.
  * Folder-internal (run.c).
@@ -13,12 +48,6 @@
  * trees, renames the state files (keeping <name>.prev until the journal is
  * gone, so that a roll-back can restore them) and removes the journal.
  */
-#ifndef MIGRATE_RW_JOURNAL_H
-#define MIGRATE_RW_JOURNAL_H
-
-#include "../common/common.h"
-#include "oid.h"
-
 struct jref {
 	char *name;
 	struct oid old, new;	/* null: the ref does not exist */

@@ -1,5 +1,5 @@
 /* odb.c - a `git cat-file --batch-command` child process. */
-#include "odb.h"
+#include "git.h"
 
 #include <assert.h>
 #include <errno.h>

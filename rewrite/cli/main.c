@@ -10,8 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../rules/rules.h"
-#include "rewrite.h"
+#include "../../rules/rules.h"
+#include "../engine/engine.h"
+#include "cli.h"
 #include "version.h"	/* MIGRATE_VERSION, made by cmake/version.cmake */
 
 static const char usage_text[] =

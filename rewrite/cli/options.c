@@ -5,7 +5,8 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "rewrite.h"
+#include "../engine/engine.h"
+#include "cli.h"
 
 #define NAME_MAX_LEN 64
 

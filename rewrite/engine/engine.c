@@ -3,14 +3,14 @@
  * fast-import's state (marks, branch table, tags, trees) so that every
  * object id is known as fast-import will write it (docs/FORMATS.md 6).
  */
-#include "rewrite.h"
+#include "engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "gitcmd.h"
+#include "state.h"
+#include "../git/git.h"
 
 static const char *input_name(const struct rw *rw)
 {

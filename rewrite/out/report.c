@@ -11,8 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../rules/rules.h"
-#include "engine.h"
+#include "../../rules/rules.h"
+#include "../engine/state.h"
 
 #define SAMPLE ((size_t)4 << 20)
 #define LARGEST 10

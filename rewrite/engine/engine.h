@@ -1,12 +1,12 @@
 /*
- * rewrite.h - the engine: reads a fast-export stream, applies the rules,
+ * engine.h - the contract of rewrite/engine/: reads a fast-export stream, applies the rules,
  * writes the fast-import stream, computes the id of every object it
  * writes, and leaves the commit map, ref map and marks behind.
  */
-#ifndef MIGRATE_REWRITE_H
-#define MIGRATE_REWRITE_H
+#ifndef MIGRATE_ENGINE_H
+#define MIGRATE_ENGINE_H
 
-#include "../common/common.h"
+#include "../../common/common.h"
 
 struct rw_options {
 	const char *rules;		/* rule file, or NULL */
@@ -43,29 +43,5 @@ struct rw_options {
  */
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	      struct err *e);
-
-/*
- * migrate run (argv[0] is "run"): fast-export | filter | fast-import with
- * state under <git-dir>/migrate/ (run.c). 0, or -1 with e set.
- */
-int rw_cmd_run(int argc, char **argv, struct err *e);
-
-/*
- * migrate remap (argv[0] is "remap"): rebases the local branches of the
- * current clone onto the new history through the commit map (remap.c).
- * 0, or -1 with e set (some branch not moved: ERR_IO).
- */
-int rw_cmd_remap(int argc, char **argv, struct err *e);
-
-/*
- * After getopt_long (opterr = 0) returned '?' with optind next and optopt
- * bad_short, sets e (ERR_USAGE) to what was wrong: "option '--X' needs a
- * value", "unknown switch 'c'", or "unknown option 'NAME'" followed, when
- * a long option of opts is within two edits, by a line "did you mean
- * '--NAME'?" (options.c). Returns -1.
- */
-struct option;
-int rw_option_error(struct err *e, const struct option *opts, char **argv,
-		    int next, int bad_short);
 
 #endif

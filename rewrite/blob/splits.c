@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../rules/rules.h"
-#include "../split/split.h"
-#include "engine.h"
+#include "../../rules/rules.h"
+#include "../../split/split.h"
+#include "../engine/state.h"
 
 /* One split path: its spec, its cache of the previous version, and the
  * ids of that version's parts. */

@@ -8,12 +8,9 @@
 
 #include <uthash.h>
 
-#include "../stream/stream.h"
-#include "maps.h"
-#include "odb.h"
-#include "oid.h"
-#include "rewrite.h"
-#include "tree.h"
+#include "../../stream/stream.h"
+#include "../git/git.h"
+#include "engine.h"
 
 struct mark_ent {
 	uint64_t mark;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "state.h"
 
 /* fast-import's notes fanout: one level per byte of the count. */
 unsigned char notes_fanout(uint64_t n)

@@ -14,7 +14,7 @@
  * A node or chunk is changeable only while its gen equals the state's;
  * a changeable chunk belongs to exactly one changeable node.
  */
-#include "tree.h"
+#include "git.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* journal.c - the lock, the journal and the recovery of `migrate run`. */
-#include "journal.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gitcmd.h"
-#include "maps.h"
 
 #define JOURNAL_MAGIC "migrate journal 1"
 

@@ -1,11 +1,11 @@
 /* oid.c - object ids and object hashing through libcrypto's EVP SHA-1. */
-#include "oid.h"
+#include "git.h"
 
 #include <inttypes.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 
-#include "../common/common.h"
+#include "../../common/common.h"
 
 const struct oid oid_null;
 const struct oid oid_empty_tree = { {

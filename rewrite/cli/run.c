@@ -20,11 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gitcmd.h"
-#include "journal.h"
-#include "maps.h"
-#include "oid.h"
-#include "rewrite.h"
+#include "../engine/engine.h"
+#include "cli.h"
 
 static const char run_usage[] =
 "usage: migrate run [--rules FILE] [--repo DIR] (--to NEWDIR | --in-place)\n"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "state.h"
 
 /* ---- the files left behind ---- */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "state.h"
 
 #define ABBREV_MIN 7
 

@@ -1,5 +1,5 @@
 /* gitcmd.c - git child processes with argv arrays and pipes (no shell). */
-#include "gitcmd.h"
+#include "git.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../pointerize/pointerize.h"
-#include "../rules/rules.h"
-#include "engine.h"
+#include "../../pointerize/pointerize.h"
+#include "../../rules/rules.h"
+#include "../engine/state.h"
 
 #define HELD_IN_MEMORY ((size_t)1 << 20)
 /* Split files are read whole for every version: spooling them would copy

@@ -1,0 +1,364 @@
+/*
+ * git.h - git plumbing, the contract of rewrite/git/: object ids and
+ * hashing (oid.c), child processes (gitcmd.c, the only code that starts
+ * one), object reading (odb.c), commit-map files and atomic writes
+ * (maps.c), and in-memory trees with their ids (tree.c). Nothing here
+ * knows the stream or the rules.
+ */
+#ifndef MIGRATE_GIT_H
+#define MIGRATE_GIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdarg.h>
+#include <sys/types.h>
+
+#include "../../common/common.h"
+
+/*
+ * oid.c: object ids and git's object hashing (docs/FORMATS.md 6.1), for the
+ * rewrite engine only. SHA-1 comes from OpenSSL's libcrypto.
+ */
+#define OID_RAW 20
+#define OID_HEX 40
+
+struct oid {
+	unsigned char hash[OID_RAW];
+};
+
+extern const struct oid oid_null;
+extern const struct oid oid_empty_tree;
+
+static inline int oid_eq(const struct oid *a, const struct oid *b)
+{
+	return memcmp(a->hash, b->hash, OID_RAW) == 0;
+}
+
+static inline int oid_is_null(const struct oid *a)
+{
+	return oid_eq(a, &oid_null);
+}
+
+/* Writes 40 lowercase hex digits and a NUL into out[41]; returns out. */
+char *oid_hex(const struct oid *o, char *out);
+/* Parses exactly 40 hex digits (either case). 0 or -1. */
+int oid_from_hex(struct oid *o, const char *hex, size_t len);
+
+enum obj_type { OBJ_NONE = 0, OBJ_BLOB, OBJ_TREE, OBJ_COMMIT, OBJ_TAG };
+
+const char *obj_type_name(enum obj_type t);
+enum obj_type obj_type_parse(const char *s, size_t len);
+
+/*
+ * Incremental object hashing: sha1("<type> <len>\0" + body). The body
+ * must then be fed exactly len bytes before obj_hash_final.
+ */
+struct obj_hash;
+struct obj_hash *obj_hash_new(void);
+void obj_hash_free(struct obj_hash *h);
+void obj_hash_begin(struct obj_hash *h, enum obj_type t, uint64_t len);
+void obj_hash_update(struct obj_hash *h, const void *p, size_t n);
+void obj_hash_final(struct obj_hash *h, struct oid *out);
+
+/* One-shot: the id of an object with this body. */
+void obj_hash_buf(struct obj_hash *h, enum obj_type t, const void *body,
+		  size_t len, struct oid *out);
+
+/*
+ * gitcmd.c: running git child processes for `migrate run` and `migrate
+ * remap`: argv arrays only, never a shell. Folder-internal.
+ */
+/* A growable, NULL-terminated argument vector. Every string is owned. */
+struct gitargv {
+	char **v;
+	size_t n, alloc;
+};
+
+#define GITARGV_INIT { NULL, 0, 0 }
+
+/* Appends a copy of s (or the formatted string). Never fails. */
+void gitargv_push(struct gitargv *a, const char *s);
+void gitargv_pushf(struct gitargv *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Frees every string; the vector is empty and reusable. */
+void gitargv_clear(struct gitargv *a);
+
+/*
+ * Starts `git -C dir ARGS...` (dir NULL: no -C) with stdin from in_fd and
+ * stdout to out_fd (-1: /dev/null for stdin, inherited stdout); stderr is
+ * inherited so git's own messages reach the user. The child gets SIGPIPE
+ * back at its default. Returns 0 with *pid set, or -1 with e set.
+ */
+int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
+		 int in_fd, int out_fd, struct err *e);
+
+/*
+ * The absolute git directory of the repository at dir (NULL: the current
+ * directory), in *gitdir (owned by the caller). Not a repository: an
+ * ERR_USAGE error in our words, quoting git's own reason; git's stderr
+ * never reaches the terminal. Returns 0 or -1 with e set.
+ */
+int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e);
+
+/*
+ * Waits for pid. Returns its exit status (0-255), or 128 + the signal that
+ * killed it; -1 with e set if waitpid itself failed.
+ */
+int gitcmd_wait(pid_t pid, struct err *e);
+
+/*
+ * Runs `git -C dir ARGS...` to its end: in (may be NULL) is written to its
+ * stdin, then its stdout is appended to out (NULL: inherited). Returns the
+ * exit status as gitcmd_wait does, or -1 with e set.
+ */
+int gitcmd_run(const char *dir, const struct gitargv *args,
+	       const struct buf *in, struct buf *out, struct err *e);
+
+/* Like gitcmd_run, but a non-zero status is an error (ERR_IO) naming the
+ * command. Returns 0 or -1. */
+int gitcmd_ok(const char *dir, const struct gitargv *args,
+	      const struct buf *in, struct buf *out, struct err *e);
+
+/*
+ * gitcmd_run (check 0) or gitcmd_ok (check 1) with the arguments given
+ * as a NULL-terminated list of strings, no stdin.
+ */
+int gitcmd_runl(const char *dir, int check, struct buf *out, struct err *e,
+		...) __attribute__((sentinel));
+int gitcmd_vrunl(const char *dir, int check, struct buf *out, struct err *e,
+		 va_list ap);
+
+/*
+ * The date as git's parse_date() reads it (what `git fast-import
+ * --date-format=rfc2822` stores), asked of `git var GIT_COMMITTER_IDENT`
+ * with GIT_COMMITTER_DATE=date: "<seconds> <+|-hhmm>" in *raw. A date git
+ * refuses (or an empty one) is ERR_STREAM; git failing otherwise, ERR_IO.
+ * git's stderr never reaches the terminal. Returns 0 or -1 with e set.
+ */
+int gitcmd_parse_date(const char *date, struct buf *raw, struct err *e);
+
+/* "git -C DIR ARGS..." for messages (the first few arguments). */
+void gitcmd_describe(struct buf *out, const char *dir,
+		     const struct gitargv *args);
+
+/* Removes trailing newlines from b. */
+void gitcmd_chomp(struct buf *b);
+
+/* ---- refs ---- */
+
+struct gitref {
+	char *name;
+	struct oid id;		/* what the ref holds */
+	struct oid commit;	/* the commit it peels to (one tag level) */
+	int has_commit;
+};
+
+/* Sorted by name (strcmp). */
+struct gitrefs {
+	struct gitref *v;
+	size_t n;
+};
+
+#define GITREFS_INIT { NULL, 0 }
+
+/*
+ * The refs of repository dir under prefix (NULL: all), from git
+ * for-each-ref; refs under refs/migrate/ only when prefix names them.
+ * Returns 0, or -1 with e set.
+ */
+int gitrefs_list(struct gitrefs *out, const char *dir, const char *prefix,
+		 struct err *e);
+void gitrefs_free(struct gitrefs *r);
+/* The ref called name, or NULL. Borrowed from r. */
+const struct gitref *gitrefs_find(const struct gitrefs *r, const char *name);
+
+/*
+ * odb.c: reading objects from a git repository through one long-lived
+ * `git cat-file --batch-command` process (started on first use).
+ */
+struct odb;
+
+/* dir: the repository (NULL: the one of the current directory). Never
+ * fails: the process starts, and problems show, on first use. */
+struct odb *odb_new(const char *dir);
+void odb_free(struct odb *db);
+const char *odb_name(const struct odb *db);
+
+/*
+ * Looks up name (an object id or any revision expression git accepts).
+ * Returns 1 and fills *type, *oid and (if body is not NULL) the whole
+ * content into body; 0 if the repository has no such object; -1 on error
+ * (no repository, process died, sha256 repository) with e set.
+ */
+int odb_read(struct odb *db, const char *name, enum obj_type *type,
+	     struct oid *oid, struct buf *body, struct err *e);
+
+/* Like odb_read without the content, with the object's size. */
+int odb_info(struct odb *db, const char *name, enum obj_type *type,
+	     struct oid *oid, uint64_t *size, struct err *e);
+
+/*
+ * Streaming read of a blob of any size: odb_open_stream answers like
+ * odb_read (1 found, 0 missing, -1 error) and fills *size; the caller
+ * then reads exactly *size bytes with odb_stream_read (which returns the
+ * number of bytes read, 0 at the end, -1 on error) before any other call.
+ */
+int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
+		    struct oid *oid, uint64_t *size, struct err *e);
+ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
+			struct err *e);
+
+/*
+ * maps.c: the old->new commit map (loaded, extended, written in the
+ * layouts of git-filter-repo, git lfs migrate and BFG) and atomic file
+ * writes for everything migrate leaves behind.
+ */
+enum cmap_format {
+	CMAP_FILTER_REPO = 0,	/* "old<pad to 40> new" header, all commits */
+	CMAP_LFS,		/* "old,new" CSV, changed commits only */
+	CMAP_BFG,		/* "old new", no header, sorted by old */
+};
+
+int cmap_format_parse(const char *s, enum cmap_format *out);
+
+struct cmap;
+
+struct cmap *cmap_new(void);
+void cmap_free(struct cmap *m);
+
+/* Loads path if it exists (any of the three layouts); a missing file is
+ * not an error. -1 with e naming file and line on a malformed line. */
+int cmap_load(struct cmap *m, const char *path, struct err *e);
+
+/* The new id of old, or NULL. Borrowed: valid until the map changes. */
+const struct oid *cmap_get(const struct cmap *m, const struct oid *old);
+/* Records old -> new, replacing an earlier value for old. */
+void cmap_put(struct cmap *m, const struct oid *old, const struct oid *new);
+size_t cmap_count(const struct cmap *m);
+/* Calls fn for the entries recorded from the from-th on (in recording
+ * order); returns how many it visited. */
+size_t cmap_each_from(const struct cmap *m, size_t from,
+		      int (*fn)(void *ctx, const struct oid *old,
+				const struct oid *new),
+		      void *ctx);
+
+/* Appends the map in format fmt to out (entries in recording order,
+ * except BFG's, sorted by old). */
+int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
+
+/*
+ * Atomic replacement of path by data: written to a temp file in the same
+ * directory, fsynced, then renamed. rw_atomic_prepare leaves the temp file
+ * (its name in *tmp, caller frees) so that several files can be committed
+ * together with rw_atomic_commit, or dropped with unlink.
+ */
+int rw_atomic_prepare(const char *path, const struct buf *data, char **tmp,
+		      struct err *e);
+int rw_atomic_commit(const char *tmp, const char *path, struct err *e);
+
+/*
+ * tree.c: the per-commit tree state fast-import keeps, copied so that
+ * ids can be computed in-stream (docs/FORMATS.md 6.2, 6.5).
+ *
+ * Trees are persistent: a node, once its commit is written
+ * (tree_state_freeze), is never changed again, so commits share every
+ * subtree they did not change and memory grows with what changed. The
+ * working tree of the commit being built is changed by path copying:
+ * nodes of the current generation are changed in place, older ones are
+ * copied first. Trees that came from a repository are loaded lazily,
+ * node by node, through the loader, only where a change reaches them.
+ * Every node lives until tree_state_free.
+ */
+#define TREE_MODE_DIR 040000u
+#define TREE_MODE_FILE 0100644u
+#define TREE_MODE_EXEC 0100755u
+#define TREE_MODE_LINK 0120000u
+#define TREE_MODE_GITLINK 0160000u
+
+static inline int tree_mode_is_dir(uint32_t mode)
+{
+	return (mode & 0170000u) == TREE_MODE_DIR;
+}
+
+struct tree_state;
+struct tnode;
+
+/* Fills body with the raw tree object `id`; 0 or -1 with e set. */
+typedef int (*tree_loader_fn)(void *ctx, const struct oid *id,
+			      struct buf *body, struct err *e);
+
+struct tree_state *tree_state_new(tree_loader_fn load, void *ctx);
+void tree_state_free(struct tree_state *ts);
+
+/* Ends a generation: every node made so far becomes immutable. */
+void tree_state_freeze(struct tree_state *ts);
+
+/* A new empty tree, and a not-yet-loaded tree known by id. */
+struct tnode *tree_new_empty(struct tree_state *ts);
+struct tnode *tree_from_oid(struct tree_state *ts, const struct oid *id);
+
+/* fast-import's mode normalisation: 644 and 755 get their file type. */
+uint32_t tree_mode_normalize(uint32_t mode);
+
+/*
+ * M: sets path to (mode, id) in *root, creating directories and replacing
+ * files or directories in the way. A directory mode with the empty tree
+ * deletes the path; with an empty path, it replaces the root. Returns 0,
+ * or -1 with e set (bad path, load failure).
+ */
+int tree_set(struct tree_state *ts, struct tnode **root, const char *path,
+	     size_t len, uint32_t mode, const struct oid *id, struct err *e);
+
+/* D: removes path and the directories it leaves empty. Returns 1 when
+ * something was removed, 0 when the path did not exist, -1 on error. */
+int tree_remove(struct tree_state *ts, struct tnode **root, const char *path,
+		size_t len, struct err *e);
+
+/* C/R: copies (or moves) the entry at src (a file or a whole directory;
+ * "" is the root) to dst. -1 with e set when src does not exist. */
+int tree_copy(struct tree_state *ts, struct tnode **root, const char *src,
+	      size_t slen, const char *dst, size_t dlen, int rename,
+	      struct err *e);
+
+/* Looks path up: 1 with *mode and *id filled (for a directory, its tree
+ * id, which costs hashing what changed below it; id NULL: the mode
+ * only), 0 when absent, -1 on error. */
+int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
+		size_t len, uint32_t *mode, struct oid *id, struct err *e);
+
+/* The id of the tree as fast-import will write it; hashes only what
+ * changed since it was last hashed. 0 or -1 (load failure). */
+int tree_hash(struct tree_state *ts, struct tnode *root, struct oid *out,
+	      struct err *e);
+
+/* Calls fn for every file (non-directory) below root, in tree order, with
+ * its full path. Stops at the first non-zero return and returns it. */
+typedef int (*tree_walk_fn)(void *ctx, const char *path, size_t len,
+			    uint32_t mode, const struct oid *id);
+int tree_walk(struct tree_state *ts, struct tnode *root, tree_walk_fn fn,
+	      void *ctx, struct err *e);
+
+/* Like tree_walk, below the directory at path only ("" is the root);
+ * the paths given to fn are still full paths. A missing path or a file
+ * walks nothing. */
+int tree_walk_at(struct tree_state *ts, struct tnode *root, const char *path,
+		 size_t len, tree_walk_fn fn, void *ctx, struct err *e);
+
+/*
+ * Calls fn for every file (non-directory) path whose mode or id differs
+ * between the trees a and b (NULL: the empty tree), in tree order. A path
+ * only in a has new_mode 0 and new_id NULL, one only in b old_mode 0 and
+ * old_id NULL; a file replaced by a directory (or the other way round)
+ * gives the file and then each file below the directory. Subtrees that are
+ * the same node, or have the same known id, are skipped: the cost follows
+ * the difference, not the size of the trees. Stops at the first non-zero
+ * return of fn and returns it; -1 with e set on a load failure.
+ */
+typedef int (*tree_diff_fn)(void *ctx, const char *path, size_t len,
+			    uint32_t old_mode, const struct oid *old_id,
+			    uint32_t new_mode, const struct oid *new_id);
+int tree_diff(struct tree_state *ts, struct tnode *a, struct tnode *b,
+	      tree_diff_fn fn, void *ctx, struct err *e);
+
+#endif
