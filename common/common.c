@@ -210,6 +210,7 @@ static int err_vset(struct err *e, enum err_kind kind, int with_errno,
 	size_t n;
 
 	e->kind = kind;
+	e->at_input = 0;
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	if (with_errno) {
 		n = strlen(e->msg);
@@ -235,6 +236,27 @@ int err_errno(struct err *e, enum err_kind kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	err_vset(e, kind, 1, fmt, ap);
 	va_end(ap);
+	return -1;
+}
+
+int err_prefix(struct err *e, const char *fmt, ...)
+{
+	char msg[sizeof(e->msg)];
+	va_list ap;
+	int n;
+
+	memcpy(msg, e->msg, sizeof(msg));
+	va_start(ap, fmt);
+	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(e->msg))
+		snprintf(e->msg + n, sizeof(e->msg) - (size_t)n, "%s", msg);
+	return -1;
+}
+
+int err_at_input(struct err *e)
+{
+	e->at_input = 1;
 	return -1;
 }
 

@@ -114,9 +114,13 @@ enum err_kind {
 struct err {
 	enum err_kind kind;
 	char msg[1024];
+	/* the problem is at the input's current position, which the code
+	 * that raised it does not know: the stream's reader adds it (one
+	 * place, rewrite/engine/engine.c) */
+	int at_input;
 };
 
-#define ERR_INIT { ERR_NONE, { 0 } }
+#define ERR_INIT { ERR_NONE, { 0 }, 0 }
 
 /* Records the error and returns -1, so sites can `return err_set(...)`. */
 int err_set(struct err *e, enum err_kind kind, const char *fmt, ...)
@@ -124,5 +128,11 @@ int err_set(struct err *e, enum err_kind kind, const char *fmt, ...)
 /* Like err_set, appending ": strerror(errno)". */
 int err_errno(struct err *e, enum err_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Puts the formatted text before e's message (kind and at_input kept);
+ * returns -1. The only code that rewrites a message already set. */
+int err_prefix(struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Marks e as being at the input's current position; returns -1. */
+int err_at_input(struct err *e);
 
 #endif

@@ -19,135 +19,10 @@
 
 #include "../../pointerize/pointerize.h"
 #include "../../rules/rules.h"
-#include "../engine/state.h"
-
-#define HELD_IN_MEMORY ((size_t)1 << 20)
-/* Split files are read whole for every version: spooling them would copy
- * each version twice more (docs/DESIGN.md: a memcmp per byte). */
-#define HELD_SPLIT_IN_MEMORY ((size_t)256 << 20)
-#define CHUNK ((size_t)1 << 20)
-/* held blobs from this size on may reuse (and leave) a spare buffer */
-#define SPARE_MIN ((size_t)1 << 20)
+#include "way.h"
 
 static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
 static const char lfs_unset[] = "!filter !diff !merge !text";
-
-/* A blob's content, read from the stream and not yet let go. */
-struct held {
-	struct buf mem;
-	FILE *spool;		/* when larger than HELD_IN_MEMORY */
-};
-
-struct blob_info {
-	/*
-	 * The id of the content itself. Hashing every blob as it is read
-	 * would cost a SHA-1 pass over the whole stream, and most blobs a
-	 * rule converts or splits never need it: with an original-oid to
-	 * find the content again, it is computed when first needed
-	 * (ensure_id) and id_known says whether it is.
-	 */
-	struct oid id;
-	int id_known;
-	struct oid orig;
-	int has_orig;
-	struct mark_ent *mark;	/* the mark that names it, if any */
-	uint64_t size;
-	uint64_t est;		/* packed estimate (reports) */
-	struct held *held;
-	int emitted;		/* the content is in the output (or target) */
-	int pointer_state;	/* 0 unknown, 1 is an LFS pointer, 2 is not */
-	int converted;
-	struct ptr_oid sha256;
-	struct oid ptr_id;	/* the pointer blob's id */
-	struct buf ptr_text;
-	int ptr_written;	/* the pointer blob is in the output */
-	UT_hash_handle hh;	/* by id */
-	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
-	struct blob_info *lazy_next;	/* made lazy: owned by l->lazy */
-	int lazy;
-};
-
-/* Blobs (by mark, or by content alone) waiting to be written. */
-struct emit_ent {
-	struct mark_ent *m;
-	struct blob_info *bi;
-};
-
-struct emit_list {
-	struct emit_ent *v;
-	size_t n, alloc;
-};
-
-/* The .gitattributes blobs migrate wrote, and the user's file each one
- * extends (none: has_base 0). */
-struct attr_ent {
-	struct oid ours, base;
-	int has_base;
-	UT_hash_handle hh;
-};
-
-struct lfs {
-	/* the buffer split/ gave back for a version it took: the next large
-	 * held blob reads into it instead of into fresh pages */
-	struct buf spare;
-	struct rules *rules;
-	struct rules *globs;	/* the unconditioned lfs glob rules alone */
-	struct buf glob_lines;	/* their .gitattributes lines */
-	int has_lfs;
-	struct ptr_store *store;
-	size_t held_max;	/* held in memory up to this, then spooled */
-	struct blob_info *byid, *byptr;
-	struct blob_info *lazy;		/* blobs created without an id */
-	struct emit_list pending;	/* blobs read since the last commit */
-	struct emit_list emit;		/* blobs the commit keeps */
-	struct stream_writer *cbuf;	/* the commit's buffered text */
-	struct stream_cmd blobcmd;
-	struct attr_ent *attrs;
-	struct oid base_id;		/* cache: the last base read */
-	struct buf base;
-	int has_base_cache;
-	struct buf tmp, line;
-	/*
-	 * The per-path lines of the tree at attr_root, kept up to date by a
-	 * tree diff per commit (cost follows the commit's changes), and the
-	 * .gitattributes text last built from them (text_*).
-	 */
-	struct path_line *plines;
-	struct tnode *attr_root;	/* NULL: the empty tree */
-	uint64_t plines_ver;
-	struct line_ent *base_set;	/* the lines of l->base */
-	int text_valid, text_has_base;
-	uint64_t text_ver;
-	struct oid text_base, text_id;
-	struct stream_cmd scratch;	/* synthesized M and D lines */
-	struct err walk_err;		/* from inside tree walks */
-	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
-	char *chunk;
-};
-
-/* One path's .gitattributes line (a file migrate must add to or take out
- * of what the glob lines say), by path. */
-struct path_line {
-	char *path, *line;
-	size_t len, line_len;
-	int unset;
-	UT_hash_handle hh;
-};
-
-/* A line of a text held elsewhere (with its LF, when it has one). */
-struct line_ent {
-	const char *p;
-	size_t n;
-	UT_hash_handle hh;
-};
-
-/* Whether a path is covered by the glob lines, remembered: paths repeat
- * from commit to commit. */
-struct glob_ent {
-	char *path;
-	int covered;
-	UT_hash_handle hh;
-};
 
 static void line_set_clear(struct line_ent **set)
 {
@@ -174,7 +49,7 @@ static int line_set_add(struct line_ent **set, const char *p, size_t n)
 	return 1;
 }
 
-static void plines_clear(struct lfs *l)
+static void plines_clear(struct blobs *l)
 {
 	struct path_line *pl, *t;
 
@@ -235,7 +110,7 @@ static void dedup_lines(struct buf *text)
  * those globs alone, to tell which paths the lines cover (per-path lines
  * then add or remove exactly the difference).
  */
-static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
+static int build_globs(struct blobs *b, struct blobs *l, struct err *e)
 {
 	struct buf text = BUF_INIT(RULES_MAX_FILE);
 	size_t i;
@@ -252,7 +127,7 @@ static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 		if (a == RULES_ANNEX)
 			return err_set(e, ERR_USAGE,
 				       "%s:%zu: action '%s' is not supported yet",
-				       rw->opt->rules, rules_rule_line(rule),
+				       b->opt.rules, rules_rule_line(rule),
 				       rules_action_name(a));
 		if (a != RULES_LFS)
 			continue;
@@ -262,7 +137,7 @@ static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 		if (rules_rule_attr_line(&l->glob_lines, rule, lfs_attrs, e) < 0) {
 			char msg[sizeof(e->msg)];
 			memcpy(msg, e->msg, sizeof(msg));
-			r = err_set(e, ERR_USAGE, "%s: %s", rw->opt->rules, msg);
+			r = err_set(e, ERR_USAGE, "%s: %s", b->opt.rules, msg);
 			break;
 		}
 		pat = rules_rule_pattern(rule, &len);
@@ -279,15 +154,15 @@ static int build_globs(struct rw *rw, struct lfs *l, struct err *e)
 
 /* The store: --store, else <git-common-dir>/lfs/objects of the current
  * directory's repository (git lfs's own place). */
-static int open_store(struct rw *rw, struct err *e)
+static int open_store(struct blobs *b, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	char dir[4096];
 	FILE *p;
 	size_t n;
 
-	if (rw->opt->store)
-		return ptr_store_open(&l->store, rw->opt->store, e);
+	if (b->opt.store)
+		return ptr_store_open(&l->store, b->opt.store, e);
 	p = popen("git rev-parse --path-format=absolute --git-common-dir 2>/dev/null", "r");
 	if (!p || !fgets(dir, sizeof(dir) - 16, p)) {
 		if (p)
@@ -303,32 +178,43 @@ static int open_store(struct rw *rw, struct err *e)
 	return ptr_store_open(&l->store, dir, e);
 }
 
-int lfs_init(struct rw *rw, struct err *e)
+int blobs_new(struct blobs **out, const struct blob_options *opt,
+	      const struct blob_env *env, struct err *e)
 {
-	struct lfs *l = xcalloc(1, sizeof(*l));
+	struct blobs *b = xcalloc(1, sizeof(*b));
 
-	rw->lfs = l;
-	buf_init(&l->glob_lines, BUF_MAX_DEFAULT);
-	buf_init(&l->spare, SIZE_MAX);
-	buf_init(&l->tmp, BUF_MAX_DEFAULT);
-	buf_init(&l->line, SIZE_MAX / 2);
-	stream_cmd_init(&l->blobcmd);
-	stream_cmd_init(&l->scratch);
-	buf_init(&l->base, (size_t)16 << 20);
-	l->blobcmd.kind = STREAM_BLOB;
-	l->chunk = xmalloc(CHUNK);
-	l->held_max = HELD_IN_MEMORY;
-	if (rules_load(&l->rules, rw->opt->rules, e) < 0)
+	*out = b;
+	b->opt = *opt;
+	b->in = env->in;
+	b->out = env->out;
+	b->cmd = env->cmd;
+	b->ts = env->ts;
+	b->src = env->src;
+	b->dst = env->dst;
+	b->hash = env->hash;
+	b->report = env->report;
+	stream_cmd_init(&b->splits_cmd);
+	buf_init(&b->glob_lines, BUF_MAX_DEFAULT);
+	buf_init(&b->spare, SIZE_MAX);
+	buf_init(&b->tmp, BUF_MAX_DEFAULT);
+	buf_init(&b->line, SIZE_MAX / 2);
+	stream_cmd_init(&b->blobcmd);
+	stream_cmd_init(&b->scratch);
+	buf_init(&b->base, (size_t)16 << 20);
+	b->blobcmd.kind = STREAM_BLOB;
+	b->chunk = xmalloc(CHUNK);
+	b->held_max = HELD_IN_MEMORY;
+	if (rules_load(&b->rules, b->opt.rules, e) < 0)
 		return -1;
-	if (!rw->opt->quiet)
-		rules_warn_shadowed(l->rules, stderr);
-	if (build_globs(rw, l, e) < 0)
+	if (!b->opt.quiet)
+		rules_warn_shadowed(b->rules, stderr);
+	if (build_globs(b, b, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */
-	if (l->has_lfs && !rw->opt->dry_run && open_store(rw, e) < 0)
+	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
 		return -1;
-	if (l->store)
-		ptr_store_set_batch(l->store, 1);
+	if (b->store)
+		ptr_store_set_batch(b->store, 1);
 	return 0;
 }
 
@@ -342,13 +228,15 @@ static void held_free(struct held *h)
 	free(h);
 }
 
-void lfs_free(struct rw *rw)
+void blobs_free(struct blobs *b)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	struct blob_info *bi, *tmp;
 
 	if (!l)
 		return;
+	splits_free(b);
+	stream_cmd_release(&b->splits_cmd);
 	HASH_CLEAR(hh_ptr, l->byptr);
 	HASH_ITER(hh, l->byid, bi, tmp) {
 		HASH_DELETE(hh, l->byid, bi);
@@ -396,12 +284,12 @@ void lfs_free(struct rw *rw)
 	line_set_clear(&l->base_set);
 	free(l->chunk);
 	free(l);
-	rw->lfs = NULL;
+	b = NULL;
 }
 
 /* ---- blob bookkeeping ---- */
 
-static struct blob_info *blob_get(struct lfs *l, const struct oid *id,
+static struct blob_info *blob_get(struct blobs *l, const struct oid *id,
 				  uint64_t size)
 {
 	struct blob_info *bi;
@@ -419,7 +307,7 @@ static struct blob_info *blob_get(struct lfs *l, const struct oid *id,
 }
 
 /* A blob whose id is not computed yet (see struct blob_info). */
-static struct blob_info *blob_new_lazy(struct lfs *l, uint64_t size,
+static struct blob_info *blob_new_lazy(struct blobs *l, uint64_t size,
 				       const struct oid *orig)
 {
 	struct blob_info *bi = xcalloc(1, sizeof(*bi));
@@ -434,7 +322,7 @@ static struct blob_info *blob_new_lazy(struct lfs *l, uint64_t size,
 	return bi;
 }
 
-static void list_push(struct emit_list *list, struct mark_ent *m,
+static void list_push(struct emit_list *list, struct blob_mark *m,
 		      struct blob_info *bi)
 {
 	if (list->n == list->alloc) {
@@ -447,27 +335,27 @@ static void list_push(struct emit_list *list, struct mark_ent *m,
 }
 
 /* Hashes what h holds, for delimited data whose length came last. */
-static int hash_held(struct rw *rw, struct held *h, uint64_t total,
+static int hash_held(struct blobs *b, struct held *h, uint64_t total,
 		     struct oid *id, struct err *e)
 {
 	size_t len;
 
-	obj_hash_begin(rw->hash, OBJ_BLOB, total);
+	obj_hash_begin(b->hash, OBJ_BLOB, total);
 	if (!h->spool) {
-		obj_hash_update(rw->hash, h->mem.ptr, h->mem.len);
+		obj_hash_update(b->hash, h->mem.ptr, h->mem.len);
 	} else {
 		rewind(h->spool);
-		while ((len = fread(rw->lfs->chunk, 1, CHUNK, h->spool)) > 0)
-			obj_hash_update(rw->hash, rw->lfs->chunk, len);
+		while ((len = fread(b->chunk, 1, CHUNK, h->spool)) > 0)
+			obj_hash_update(b->hash, b->chunk, len);
 		if (ferror(h->spool))
 			return err_errno(e, ERR_IO, "cannot read a spooled blob");
 	}
-	obj_hash_final(rw->hash, id);
+	obj_hash_final(b->hash, id);
 	return 0;
 }
 
 /*
- * Reads the pending data of rw->cmd into a new held copy: in memory up to
+ * Reads the pending data of b->cmd into a new held copy: in memory up to
  * HELD_IN_MEMORY, then in an unlinked temp file, so memory does not grow
  * with the blob. Hashed on the way when the length is known up front.
  */
@@ -476,19 +364,19 @@ static int hash_held(struct rw *rw, struct held *h, uint64_t total,
  * buffer (no copy through the reader's). Returns 1 when it took the data,
  * 0 when the caller must use the chunked path, -1 on error.
  */
-static int hold_in_memory(struct rw *rw, struct held *h, int want_id,
+static int hold_in_memory(struct blobs *b, struct held *h, int want_id,
 			  struct err *e)
 {
-	uint64_t len = rw->cmd.data_len;
+	uint64_t len = b->cmd->data_len;
 	size_t got;
 	int r;
 
 	if (len == UINT64_MAX || len > h->mem.max)
 		return 0;
-	if (len >= SPARE_MIN && rw->lfs->spare.cap > len) {
-		h->mem.ptr = rw->lfs->spare.ptr;
-		h->mem.cap = rw->lfs->spare.cap;
-		buf_init(&rw->lfs->spare, SIZE_MAX);
+	if (len >= SPARE_MIN && b->spare.cap > len) {
+		h->mem.ptr = b->spare.ptr;
+		h->mem.cap = b->spare.cap;
+		buf_init(&b->spare, SIZE_MAX);
 	} else if (len >= SPARE_MIN) {
 		/* room for the next, slightly larger version of a split file
 		 * (best effort: beyond max, the exact size below) */
@@ -497,35 +385,35 @@ static int hold_in_memory(struct rw *rw, struct held *h, int want_id,
 	if (buf_grow(&h->mem, (size_t)len) < 0)
 		return 0;
 	if (want_id)
-		obj_hash_begin(rw->hash, OBJ_BLOB, len);
+		obj_hash_begin(b->hash, OBJ_BLOB, len);
 	while (h->mem.len < len &&
-	       (r = stream_reader_data_into(rw->in, h->mem.ptr + h->mem.len,
+	       (r = stream_reader_data_into(b->in, h->mem.ptr + h->mem.len,
 					    (size_t)len - h->mem.len, &got, e)) > 0) {
 		if (want_id)
-			obj_hash_update(rw->hash, h->mem.ptr + h->mem.len, got);
-		report_est_feed(rw, h->mem.ptr + h->mem.len, got);
+			obj_hash_update(b->hash, h->mem.ptr + h->mem.len, got);
+		report_est_feed(b->report, h->mem.ptr + h->mem.len, got);
 		h->mem.len += got;
 	}
 	h->mem.ptr[h->mem.len] = '\0';
 	/* the end of the data (and its optional LF) */
-	if (h->mem.len < len || stream_reader_data_into(rw->in, h->mem.ptr, 0, &got, e) != 0)
+	if (h->mem.len < len || stream_reader_data_into(b->in, h->mem.ptr, 0, &got, e) != 0)
 		return -1;
 	return 1;
 }
 
-static int hold_data(struct rw *rw, struct held **out, struct oid *id,
+static int hold_data(struct blobs *b, struct held **out, struct oid *id,
 		     int want_id, uint64_t *size, struct err *e)
 {
 	struct held *h = xcalloc(1, sizeof(*h));
-	int known = want_id && rw->cmd.data_len != UINT64_MAX;
+	int known = want_id && b->cmd->data_len != UINT64_MAX;
 	const char *chunk;
 	uint64_t total = 0;
 	size_t len;
 	int r;
 
-	buf_init(&h->mem, rw->lfs->held_max);
-	report_est_begin(rw);
-	r = hold_in_memory(rw, h, want_id, e);
+	buf_init(&h->mem, b->held_max);
+	report_est_begin(b->report);
+	r = hold_in_memory(b, h, want_id, e);
 	if (r < 0) {
 		held_free(h);
 		return -1;
@@ -535,12 +423,12 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 		goto done;
 	}
 	if (known)
-		obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
-	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
+		obj_hash_begin(b->hash, OBJ_BLOB, b->cmd->data_len);
+	while ((r = stream_reader_data(b->in, &chunk, &len, e)) > 0) {
 		total += len;
-		report_est_feed(rw, chunk, len);
+		report_est_feed(b->report, chunk, len);
 		if (known)
-			obj_hash_update(rw->hash, chunk, len);
+			obj_hash_update(b->hash, chunk, len);
 		if (!h->spool && buf_add(&h->mem, chunk, len) == 0)
 			continue;
 		if (!h->spool) {
@@ -560,56 +448,46 @@ static int hold_data(struct rw *rw, struct held **out, struct oid *id,
 	}
 done:
 	if (known)
-		obj_hash_final(rw->hash, id);
-	else if (want_id && hash_held(rw, h, total, id, e) < 0) {
+		obj_hash_final(b->hash, id);
+	else if (want_id && hash_held(b, h, total, id, e) < 0) {
 		held_free(h);
 		return -1;
 	}
 	*size = total;
 	*out = h;
-	rw->data_est = report_est_end(rw, total);
+	b->data_est = report_est_end(b->report, total);
 	if (want_id)
-		report_input_blob(rw, id, total, rw->data_est);
+		report_input_blob(b->report, id, total, b->data_est);
 	return 0;
 io:
 	held_free(h);
 	return err_errno(e, ERR_IO, "cannot spool a blob to a temp file");
 }
 
-int lfs_blob(struct rw *rw, struct err *e)
+int blobs_read(struct blobs *b, struct blob_mark *m, const struct oid *orig,
+	       struct err *e)
 {
-	struct lfs *l = rw->lfs;
 	struct held *h;
 	struct blob_info *bi;
-	struct mark_ent *m;
-	struct oid id = oid_null, orig = oid_null;
+	struct oid id = oid_null;
 	uint64_t size;
-	int has_orig, lazy;
-
-	if (!rw->cmd.mark) {
-		/* nothing can name it: pass it through */
-		return copy_data(rw, rw->out, &id, e);
-	}
-	has_orig = rw->cmd.original_oid.len == OID_HEX &&
-		   oid_from_hex(&orig, rw->cmd.original_oid.ptr, OID_HEX) == 0;
 	/* without an original-oid (or for a report, which counts distinct
 	 * blobs) the id is needed now */
-	lazy = has_orig && !rw->report;
-	if (hold_data(rw, &h, &id, !lazy, &size, e) < 0)
+	int lazy = orig && !b->report;
+
+	if (hold_data(b, &h, &id, !lazy, &size, e) < 0)
 		return -1;
-	bi = lazy ? blob_new_lazy(l, size, &orig) : blob_get(l, &id, size);
-	bi->est = rw->data_est;
+	bi = lazy ? blob_new_lazy(b, size, orig) : blob_get(b, &id, size);
+	bi->est = b->data_est;
 	if (!bi->held && !bi->emitted)
 		bi->held = h;
 	else
 		held_free(h);
-	m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, lazy ? &oid_null : &id);
+	*m->id = lazy ? oid_null : id;
 	m->blob = bi;
 	m->declared = 0;
-	m->orig = orig;
-	m->has_orig = has_orig;
 	bi->mark = m;
-	list_push(&l->pending, m, bi);
+	list_push(&b->pending, m, bi);
 	return 0;
 }
 
@@ -623,7 +501,7 @@ struct content {
 	struct odb *db;
 };
 
-static int content_open(struct rw *rw, struct blob_info *bi,
+static int content_open(struct blobs *b, struct blob_info *bi,
 			struct content *c, struct err *e)
 {
 	char hex[OID_HEX + 1];
@@ -642,17 +520,17 @@ static int content_open(struct rw *rw, struct blob_info *bi,
 		rewind(bi->held->spool);
 		return 0;
 	}
-	if (bi->converted && rw->lfs->store) {
+	if (bi->converted && b->store) {
 		c->kind = 2;
-		return ptr_store_open_object(rw->lfs->store, &bi->sha256, &c->fd,
+		return ptr_store_open_object(b->store, &bi->sha256, &c->fd,
 					     &size, e);
 	}
 	c->kind = 3;
 	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);
-	c->db = rw->src;
+	c->db = b->src;
 	r = odb_open_stream(c->db, hex, &type, &got, &size, e);
-	if (r == 0 && rw->dst != rw->src) {
-		c->db = rw->dst;
+	if (r == 0 && b->dst != b->src) {
+		c->db = b->dst;
 		r = odb_open_stream(c->db, hex, &type, &got, &size, e);
 	}
 	if (r < 0)
@@ -661,7 +539,7 @@ static int content_open(struct rw *rw, struct blob_info *bi,
 		return err_set(e, ERR_IO,
 			       "blob %s is needed again but is neither in the "
 			       "stream any more nor in repository %s (see "
-			       "--source-repo)", hex, odb_name(rw->src));
+			       "--source-repo)", hex, odb_name(b->src));
 	return 0;
 }
 
@@ -703,46 +581,46 @@ static void content_close(struct content *c)
 }
 
 /* Computes bi's id if it is not known yet (struct blob_info). */
-static int ensure_id(struct rw *rw, struct blob_info *bi, struct err *e)
+static int ensure_id(struct blobs *b, struct blob_info *bi, struct err *e)
 {
 	struct content c;
 	ssize_t n;
 
 	if (bi->id_known)
 		return 0;
-	if (content_open(rw, bi, &c, e) < 0)
+	if (content_open(b, bi, &c, e) < 0)
 		return -1;
-	obj_hash_begin(rw->hash, OBJ_BLOB, bi->size);
-	while ((n = content_read(&c, rw->lfs->chunk, CHUNK, e)) > 0)
-		obj_hash_update(rw->hash, rw->lfs->chunk, (size_t)n);
+	obj_hash_begin(b->hash, OBJ_BLOB, bi->size);
+	while ((n = content_read(&c, b->chunk, CHUNK, e)) > 0)
+		obj_hash_update(b->hash, b->chunk, (size_t)n);
 	content_close(&c);
 	if (n < 0)
 		return -1;
-	obj_hash_final(rw->hash, &bi->id);
+	obj_hash_final(b->hash, &bi->id);
 	bi->id_known = 1;
-	HASH_ADD(hh, rw->lfs->byid, id.hash, OID_RAW, bi);
+	HASH_ADD(hh, b->byid, id.hash, OID_RAW, bi);
 	if (bi->mark)
-		bi->mark->oid = bi->id;
+		*bi->mark->id = bi->id;
 	return 0;
 }
 
 /* Writes a blob command with the content of bi (and mark, if any). */
-static int emit_blob(struct rw *rw, struct blob_info *bi, uint64_t mark,
+static int emit_blob(struct blobs *b, struct blob_info *bi, uint64_t mark,
 		     struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	struct content c;
 	uint64_t total = 0;
 	ssize_t n;
 
 	l->blobcmd.mark = mark;
-	if (ensure_id(rw, bi, e) < 0 || content_open(rw, bi, &c, e) < 0)
+	if (ensure_id(b, bi, e) < 0 || content_open(b, bi, &c, e) < 0)
 		return -1;
-	if (stream_write_data_begin(rw->out, &l->blobcmd, bi->size, e) < 0)
+	if (stream_write_data_begin(b->out, &l->blobcmd, bi->size, e) < 0)
 		goto fail;
 	while ((n = content_read(&c, l->chunk, CHUNK, e)) > 0) {
 		total += (uint64_t)n;
-		if (stream_write_bytes(rw->out, l->chunk, (size_t)n, e) < 0)
+		if (stream_write_bytes(b->out, l->chunk, (size_t)n, e) < 0)
 			goto fail;
 	}
 	if (n < 0)
@@ -754,13 +632,13 @@ static int emit_blob(struct rw *rw, struct blob_info *bi, uint64_t mark,
 	}
 	content_close(&c);
 	bi->emitted = 1;
-	return stream_write_data_end(rw->out, e);
+	return stream_write_data_end(b->out, e);
 fail:
 	content_close(&c);
 	return -1;
 }
 
-int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
+int blob_view(struct blobs *b, struct blob_info *bi, struct buf *scratch,
 	      const char **ptr, size_t *len, struct err *e)
 {
 	/* held in memory: no copy (a split reads every version whole) */
@@ -769,14 +647,14 @@ int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
 		*len = bi->held->mem.len;
 		return 0;
 	}
-	if (blob_read_all(rw, bi, scratch, e) < 0)
+	if (blob_read_all(b, bi, scratch, e) < 0)
 		return -1;
 	*ptr = scratch->ptr;
 	*len = scratch->len;
 	return 0;
 }
 
-struct buf *blob_memory(struct rw *rw, struct blob_info *bi)
+struct buf *blob_memory(struct blobs *b, struct blob_info *bi)
 {
 	char hex[OID_HEX + 1];
 	struct err ignored = ERR_INIT;
@@ -787,15 +665,15 @@ struct buf *blob_memory(struct rw *rw, struct blob_info *bi)
 	if (!bi->held || bi->held->spool || !bi->has_orig)
 		return NULL;
 	/* not there (or no repository): keep the copy, no error */
-	if (odb_info(rw->src, oid_hex(&bi->orig, hex), &type, &got, &size,
+	if (odb_info(b->src, oid_hex(&bi->orig, hex), &type, &got, &size,
 		     &ignored) <= 0 || type != OBJ_BLOB || size != bi->size)
 		return NULL;
 	return &bi->held->mem;
 }
 
-void blob_forget_copy(struct rw *rw, struct blob_info *bi)
+void blob_forget_copy(struct blobs *b, struct blob_info *bi)
 {
-	struct buf *spare = &rw->lfs->spare;
+	struct buf *spare = &b->spare;
 
 	if (bi->held->mem.cap > spare->cap) {
 		buf_release(spare);
@@ -808,7 +686,7 @@ void blob_forget_copy(struct rw *rw, struct blob_info *bi)
 	bi->held = NULL;
 }
 
-int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
+int blob_read_all(struct blobs *b, struct blob_info *bi, struct buf *out,
 		  struct err *e)
 {
 	struct content c;
@@ -821,7 +699,7 @@ int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
 			       oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }));
 	if (bi->held && !bi->held->spool)
 		return buf_add(out, bi->held->mem.ptr, bi->held->mem.len);
-	if (content_open(rw, bi, &c, e) < 0)
+	if (content_open(b, bi, &c, e) < 0)
 		return -1;
 	while (out->len < bi->size &&
 	       (n = content_read(&c, out->ptr + out->len, bi->size - out->len, e)) > 0)
@@ -842,7 +720,7 @@ const struct oid *blob_id(const struct blob_info *bi)
 
 /* 1 when the blob's content already is an LFS pointer (never convert it
  * again: a second run changes nothing). */
-static int is_pointer(struct rw *rw, struct blob_info *bi, struct err *e)
+static int is_pointer(struct blobs *b, struct blob_info *bi, struct err *e)
 {
 	struct content c;
 	size_t got = 0;
@@ -853,22 +731,22 @@ static int is_pointer(struct rw *rw, struct blob_info *bi, struct err *e)
 	bi->pointer_state = 2;
 	if (bi->size >= PTR_LFS_POINTER_MAX || bi->size == 0)
 		return 0;
-	if (content_open(rw, bi, &c, e) < 0)
+	if (content_open(b, bi, &c, e) < 0)
 		return -1;
-	while ((n = content_read(&c, rw->lfs->chunk + got, CHUNK - got, e)) > 0)
+	while ((n = content_read(&c, b->chunk + got, CHUNK - got, e)) > 0)
 		got += (size_t)n;
 	content_close(&c);
 	if (n < 0)
 		return -1;
-	if (ptr_is_lfs_pointer(rw->lfs->chunk, got))
+	if (ptr_is_lfs_pointer(b->chunk, got))
 		bi->pointer_state = 1;
 	return bi->pointer_state == 1;
 }
 
 /* Puts bi's content into the store and computes its pointer (once). */
-static int convert(struct rw *rw, struct blob_info *bi, struct err *e)
+static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	struct ptr_put *put;
 	struct content c;
 	uint64_t size;
@@ -876,7 +754,7 @@ static int convert(struct rw *rw, struct blob_info *bi, struct err *e)
 
 	if (bi->converted)
 		return 0;
-	if (content_open(rw, bi, &c, e) < 0)
+	if (content_open(b, bi, &c, e) < 0)
 		return -1;
 	if (ptr_put_begin(l->store, &put, e) < 0) {
 		content_close(&c);
@@ -899,10 +777,10 @@ static int convert(struct rw *rw, struct blob_info *bi, struct err *e)
 			       (unsigned long long)bi->size);
 	if (ptr_lfs_pointer(&bi->ptr_text, &bi->sha256, bi->size) < 0)
 		return err_set(e, ERR_IO, "cannot build an LFS pointer");
-	obj_hash_buf(rw->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
+	obj_hash_buf(b->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
 		     &bi->ptr_id);
 	bi->converted = 1;
-	rw->objects_converted++;
+	b->converted++;
 	HASH_ADD(hh_ptr, l->byptr, ptr_id.hash, OID_RAW, bi);
 	return 0;
 }
@@ -925,10 +803,11 @@ static int is_protected(const char *path, size_t len)
 
 /* The blob an M line names, with its size; NULL for a gitlink or when
  * the size cannot be learnt (then the line passes as it is). */
-static int modify_blob(struct rw *rw, struct mark_ent **mark,
-		       struct blob_info **out, struct err *e)
+static int modify_blob(struct blobs *b, const struct oid *named,
+		       struct blob_mark *m, struct blob_info **out,
+		       struct err *e)
 {
-	struct stream_ref *d = &rw->cmd.dataref;
+	struct stream_ref *d = &b->cmd->dataref;
 	char hex[OID_HEX + 1];
 	enum obj_type type;
 	struct oid id, got;
@@ -936,73 +815,66 @@ static int modify_blob(struct rw *rw, struct mark_ent **mark,
 	struct held *h;
 	int r;
 
-	*mark = NULL;
 	*out = NULL;
 	if (d->kind == STREAM_REF_INLINE) {
-		if (hold_data(rw, &h, &id, 1, &size, e) < 0)
+		if (hold_data(b, &h, &id, 1, &size, e) < 0)
 			return -1;
-		*out = blob_get(rw->lfs, &id, size);
-		(*out)->est = rw->data_est;
+		*out = blob_get(b, &id, size);
+		(*out)->est = b->data_est;
 		if (!(*out)->held && !(*out)->emitted)
 			(*out)->held = h;
 		else
 			held_free(h);
 		return 0;
 	}
-	if (modify_id(rw, &id, e) < 0)
-		return at_offset(rw, e);
-	if (d->kind == STREAM_REF_MARK) {
-		*mark = mark_get(rw, d->mark);
-		if ((*mark)->type != OBJ_BLOB || !(*mark)->blob)
-			return err_set(e, ERR_STREAM, "mark :%llu is not a blob",
-				       (unsigned long long)d->mark) < 0
-				       ? at_offset(rw, e) : -1;
-		*out = (*mark)->blob;
+	if (m) {
+		*out = m->blob;
 		return 0;
 	}
-	HASH_FIND(hh, rw->lfs->byid, id.hash, OID_RAW, *out);
+	id = *named;
+	HASH_FIND(hh, b->byid, id.hash, OID_RAW, *out);
 	if (*out)
 		return 0;
 	/* a blob named by id (--no-data export): it is in the target */
-	r = odb_info(rw->src, oid_hex(&id, hex), &type, &got, &size, e);
+	r = odb_info(b->src, oid_hex(&id, hex), &type, &got, &size, e);
 	if (r < 0)
 		return -1;
 	if (r == 0 || type != OBJ_BLOB)
 		return err_set(e, ERR_IO, "blob %s is not in repository %s "
-			       "(see --source-repo)", hex, odb_name(rw->src));
-	*out = blob_get(rw->lfs, &id, size);
+			       "(see --source-repo)", hex, odb_name(b->src));
+	*out = blob_get(b, &id, size);
 	(*out)->emitted = 1;
-	report_input_blob(rw, &id, size, 0); /* not read: no estimate */
+	report_input_blob(b->report, &id, size, 0); /* not read: no estimate */
 	return 0;
 }
 
 /* ---- placing a blob at a path ---- */
 
-static int is_notes(const struct rw *rw)
+static int is_notes(const struct blobs *b)
 {
-	return !strncmp(rw->cur.branch->name, "refs/notes/", 11);
+	return !strncmp(b->cur->branch_name, "refs/notes/", 11);
 }
 
 /* Writes the blob of m (or bi alone) now, unless it is out already. */
-static int declare(struct rw *rw, struct mark_ent *m, struct blob_info *bi,
+static int declare(struct blobs *b, struct blob_mark *m, struct blob_info *bi,
 		   struct err *e)
 {
 	if (m && m->declared)
 		return 0;
 	if (!m && bi->emitted)
 		return 0;
-	if (emit_blob(rw, bi, m ? m->mark : 0, e) < 0)
+	if (emit_blob(b, bi, m ? m->num : 0, e) < 0)
 		return -1;
 	if (m)
 		m->declared = 1;
 	return 0;
 }
 
-int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e)
+int blobs_declare(struct blobs *b, struct blob_mark *m, struct err *e)
 {
-	if (m->type != OBJ_BLOB || !m->blob)
+	if (!m->blob)
 		return 0;
-	return declare(rw, m, m->blob, e);
+	return declare(b, m, m->blob, e);
 }
 
 static size_t rule_index(const struct rules *rules, const struct rule *rule)
@@ -1014,88 +886,98 @@ static size_t rule_index(const struct rules *rules, const struct rule *rule)
 	return i;
 }
 
-const struct rules *lfs_rules(const struct rw *rw)
+const struct rules *blobs_rules(const struct blobs *b)
 {
-	return rw->lfs->rules;
+	return b->rules;
+}
+
+uint64_t blobs_converted(const struct blobs *b)
+{
+	return b->converted;
+}
+
+uint64_t blobs_split_failures(const struct blobs *b)
+{
+	return b->split_failures;
 }
 
 /* M with the original content: queued to be written before the commit. */
-static int place_keep(struct rw *rw, struct stream_cmd *c, uint32_t mode,
-		      struct mark_ent *m, struct blob_info *bi, struct err *e)
+static int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		      struct blob_mark *m, struct blob_info *bi, struct err *e)
 {
 	char hex[OID_HEX + 1];
 
-	if (bi && ensure_id(rw, bi, e) < 0)
+	if (bi && ensure_id(b, bi, e) < 0)
 		return -1;
 	if (bi && ((m && !m->declared) || (!m && !bi->emitted)))
-		list_push(&rw->lfs->emit, m, bi);
+		list_push(&b->emit, m, bi);
 	if (bi && !m) {
 		/* name the content by id: it is written (or in the target) */
 		c->dataref.kind = STREAM_REF_OID;
 		buf_set(&c->dataref.name, oid_hex(&bi->id, hex), OID_HEX);
 	}
-	if (bi && tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, mode,
+	if (bi && tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
 			   &bi->id, e) < 0)
-		return at_offset(rw, e);
+		return err_at_input(e);
 	if (bi)
-		report_output_blob(rw, &bi->id, bi->size, bi->est);
-	return stream_write_cmd(rw->cout, c, e);
+		report_output_blob(b->report, &bi->id, bi->size, bi->est);
+	return stream_write_cmd(b->cbuf, c, e);
 }
 
 /* M with the LFS pointer: inline the first time, by id after that. */
-static int place_pointer(struct rw *rw, struct stream_cmd *c, uint32_t mode,
+static int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 			 struct blob_info *bi, struct err *e)
 {
 	char hex[OID_HEX + 1];
 
-	if (convert(rw, bi, e) < 0)
+	if (convert(b, bi, e) < 0)
 		return -1;
-	if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, mode,
+	if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
 		     &bi->ptr_id, e) < 0)
-		return at_offset(rw, e);
-	if (rw->report)
-		report_output_blob(rw, &bi->ptr_id, bi->ptr_text.len,
-				   report_est_buf(rw, bi->ptr_text.ptr, bi->ptr_text.len));
+		return err_at_input(e);
+	if (b->report)
+		report_output_blob(b->report, &bi->ptr_id, bi->ptr_text.len,
+				   report_est_buf(b->report, bi->ptr_text.ptr, bi->ptr_text.len));
 	c->mode = mode;
 	if (bi->ptr_written) {
 		c->dataref.kind = STREAM_REF_OID;
 		buf_set(&c->dataref.name, oid_hex(&bi->ptr_id, hex), OID_HEX);
-		return stream_write_cmd(rw->cout, c, e);
+		return stream_write_cmd(b->cbuf, c, e);
 	}
 	c->dataref.kind = STREAM_REF_INLINE;
 	bi->ptr_written = 1;
-	if (stream_write_data_begin(rw->cout, c, bi->ptr_text.len, e) < 0 ||
-	    stream_write_bytes(rw->cout, bi->ptr_text.ptr, bi->ptr_text.len, e) < 0)
+	if (stream_write_data_begin(b->cbuf, c, bi->ptr_text.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, bi->ptr_text.ptr, bi->ptr_text.len, e) < 0)
 		return -1;
-	return stream_write_data_end(rw->cout, e);
+	return stream_write_data_end(b->cbuf, e);
 }
 
-static int place_drop(struct rw *rw, struct stream_cmd *c, struct err *e)
+static int place_drop(struct blobs *b, struct stream_cmd *c, struct err *e)
 {
-	int r = tree_remove(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, e);
+	int r = tree_remove(b->ts, b->cur->root, c->path.ptr, c->path.len, e);
 
 	if (r <= 0)
-		return r < 0 ? at_offset(rw, e) : 0;
+		return r < 0 ? err_at_input(e) : 0;
 	c->kind = STREAM_DELETE;
-	return stream_write_cmd(rw->cout, c, e);
+	return stream_write_cmd(b->cbuf, c, e);
 }
 
 /* The rule for a file: NULL (keep) for what must never change. */
-static int decide(struct rw *rw, const struct stream_cmd *c, uint32_t mode,
+static int decide(struct blobs *b, const struct stream_cmd *c, uint32_t mode,
 		  struct blob_info *bi, const struct rule **rule, struct err *e)
 {
 	*rule = NULL;
-	if (!bi || is_notes(rw) || (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC) ||
+	if (!bi || is_notes(b) || (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC) ||
 	    is_protected(c->path.ptr, c->path.len))
 		return 0;
-	if (rules_match(rule, rw->lfs->rules, c->path.ptr, c->path.len, bi->size, e) < 0)
+	if (rules_match(rule, b->rules, c->path.ptr, c->path.len, bi->size, e) < 0)
 		return -1;
 	return 0;
 }
 
-static const char *cmd_name(const struct rw *rw)
+static const char *cmd_name(const struct blobs *b)
 {
-	switch (rw->cmd.kind) {
+	switch (b->cmd->kind) {
 	case STREAM_DELETE: return "D";
 	case STREAM_RENAME: return "R";
 	case STREAM_COPY: return "C";
@@ -1104,7 +986,7 @@ static const char *cmd_name(const struct rw *rw)
 }
 
 /* Places one file (c is an M line) by the rules. */
-static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
+static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		 struct blob_info *bi, struct err *e)
 {
 	uint32_t mode = tree_mode_normalize(c->mode);
@@ -1113,85 +995,82 @@ static int place(struct rw *rw, struct stream_cmd *c, struct mark_ent *m,
 
 	if (m)
 		m->consumed = 1;
-	if (splits_check_path(rw, cmd_name(rw), c->path.ptr, c->path.len, e) < 0)
+	if (splits_check_path(b, cmd_name(b), c->path.ptr, c->path.len, e) < 0)
 		return -1;
-	if (decide(rw, c, mode, bi, &rule, e) < 0)
+	if (decide(b, c, mode, bi, &rule, e) < 0)
 		return -1;
-	if (rw->report && bi) {
-		report_path(rw, c->path.ptr, c->path.len, &bi->id, bi->size);
+	if (b->report && bi) {
+		report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
 		if (rule)
-			report_rule(rw, rule_index(rw->lfs->rules, rule), c->path.ptr,
+			report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
 				    c->path.len, &bi->id, bi->size, bi->est);
 	}
 	if (rule && rules_rule_action(rule) == RULES_DROP)
-		return place_drop(rw, c, e);
+		return place_drop(b, c, e);
 	if (rule && rules_rule_action(rule) == RULES_SPLIT)
-		return splits_place(rw, c, bi, rule, e);
+		return splits_place(b, c, bi, rule, e);
 	if (!rule || rules_rule_action(rule) != RULES_LFS || bi->size == 0)
-		return place_keep(rw, c, mode, m, bi, e);
-	p = is_pointer(rw, bi, e);
+		return place_keep(b, c, mode, m, bi, e);
+	p = is_pointer(b, bi, e);
 	if (p < 0)
 		return -1;
 	if (p)
-		return place_keep(rw, c, mode, m, bi, e);
-	return place_pointer(rw, c, mode, bi, e);
+		return place_keep(b, c, mode, m, bi, e);
+	return place_pointer(b, c, mode, bi, e);
 }
 
-int lfs_modify(struct rw *rw, struct err *e)
+int blobs_modify(struct blobs *b, const struct oid *id, struct blob_mark *m,
+		 struct err *e)
 {
-	struct stream_cmd *c = &rw->cmd;
+	struct stream_cmd *c = b->cmd;
 	uint32_t mode = tree_mode_normalize(c->mode);
-	struct mark_ent *m = NULL;
 	struct blob_info *bi = NULL;
-	struct oid id;
 
 	if (mode == TREE_MODE_GITLINK || tree_mode_is_dir(mode)) {
-		if (splits_check_path(rw, "M", c->path.ptr, c->path.len, e) < 0)
+		if (splits_check_path(b, "M", c->path.ptr, c->path.len, e) < 0)
 			return -1;
-		if (modify_id(rw, &id, e) < 0)
-			return at_offset(rw, e);
-		if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len,
-			     mode, &id, e) < 0)
-			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
-		return stream_write_cmd(rw->cout, c, e);
+		if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len,
+			     mode, id, e) < 0)
+			return e->kind == ERR_IO ? BLOB_IDS_LOST : err_at_input(e);
+		return stream_write_cmd(b->cbuf, c, e);
 	}
-	if (modify_blob(rw, &m, &bi, e) < 0)
+	if (modify_blob(b, id, m, &bi, e) < 0)
 		return -1;
-	return place(rw, c, m, bi, e);
+	return place(b, c, m, bi, e);
 }
 
 /* D: a split file's path is not in the tree, its parts are. */
-int lfs_delete(struct rw *rw, struct err *e)
+int blobs_delete(struct blobs *b, struct err *e)
 {
-	struct stream_cmd *c = &rw->cmd;
+	struct stream_cmd *c = b->cmd;
 	const struct rule *rule = NULL;
 	struct blob_info *src = NULL;
 	uint32_t mode;
 	int r;
 
-	if (!is_notes(rw) && rules_match_unsized(&rule, rw->lfs->rules, c->path.ptr,
+	if (!is_notes(b) && rules_match_unsized(&rule, b->rules, c->path.ptr,
 						 c->path.len, e) < 0)
 		return -1;
 	if (rule && rules_rule_action(rule) == RULES_SPLIT &&
-	    splits_source(rw, c->path.ptr, c->path.len, &src, e) < 0)
+	    splits_source(b, c->path.ptr, c->path.len, &src, e) < 0)
 		return -1;
 	if (src)
-		return splits_delete(rw, c->path.ptr, c->path.len, rule, e);
+		return splits_delete(b, c->path.ptr, c->path.len, rule, e);
 	/* a part is not a file of the stream; a directory takes its split
 	 * files along */
-	r = tree_lookup(rw->ts, rw->cur.root, c->path.ptr, c->path.len, &mode, NULL, e);
-	if (r == 0 && (r = splits_under(rw, c->path.ptr, c->path.len, e)) > 0)
+	r = tree_lookup(b->ts, *b->cur->root, c->path.ptr, c->path.len, &mode, NULL, e);
+	if (r == 0 && (r = splits_under(b, c->path.ptr, c->path.len, e)) > 0)
 		mode = TREE_MODE_DIR;
 	if (r > 0 && tree_mode_is_dir(mode))
-		r = splits_take_dir(rw, "D", c->path.ptr, c->path.len, 1, NULL, NULL, e);
+		r = splits_take_dir(b, "D", c->path.ptr, c->path.len, 1, NULL, NULL, e);
 	else if (r >= 0)
-		r = splits_check_path(rw, "D", c->path.ptr, c->path.len, e);
+		r = splits_check_path(b, "D", c->path.ptr, c->path.len, e);
 	if (r < 0)
-		return e->kind == ERR_IO ? ids_lost(rw, e) : -1;
-	r = tree_remove(rw->ts, &rw->cur.root, c->path.ptr, c->path.len, e);
+		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
+	r = tree_remove(b->ts, b->cur->root, c->path.ptr, c->path.len, e);
 	if (r < 0)
-		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
-	return stream_write_cmd(rw->cout, c, e);
+		return e->kind == ERR_IO ? BLOB_IDS_LOST : err_at_input(e);
+	return stream_write_cmd(b->cbuf, c, e);
 }
 
 /* ---- C and R, re-decided file by file ---- */
@@ -1245,10 +1124,10 @@ static int collect_split(void *ctx, const char *path, size_t len,
 
 /* The blob behind a tree entry: its original content, even when the
  * entry holds our pointer. */
-static int blob_for_entry(struct rw *rw, const struct oid *id,
+int blob_for_entry(struct blobs *b, const struct oid *id,
 			  struct blob_info **out, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	char hex[OID_HEX + 1];
 	enum obj_type type;
 	struct oid got;
@@ -1262,29 +1141,23 @@ static int blob_for_entry(struct rw *rw, const struct oid *id,
 	if (*out)
 		return 0;
 	oid_hex(id, hex);
-	r = odb_info(rw->dst, hex, &type, &got, &size, e);
-	if (r == 0 && rw->dst != rw->src)
-		r = odb_info(rw->src, hex, &type, &got, &size, e);
+	r = odb_info(b->dst, hex, &type, &got, &size, e);
+	if (r == 0 && b->dst != b->src)
+		r = odb_info(b->src, hex, &type, &got, &size, e);
 	if (r < 0)
 		return -1;
 	if (r == 0)
 		return err_set(e, ERR_IO, "blob %s is not in repository %s "
-			       "(see --source-repo)", hex, odb_name(rw->src));
+			       "(see --source-repo)", hex, odb_name(b->src));
 	*out = blob_get(l, id, size);
 	(*out)->emitted = 1;
 	return 0;
 }
 
-int lfs_blob_by_id(struct rw *rw, const struct oid *id, struct blob_info **out,
-		   struct err *e)
-{
-	return blob_for_entry(rw, id, out, e);
-}
-
-static int copy_items(struct rw *rw, struct copy_list *list,
+static int copy_items(struct blobs *b, struct copy_list *list,
 		      const struct buf *dst, struct err *e)
 {
-	struct stream_cmd *c = &rw->lfs->scratch;
+	struct stream_cmd *c = &b->scratch;
 	struct blob_info *bi;
 	size_t i;
 
@@ -1302,58 +1175,58 @@ static int copy_items(struct rw *rw, struct copy_list *list,
 			char hex[OID_HEX + 1];
 			c->dataref.kind = STREAM_REF_OID;
 			buf_set(&c->dataref.name, oid_hex(&it->id, hex), OID_HEX);
-			if (tree_set(rw->ts, &rw->cur.root, c->path.ptr, c->path.len,
+			if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len,
 				     it->mode, &it->id, e) < 0 ||
-			    stream_write_cmd(rw->cout, c, e) < 0)
+			    stream_write_cmd(b->cbuf, c, e) < 0)
 				return -1;
 			continue;
 		}
 		if (it->bi)
 			bi = it->bi;
-		else if (blob_for_entry(rw, &it->id, &bi, e) < 0)
-			return at_offset(rw, e);
-		if (place(rw, c, NULL, bi, e) < 0)
+		else if (blob_for_entry(b, &it->id, &bi, e) < 0)
+			return err_at_input(e);
+		if (place(b, c, NULL, bi, e) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int delete_path(struct rw *rw, const struct buf *path, struct err *e)
+static int delete_path(struct blobs *b, const struct buf *path, struct err *e)
 {
-	struct stream_cmd *c = &rw->lfs->scratch;
-	int r = tree_remove(rw->ts, &rw->cur.root, path->ptr, path->len, e);
+	struct stream_cmd *c = &b->scratch;
+	int r = tree_remove(b->ts, b->cur->root, path->ptr, path->len, e);
 
 	if (r <= 0)
-		return r < 0 ? at_offset(rw, e) : 0;
+		return r < 0 ? err_at_input(e) : 0;
 	c->kind = STREAM_DELETE;
 	buf_set(&c->path, path->ptr, path->len);
-	return stream_write_cmd(rw->cout, c, e);
+	return stream_write_cmd(b->cbuf, c, e);
 }
 
 /* C/R from a split file: its parts go (for R) and the whole file is
  * placed at the destination by the rules. */
-static int copy_split_source(struct rw *rw, const struct buf *src,
+static int copy_split_source(struct blobs *b, const struct buf *src,
 			     const struct buf *dst, struct err *e)
 {
-	struct stream_cmd *c = &rw->cmd;
+	struct stream_cmd *c = b->cmd;
 	struct blob_info *bi;
 	const struct rule *rule;
-	struct stream_cmd *m = &rw->lfs->scratch;
+	struct stream_cmd *m = &b->scratch;
 
-	if (splits_source(rw, src->ptr, src->len, &bi, e) < 0 ||
-	    splits_check_path(rw, cmd_name(rw), dst->ptr, dst->len, e) < 0)
+	if (splits_source(b, src->ptr, src->len, &bi, e) < 0 ||
+	    splits_check_path(b, cmd_name(b), dst->ptr, dst->len, e) < 0)
 		return -1;
 	if (c->kind == STREAM_RENAME) {
-		if (rules_match_unsized(&rule, rw->lfs->rules, src->ptr, src->len, e) < 0 ||
-		    splits_delete(rw, src->ptr, src->len, rule, e) < 0)
+		if (rules_match_unsized(&rule, b->rules, src->ptr, src->len, e) < 0 ||
+		    splits_delete(b, src->ptr, src->len, rule, e) < 0)
 			return -1;
 	}
-	if (delete_path(rw, dst, e) < 0)
+	if (delete_path(b, dst, e) < 0)
 		return -1;
 	m->kind = STREAM_MODIFY;
 	m->mode = TREE_MODE_FILE;
 	buf_set(&m->path, dst->ptr, dst->len);
-	return place(rw, m, NULL, bi, e);
+	return place(b, m, NULL, bi, e);
 }
 
 /*
@@ -1361,9 +1234,9 @@ static int copy_split_source(struct rw *rw, const struct buf *src,
  * the destination (a *.bin renamed to *.txt stops being LFS), so the
  * change is written as D and M lines, each file placed by the rules.
  */
-int lfs_copy(struct rw *rw, struct err *e)
+int blobs_copy(struct blobs *b, struct err *e)
 {
-	struct stream_cmd *c = &rw->cmd;
+	struct stream_cmd *c = b->cmd;
 	struct copy_list list = { NULL, 0, 0, 0 };
 	struct buf src = BUF_INIT(STREAM_MAX_LINE), dst = BUF_INIT(STREAM_MAX_LINE);
 	uint32_t mode;
@@ -1374,30 +1247,30 @@ int lfs_copy(struct rw *rw, struct err *e)
 
 	buf_set(&src, c->path.ptr, c->path.len);
 	buf_set(&dst, c->path2.ptr, c->path2.len);
-	r = src.len ? tree_lookup(rw->ts, rw->cur.root, src.ptr, src.len, &mode,
+	r = src.len ? tree_lookup(b->ts, *b->cur->root, src.ptr, src.len, &mode,
 				  &id, e) : 1;
-	if (r == 0 && splits_source(rw, src.ptr, src.len, &split_src, e) < 0)
+	if (r == 0 && splits_source(b, src.ptr, src.len, &split_src, e) < 0)
 		r = -1;
 	if (r == 0 && split_src) {
-		r = copy_split_source(rw, &src, &dst, e);
+		r = copy_split_source(b, &src, &dst, e);
 		goto out;
 	}
-	if (r == 0 && src.len && (r = splits_under(rw, src.ptr, src.len, e)) > 0)
+	if (r == 0 && src.len && (r = splits_under(b, src.ptr, src.len, e)) > 0)
 		mode = TREE_MODE_DIR;	/* holds only split files */
 	if (r == 0)
 		r = err_set(e, ERR_STREAM, "path '%s' not in branch", src.ptr);
 	if (r < 0) {
-		r = at_offset(rw, e);
+		r = err_at_input(e);
 		goto out;
 	}
 	list.prefix = src.len ? src.len + 1 : 0;
 	if (src.len && !tree_mode_is_dir(mode)) {
 		list.prefix = src.len;
-		r = splits_check_path(rw, cmd_name(rw), src.ptr, src.len, e);
+		r = splits_check_path(b, cmd_name(b), src.ptr, src.len, e);
 		if (r == 0)
 			r = collect_copy(&list, src.ptr, src.len, mode, &id);
 	} else {
-		r = tree_walk_at(rw->ts, rw->cur.root, src.ptr, src.len,
+		r = tree_walk_at(b->ts, *b->cur->root, src.ptr, src.len,
 				 collect_copy, &list, e);
 		/* parts are not copied: the split files they come from are */
 		nwalked = list.n;
@@ -1407,30 +1280,30 @@ int lfs_copy(struct rw *rw, struct err *e)
 			if (src.len)
 				buf_addch(&dst, '/');
 			buf_add(&dst, it->rel.ptr, it->rel.len);
-			r = splits_is_part(rw, dst.ptr, dst.len, &it->id, e);
+			r = splits_is_part(b, dst.ptr, dst.len, &it->id, e);
 			it->part = r > 0;
 			r = r < 0 ? -1 : 0;
 		}
 		buf_set(&dst, c->path2.ptr, c->path2.len);
 		if (r == 0)
-			r = splits_take_dir(rw, cmd_name(rw), src.ptr, src.len,
+			r = splits_take_dir(b, cmd_name(b), src.ptr, src.len,
 					    c->kind == STREAM_RENAME, collect_split,
 					    &list, e);
 	}
 	if (r == 0) {
-		r = tree_lookup(rw->ts, rw->cur.root, dst.ptr, dst.len, &mode, NULL, e);
+		r = tree_lookup(b->ts, *b->cur->root, dst.ptr, dst.len, &mode, NULL, e);
 		if (r > 0 && tree_mode_is_dir(mode))
-			r = splits_take_dir(rw, cmd_name(rw), dst.ptr, dst.len, 1,
+			r = splits_take_dir(b, cmd_name(b), dst.ptr, dst.len, 1,
 					    NULL, NULL, e);
 		else if (r >= 0)
-			r = splits_check_path(rw, cmd_name(rw), dst.ptr, dst.len, e);
+			r = splits_check_path(b, cmd_name(b), dst.ptr, dst.len, e);
 	}
 	if (r == 0 && c->kind == STREAM_RENAME)
-		r = delete_path(rw, &src, e);
+		r = delete_path(b, &src, e);
 	if (r == 0)
-		r = delete_path(rw, &dst, e);
+		r = delete_path(b, &dst, e);
 	if (r == 0)
-		r = copy_items(rw, &list, &dst, e);
+		r = copy_items(b, &list, &dst, e);
 out:
 	for (i = 0; i < list.n; i++)
 		buf_release(&list.v[i].rel);
@@ -1442,18 +1315,16 @@ out:
 
 /* ---- the commit: .gitattributes, blobs first, then its text ---- */
 
-int lfs_commit_begin(struct rw *rw, struct err *e)
+struct stream_writer *blobs_commit_begin(struct blobs *b,
+					 const struct blob_commit *c)
 {
-	struct lfs *l = rw->lfs;
-
-	(void)e;
-	l->cbuf = stream_writer_new_mem();
-	rw->cout = l->cbuf;
-	return 0;
+	b->cur = c;
+	b->cbuf = stream_writer_new_mem();
+	return b->cbuf;
 }
 
 /* 1 when git-lfs should see the file at path as an LFS file. */
-static int wants_lfs(struct rw *rw, const char *path, size_t len,
+static int wants_lfs(struct blobs *b, const char *path, size_t len,
 		     uint32_t mode, const struct oid *id, struct err *e)
 {
 	struct blob_info *bi;
@@ -1462,22 +1333,22 @@ static int wants_lfs(struct rw *rw, const char *path, size_t len,
 	if ((mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC) ||
 	    is_protected(path, len))
 		return 0;
-	HASH_FIND(hh_ptr, rw->lfs->byptr, id->hash, OID_RAW, bi);
+	HASH_FIND(hh_ptr, b->byptr, id->hash, OID_RAW, bi);
 	if (bi)
 		return 1;
-	if (blob_for_entry(rw, id, &bi, e) < 0)
+	if (blob_for_entry(b, id, &bi, e) < 0)
 		return -1;
 	if (bi->size == 0) {
 		/* an empty file is its own pointer: LFS where a rule says so */
-		if (rules_match(&rule, rw->lfs->rules, path, len, 0, e) < 0)
+		if (rules_match(&rule, b->rules, path, len, 0, e) < 0)
 			return -1;
 		return rule && rules_rule_action(rule) == RULES_LFS &&
 		       !is_protected(path, len);
 	}
-	return is_pointer(rw, bi, e);
+	return is_pointer(b, bi, e);
 }
 
-static int glob_covers(struct lfs *l, const char *path, size_t len,
+static int glob_covers(struct blobs *l, const char *path, size_t len,
 		       struct err *e)
 {
 	struct glob_ent *g;
@@ -1500,8 +1371,8 @@ static int attr_change(void *ctx, const char *path, size_t len,
 		       uint32_t old_mode, const struct oid *old_id,
 		       uint32_t mode, const struct oid *id)
 {
-	struct rw *rw = ctx;
-	struct lfs *l = rw->lfs;
+	struct blobs *b = ctx;
+	struct blobs *l = b;
 	struct err *e = &l->walk_err;
 	struct path_line *pl;
 	int want, glob;
@@ -1518,7 +1389,7 @@ static int attr_change(void *ctx, const char *path, size_t len,
 	}
 	if (!mode)
 		return 0;
-	want = wants_lfs(rw, path, len, mode, id, e);
+	want = wants_lfs(b, path, len, mode, id, e);
 	glob = want < 0 ? -1 : glob_covers(l, path, len, e);
 	if (want < 0 || glob < 0)
 		return -1;
@@ -1556,7 +1427,7 @@ static int pline_cmp(const void *a, const void *b)
 }
 
 /* Appends line p (n bytes) to out unless the base has it. */
-static void add_unless_in_base(struct lfs *l, int has_base, const char *p,
+static void add_unless_in_base(struct blobs *l, int has_base, const char *p,
 			       size_t n)
 {
 	struct line_ent *x = NULL;
@@ -1574,9 +1445,9 @@ static void add_unless_in_base(struct lfs *l, int has_base, const char *p,
 #define ATTR_FILE_MAX ((size_t)100 << 20)
 
 /* Builds l->tmp: the base (if any), then every line of ours it lacks. */
-static int attr_text(struct rw *rw, int has_base, struct err *e)
+static int attr_text(struct blobs *b, int has_base, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	struct path_line **v, *pl, *t;
 	const char *p, *end;
 	size_t n = 0, i;
@@ -1610,10 +1481,10 @@ static int attr_text(struct rw *rw, int has_base, struct err *e)
 
 /* The user's own .gitattributes under the one in the tree (ours or
  * theirs), read into l->base. 0 none, 1 found, -1 error. */
-static int attr_base(struct rw *rw, const struct oid *in_tree, struct oid *base,
+static int attr_base(struct blobs *b, const struct oid *in_tree, struct oid *base,
 		     struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	struct attr_ent *a;
 	struct blob_info *bi;
 	struct content c;
@@ -1625,7 +1496,7 @@ static int attr_base(struct rw *rw, const struct oid *in_tree, struct oid *base,
 	*base = a ? a->base : *in_tree;
 	if (l->has_base_cache && oid_eq(&l->base_id, base))
 		return 1;
-	if (blob_for_entry(rw, base, &bi, e) < 0 || content_open(rw, bi, &c, e) < 0)
+	if (blob_for_entry(b, base, &bi, e) < 0 || content_open(b, bi, &c, e) < 0)
 		return -1;
 	line_set_clear(&l->base_set);
 	l->has_base_cache = 0;
@@ -1653,22 +1524,22 @@ static int attr_base(struct rw *rw, const struct oid *in_tree, struct oid *base,
 	return 1;
 }
 
-static int attrs_write(struct rw *rw, struct err *e)
+static int attrs_write(struct blobs *b, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	struct stream_cmd *c = &l->scratch;
 	struct oid in_tree, base_id = oid_null, want_id;
 	struct attr_ent *a;
 	uint32_t mode = TREE_MODE_FILE;
 	int found, has_base = 0;
 
-	found = tree_lookup(rw->ts, rw->cur.root, ".gitattributes", 14, &mode,
+	found = tree_lookup(b->ts, *b->cur->root, ".gitattributes", 14, &mode,
 			    &in_tree, e);
 	if (found < 0)
 		return -1;
 	if (found && tree_mode_is_dir(mode))
 		return 0; /* a directory named .gitattributes: leave it */
-	if (found && (has_base = attr_base(rw, &in_tree, &base_id, e)) < 0)
+	if (found && (has_base = attr_base(b, &in_tree, &base_id, e)) < 0)
 		return -1;
 	/* the text depends on the lines and the base only: built again
 	 * when either changed */
@@ -1676,9 +1547,9 @@ static int attrs_write(struct rw *rw, struct err *e)
 	    l->text_has_base != has_base ||
 	    (has_base && !oid_eq(&l->text_base, &base_id))) {
 		l->text_valid = 0;
-		if (attr_text(rw, has_base, e) < 0)
+		if (attr_text(b, has_base, e) < 0)
 			return -1;
-		obj_hash_buf(rw->hash, OBJ_BLOB, l->tmp.ptr, l->tmp.len,
+		obj_hash_buf(b->hash, OBJ_BLOB, l->tmp.ptr, l->tmp.len,
 			     &l->text_id);
 		l->text_valid = 1;
 		l->text_ver = l->plines_ver;
@@ -1698,19 +1569,19 @@ static int attrs_write(struct rw *rw, struct err *e)
 		a->has_base = has_base;
 		HASH_ADD(hh, l->attrs, ours.hash, OID_RAW, a);
 	}
-	if (tree_set(rw->ts, &rw->cur.root, ".gitattributes", 14, mode, &want_id, e) < 0)
+	if (tree_set(b->ts, b->cur->root, ".gitattributes", 14, mode, &want_id, e) < 0)
 		return -1;
-	if (rw->report)
-		report_output_blob(rw, &want_id, l->tmp.len,
-				   report_est_buf(rw, l->tmp.ptr, l->tmp.len));
+	if (b->report)
+		report_output_blob(b->report, &want_id, l->tmp.len,
+				   report_est_buf(b->report, l->tmp.ptr, l->tmp.len));
 	c->kind = STREAM_MODIFY;
 	c->mode = mode;
 	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, ".gitattributes", 14);
-	if (stream_write_data_begin(rw->cout, c, l->tmp.len, e) < 0 ||
-	    stream_write_bytes(rw->cout, l->tmp.ptr, l->tmp.len, e) < 0)
+	if (stream_write_data_begin(b->cbuf, c, l->tmp.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, l->tmp.ptr, l->tmp.len, e) < 0)
 		return -1;
-	return stream_write_data_end(rw->cout, e);
+	return stream_write_data_end(b->cbuf, e);
 }
 
 /*
@@ -1719,21 +1590,21 @@ static int attrs_write(struct rw *rw, struct err *e)
  * written) and this one, so a commit costs what it changes, not the size
  * of its tree.
  */
-static int attrs_update(struct rw *rw, struct err *e)
+static int attrs_update(struct blobs *b, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	struct blobs *l = b;
 	int r;
 
 	l->walk_err.kind = ERR_NONE;
-	if (tree_diff(rw->ts, l->attr_root, rw->cur.root, attr_change, rw, e) != 0) {
+	if (tree_diff(b->ts, l->attr_root, *b->cur->root, attr_change, b, e) != 0) {
 		if (l->walk_err.kind)
 			*e = l->walk_err;
 		plines_clear(l);	/* half updated: start again next time */
-		return e->kind == ERR_IO ? ids_lost(rw, e) : -1;
+		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
 	}
-	r = attrs_write(rw, e);
+	r = attrs_write(b, e);
 	/* the commit's tree is frozen once written: a safe reference */
-	l->attr_root = r == 0 ? rw->cur.root : NULL;
+	l->attr_root = r == 0 ? *b->cur->root : NULL;
 	if (r < 0)
 		plines_clear(l);
 	return r;
@@ -1741,50 +1612,52 @@ static int attrs_update(struct rw *rw, struct err *e)
 
 /* Writes the blobs read since the last commit that no commit decided
  * on (a tag or a later commit may name them), and lets go of the rest. */
-int lfs_flush(struct rw *rw, struct err *e)
+int blobs_flush(struct blobs *b, struct err *e)
 {
-	struct lfs *l = rw->lfs;
 	size_t i;
 	int r = 0;
 
-	for (i = 0; i < l->pending.n && r == 0; i++) {
-		struct emit_ent *p = &l->pending.v[i];
+	for (i = 0; i < b->pending.n && r == 0; i++) {
+		struct emit_ent *p = &b->pending.v[i];
 		if (!p->m->consumed)
-			r = declare(rw, p->m, p->bi, e);
+			r = declare(b, p->m, p->bi, e);
 	}
-	for (i = 0; i < l->pending.n; i++) {
-		held_free(l->pending.v[i].bi->held);
-		l->pending.v[i].bi->held = NULL;
+	for (i = 0; i < b->pending.n; i++) {
+		held_free(b->pending.v[i].bi->held);
+		b->pending.v[i].bi->held = NULL;
 	}
-	l->pending.n = 0;
+	b->pending.n = 0;
 	return r;
 }
 
-int lfs_finish(struct rw *rw, struct err *e)
+int blobs_finish(struct blobs *b, struct err *e)
 {
-	return rw->lfs->store ? ptr_store_sync(rw->lfs->store, e) : 0;
+	return b->store ? ptr_store_sync(b->store, e) : 0;
 }
 
-int lfs_commit_end(struct rw *rw, struct err *e)
+int blobs_commit_attrs(struct blobs *b, struct err *e)
 {
-	struct lfs *l = rw->lfs;
+	if (!b->has_lfs || is_notes(b))
+		return 0;
+	return attrs_update(b, e);
+}
+
+int blobs_commit_end(struct blobs *b, struct err *e)
+{
 	const struct buf *text;
 	size_t i;
 	int r = 0;
 
-	if (!rw->no_ids && l->has_lfs && !is_notes(rw))
-		r = attrs_update(rw, e);
-	for (i = 0; i < l->emit.n && r == 0; i++)
-		r = declare(rw, l->emit.v[i].m, l->emit.v[i].bi, e);
-	l->emit.n = 0;
+	for (i = 0; i < b->emit.n && r == 0; i++)
+		r = declare(b, b->emit.v[i].m, b->emit.v[i].bi, e);
+	b->emit.n = 0;
 	if (r == 0)
-		r = lfs_flush(rw, e);
-	if (r == 0 && (r = stream_writer_flush(l->cbuf, e)) == 0) {
-		text = stream_writer_mem(l->cbuf);
-		r = stream_write_raw(rw->out, text->ptr, text->len, e);
+		r = blobs_flush(b, e);
+	if (r == 0 && (r = stream_writer_flush(b->cbuf, e)) == 0) {
+		text = stream_writer_mem(b->cbuf);
+		r = stream_write_raw(b->out, text->ptr, text->len, e);
 	}
-	stream_writer_free(l->cbuf);
-	l->cbuf = NULL;
-	rw->cout = rw->out;
+	stream_writer_free(b->cbuf);
+	b->cbuf = NULL;
 	return r;
 }

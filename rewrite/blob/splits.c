@@ -24,7 +24,7 @@
 
 #include "../../rules/rules.h"
 #include "../../split/split.h"
-#include "../engine/state.h"
+#include "way.h"
 
 /* One split path: its spec, its cache of the previous version, and the
  * ids of that version's parts. */
@@ -43,7 +43,7 @@ struct split_file {
 	 * grows without touching the file). When the next version's parent
 	 * is that commit, unchanged parts need no look at the tree at all.
 	 */
-	struct branch *branch;
+	const void *branch;
 	struct oid last_commit;
 	int pending;			/* placed in the commit being built */
 	uint32_t mode;			/* the parts' mode: the last version's */
@@ -108,9 +108,9 @@ static void ids_free(struct part_id **ids)
 	}
 }
 
-void splits_free(struct rw *rw)
+void splits_free(struct blobs *b)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	struct split_file *f, *t;
 	struct version *v, *vt;
 	struct owned *o, *ot;
@@ -146,34 +146,34 @@ void splits_free(struct rw *rw)
 	buf_release(&s->path);
 	buf_release(&s->key);
 	free(s);
-	rw->splits = NULL;
+	b->splits = NULL;
 }
 
-static struct splits *splits_get(struct rw *rw)
+static struct splits *splits_get(struct blobs *b)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	const struct rules *rules;
 	size_t i;
 
 	if (s)
 		return s;
-	s = rw->splits = xcalloc(1, sizeof(*s));
+	s = b->splits = xcalloc(1, sizeof(*s));
 	s->hash = obj_hash_new();
 	buf_init(&s->path, STREAM_MAX_LINE);
 	buf_init(&s->key, STREAM_MAX_LINE + OID_RAW + 8);
 	s->off = 1;
-	rules = rw->lfs ? lfs_rules(rw) : NULL;
+	rules = b->rules;
 	for (i = 0; rules && i < rules_count(rules); i++)
 		if (rules_rule_action(rules_get(rules, i)) == RULES_SPLIT)
 			s->off = 0;
 	return s;
 }
 
-static int file_get(struct rw *rw, const char *path, size_t len,
+static int file_get(struct blobs *b, const char *path, size_t len,
 		    const struct rule *rule, struct split_file **out,
 		    struct err *e)
 {
-	struct splits *s = splits_get(rw);
+	struct splits *s = splits_get(b);
 	const char *record = rules_rule_option(rule, "record", NULL);
 	const char *into = rules_rule_option(rule, "into", NULL);
 	const char *head = rules_rule_option(rule, "head", NULL);
@@ -189,7 +189,7 @@ static int file_get(struct rw *rw, const char *path, size_t len,
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));
 		free(f);
-		return err_set(e, ERR_USAGE, "%s:%zu: %s", rw->opt->rules,
+		return err_set(e, ERR_USAGE, "%s:%zu: %s", b->opt.rules,
 			       rules_rule_line(rule), msg);
 	}
 	f->cache = split_cache_new(f->spec);
@@ -273,20 +273,20 @@ static struct ours *ours_find(struct splits *s, const struct oid *c)
 /* The commit of an earlier run the commit being built starts from (its
  * original id): the parent's base, or the parent itself when it is not a
  * commit of this run. 0 when there is none or it is not known. */
-static int foreign_base(struct rw *rw, struct oid *base)
+static int foreign_base(struct blobs *b, struct oid *base)
 {
+	const struct blob_commit *c = b->cur;
 	struct ours *u;
-	struct branch *b = rw->cur.branch;
 
-	if (rw->cur.nparents == 0)
+	if (c->nparents == 0)
 		return 0;
-	u = ours_find(rw->splits, &rw->cur.parents[0]);
+	u = ours_find(b->splits, &b->cur->parents[0]);
 	if (u) {
 		*base = u->base;
 		return u->has_base;
 	}
-	if (b->has_tip_orig && oid_eq(&b->tip, &rw->cur.parents[0])) {
-		*base = b->tip_orig;
+	if (c->has_tip_orig && oid_eq(&c->tip, &c->parents[0])) {
+		*base = c->tip_orig;
 		return 1;
 	}
 	return 0;
@@ -304,12 +304,12 @@ static void part_blob_id(struct splits *s, const struct split_part *p,
 	obj_hash_final(s->hash, id);
 }
 
-static void commit_name(struct rw *rw, char *out, size_t n)
+static void commit_name(struct blobs *b, char *out, size_t n)
 {
-	if (rw->cur.has_orig)
-		oid_hex(&rw->cur.orig, out);
+	if (b->cur->has_orig)
+		oid_hex(&b->cur->orig, out);
 	else
-		snprintf(out, n, "on %s", rw->cur.branch->name);
+		snprintf(out, n, "on %s", b->cur->branch_name);
 }
 
 /*
@@ -318,11 +318,11 @@ static void commit_name(struct rw *rw, char *out, size_t n)
  * its parts become f's (the next version takes the slow path, which
  * compares every part with the tree).
  */
-static int learn_base(struct rw *rw, struct split_file *f,
+static int learn_base(struct blobs *b, struct split_file *f,
 		      const struct oid *base, struct blob_info **out,
 		      struct err *e)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	struct version *v = version_find(f, base);
 	const struct split_result *res;
 	struct split_cache *cache;
@@ -342,15 +342,15 @@ static int learn_base(struct rw *rw, struct split_file *f,
 	*out = NULL;
 	oid_hex(base, name);
 	snprintf(name + OID_HEX, sizeof(name) - OID_HEX, ":%s", f->path);
-	r = odb_info(rw->src, name, &type, &id, &size, e);
+	r = odb_info(b->src, name, &type, &id, &size, e);
 	if (r < 0)
 		return -1;
 	if (r == 0 || type != OBJ_BLOB) {
 		version_put(f, base, NULL);
 		return 0;
 	}
-	if (lfs_blob_by_id(rw, &id, &bi, e) < 0 ||
-	    blob_view(rw, bi, &f->data, &data, &len, e) < 0)
+	if (blob_for_entry(b, &id, &bi, e) < 0 ||
+	    blob_view(b, bi, &f->data, &data, &len, e) < 0)
 		return -1;
 	/* a cache of its own: f's cache stays in step with f->ids */
 	cache = split_cache_new(f->spec);
@@ -373,44 +373,44 @@ static int learn_base(struct rw *rw, struct split_file *f,
 }
 
 /* The version of f the commit being built holds now (NULL: absent). */
-static int current(struct rw *rw, struct split_file *f,
+static int current(struct blobs *b, struct split_file *f,
 		   struct blob_info **out, struct err *e)
 {
 	struct version *v;
 	struct oid base;
 
-	if (f->cur_seq == rw->commits_seen) {
+	if (f->cur_seq == b->cur->seq) {
 		*out = f->cur;
 		return 0;
 	}
 	*out = NULL;
-	if (rw->cur.nparents) {
-		v = version_find(f, &rw->cur.parents[0]);
+	if (b->cur->nparents) {
+		v = version_find(f, &b->cur->parents[0]);
 		if (v)
 			*out = v->bi;
-		else if (foreign_base(rw, &base) &&
-			 learn_base(rw, f, &base, out, e) < 0)
+		else if (foreign_base(b, &base) &&
+			 learn_base(b, f, &base, out, e) < 0)
 			return -1;
 	}
 	f->cur = *out;
-	f->cur_seq = rw->commits_seen;
+	f->cur_seq = b->cur->seq;
 	return 0;
 }
 
-static void set_current(struct rw *rw, struct split_file *f,
+static void set_current(struct blobs *b, struct split_file *f,
 			struct blob_info *bi)
 {
 	f->cur = bi;
-	f->cur_seq = rw->commits_seen;
+	f->cur_seq = b->cur->seq;
 }
 
 /* 1 when the entry (path, id) is a part of a split file present in the
  * commit being built (*owner: that file), 0 when not. */
-static int part_owner(struct rw *rw, const char *path, size_t len,
+static int part_owner(struct blobs *b, const char *path, size_t len,
 		      const struct oid *id, struct split_file **owner,
 		      struct err *e)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	struct split_file *f, *t;
 	struct blob_info *bi;
 
@@ -419,7 +419,7 @@ static int part_owner(struct rw *rw, const char *path, size_t len,
 	HASH_ITER(hh, s->files, f, t) {
 		if (!is_owned(s, f, path, len, id))
 			continue;
-		if (current(rw, f, &bi, e) < 0)
+		if (current(b, f, &bi, e) < 0)
 			return -1;
 		if (bi) {
 			*owner = f;
@@ -455,7 +455,7 @@ static int template_match(const char *t, const char *p, const char *pend)
 }
 
 struct old_parts {
-	struct rw *rw;
+	struct blobs *b;
 	struct split_file *f;
 	struct buf list;	/* NUL-separated paths in the tree now */
 };
@@ -468,7 +468,7 @@ static int collect_part(void *ctx, const char *path, size_t len, uint32_t mode,
 	(void)mode;
 	if (((o->f->head && strlen(o->f->head) == len && !memcmp(o->f->head, path, len)) ||
 	     template_match(o->f->into, path, path + len)) &&
-	    is_owned(o->rw->splits, o->f, path, len, id)) {
+	    is_owned(o->b->splits, o->f, path, len, id)) {
 		buf_add(&o->list, path, len);
 		buf_addch(&o->list, '\0');
 	}
@@ -477,7 +477,7 @@ static int collect_part(void *ctx, const char *path, size_t len, uint32_t mode,
 
 /* The parts of f the commit's tree holds now: entries where a part could
  * be that f wrote, when f is present. */
-static int parts_in_tree(struct rw *rw, struct split_file *f,
+static int parts_in_tree(struct blobs *b, struct split_file *f,
 			 struct old_parts *o, struct err *e)
 {
 	const char *brace = strchr(f->into, '{');
@@ -485,19 +485,19 @@ static int parts_in_tree(struct rw *rw, struct split_file *f,
 	size_t dlen = slash ? (size_t)(slash - f->into) : 0;
 	struct blob_info *bi;
 
-	o->rw = rw;
+	o->b = b;
 	o->f = f;
 	buf_init(&o->list, SIZE_MAX / 2);
-	if (current(rw, f, &bi, e) < 0)
+	if (current(b, f, &bi, e) < 0)
 		return -1;
 	if (!bi)
 		return 0;
-	if (tree_walk_at(rw->ts, rw->cur.root, f->into, dlen, collect_part, o, e) < 0)
+	if (tree_walk_at(b->ts, *b->cur->root, f->into, dlen, collect_part, o, e) < 0)
 		return -1;
 	if (f->head && dlen && (strncmp(f->head, f->into, dlen) || f->head[dlen] != '/')) {
 		uint32_t mode;
 		struct oid id;
-		int r = tree_lookup(rw->ts, rw->cur.root, f->head, strlen(f->head),
+		int r = tree_lookup(b->ts, *b->cur->root, f->head, strlen(f->head),
 				    &mode, &id, e);
 		if (r < 0)
 			return -1;
@@ -508,38 +508,38 @@ static int parts_in_tree(struct rw *rw, struct split_file *f,
 }
 
 /* Removes path when it holds id (a part of ours), else leaves it. */
-static int write_delete(struct rw *rw, const char *path, size_t len,
+static int write_delete(struct blobs *b, const char *path, size_t len,
 			const struct oid *id, struct err *e)
 {
-	struct stream_cmd *c = &rw->splits_cmd;
+	struct stream_cmd *c = &b->splits_cmd;
 	struct oid have;
 	uint32_t mode;
 	int r;
 
 	if (id) {
-		r = tree_lookup(rw->ts, rw->cur.root, path, len, &mode, &have, e);
+		r = tree_lookup(b->ts, *b->cur->root, path, len, &mode, &have, e);
 		if (r <= 0 || tree_mode_is_dir(mode) || !oid_eq(&have, id))
 			return r < 0 ? -1 : 0;
 	}
-	r = tree_remove(rw->ts, &rw->cur.root, path, len, e);
+	r = tree_remove(b->ts, b->cur->root, path, len, e);
 	if (r <= 0)
 		return r;
 	c->kind = STREAM_DELETE;
 	buf_set(&c->path, path, len);
-	return stream_write_cmd(rw->cout, c, e);
+	return stream_write_cmd(b->cbuf, c, e);
 }
 
-static int collision(struct rw *rw, const struct split_file *f,
+static int collision(struct blobs *b, const struct split_file *f,
 		     const char *path, size_t len, const char *what,
 		     struct err *e)
 {
 	char where[OID_HEX + 256];
 
-	commit_name(rw, where, sizeof(where));
+	commit_name(b, where, sizeof(where));
 	err_set(e, ERR_STREAM, "commit %s: part '%.*s' of %s (split by %s:%zu) "
 		"%s; a part and a file cannot share a name", where, (int)len, path,
-		f->path, rw->opt->rules, f->line, what);
-	return at_offset(rw, e);
+		f->path, b->opt.rules, f->line, what);
+	return err_at_input(e);
 }
 
 /*
@@ -547,7 +547,7 @@ static int collision(struct rw *rw, const struct split_file *f,
  * version): the path must be free, or hold a part of f; no file on the
  * way may be turned into a directory.
  */
-static int part_place_ok(struct rw *rw, struct split_file *f, int present,
+static int part_place_ok(struct blobs *b, struct split_file *f, int present,
 			 const char *path, size_t len, int r, uint32_t mode,
 			 const struct oid *have, struct err *e)
 {
@@ -555,14 +555,14 @@ static int part_place_ok(struct rw *rw, struct split_file *f, int present,
 	uint32_t m;
 
 	if (r == 1 && tree_mode_is_dir(mode))
-		return collision(rw, f, path, len, "is a directory in the tree", e);
+		return collision(b, f, path, len, "is a directory in the tree", e);
 	if (r == 1)
-		return present && is_owned(rw->splits, f, path, len, have) ? 0 :
-		       collision(rw, f, path, len, "would overwrite a file", e);
+		return present && is_owned(b->splits, f, path, len, have) ? 0 :
+		       collision(b, f, path, len, "would overwrite a file", e);
 	for (slash = memchr(path, '/', len); slash;
 	     slash = memchr(slash + 1, '/', len - (size_t)(slash + 1 - path))) {
 		size_t n = (size_t)(slash - path);
-		int q = tree_lookup(rw->ts, rw->cur.root, path, n, &m, NULL, e);
+		int q = tree_lookup(b->ts, *b->cur->root, path, n, &m, NULL, e);
 
 		if (q < 0)
 			return -1;
@@ -572,18 +572,18 @@ static int part_place_ok(struct rw *rw, struct split_file *f, int present,
 			char what[STREAM_MAX_LINE + 64];
 			snprintf(what, sizeof(what), "would turn the file '%.*s' "
 				 "into a directory", (int)n, path);
-			return collision(rw, f, path, len, what, e);
+			return collision(b, f, path, len, what, e);
 		}
 	}
 	return 0;
 }
 
-static int write_part(struct rw *rw, struct split_file *f, int present,
+static int write_part(struct blobs *b, struct split_file *f, int present,
 		      const struct split_part *p, struct part_id **ids,
 		      struct err *e)
 {
-	struct splits *s = rw->splits;
-	struct stream_cmd *c = &rw->splits_cmd;
+	struct splits *s = b->splits;
+	struct stream_cmd *c = &b->splits_cmd;
 	struct part_id *old, *nw;
 	struct oid id, have;
 	uint32_t mode;
@@ -603,34 +603,34 @@ static int write_part(struct rw *rw, struct split_file *f, int present,
 	}
 	nw->id = id;
 
-	r = tree_lookup(rw->ts, rw->cur.root, p->path, p->path_len, &mode, &have, e);
-	if (r < 0 || part_place_ok(rw, f, present, p->path, p->path_len, r, mode,
+	r = tree_lookup(b->ts, *b->cur->root, p->path, p->path_len, &mode, &have, e);
+	if (r < 0 || part_place_ok(b, f, present, p->path, p->path_len, r, mode,
 				   &have, e) < 0)
 		return -1;
 	own(s, f, p->path, p->path_len, &id);
 	if (r && mode == f->mode && oid_eq(&have, &id))
 		return 0;
-	if (tree_set(rw->ts, &rw->cur.root, p->path, p->path_len, f->mode,
+	if (tree_set(b->ts, b->cur->root, p->path, p->path_len, f->mode,
 		     &id, e) < 0)
 		return -1;
-	if (rw->report) {
-		report_est_begin(rw);
+	if (b->report) {
+		report_est_begin(b->report);
 		for (i = 0; i < p->nranges; i++)
-			report_est_feed(rw, p->ranges[i].ptr, p->ranges[i].len);
-		report_output_blob(rw, &id, p->size, report_est_end(rw, p->size));
-		report_split(rw, f->path, strlen(f->path), 0, p->path, p->path_len,
+			report_est_feed(b->report, p->ranges[i].ptr, p->ranges[i].len);
+		report_output_blob(b->report, &id, p->size, report_est_end(b->report, p->size));
+		report_split(b->report, f->path, strlen(f->path), 0, p->path, p->path_len,
 			     p->size);
 	}
 	c->kind = STREAM_MODIFY;
 	c->mode = f->mode;
 	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, p->path, p->path_len);
-	if (stream_write_data_begin(rw->cout, c, p->size, e) < 0)
+	if (stream_write_data_begin(b->cbuf, c, p->size, e) < 0)
 		return -1;
 	for (i = 0; i < p->nranges; i++)
-		if (stream_write_bytes(rw->cout, p->ranges[i].ptr, p->ranges[i].len, e) < 0)
+		if (stream_write_bytes(b->cbuf, p->ranges[i].ptr, p->ranges[i].len, e) < 0)
 			return -1;
-	return stream_write_data_end(rw->cout, e);
+	return stream_write_data_end(b->cbuf, e);
 }
 
 /* The paths of a result, as a set (uthash, keys borrowed from res). */
@@ -670,29 +670,29 @@ static void path_set_free(struct path_set *ps)
 }
 
 /* Deletes the parts in the tree that res does not have (all, for NULL). */
-static int delete_vanished(struct rw *rw, struct split_file *f,
+static int delete_vanished(struct blobs *b, struct split_file *f,
 			   const struct split_result *res, struct err *e)
 {
 	struct path_set ps = { NULL, NULL };
 	struct old_parts o;
 	const char *p;
-	int r = parts_in_tree(rw, f, &o, e);
+	int r = parts_in_tree(b, f, &o, e);
 
 	if (res)
 		path_set_build(&ps, res);
 	for (p = o.list.ptr; r == 0 && p < o.list.ptr + o.list.len; p += strlen(p) + 1)
 		if (!res || !path_set_has(&ps, p, strlen(p)))
-			r = write_delete(rw, p, strlen(p), NULL, e) < 0 ? -1 : 0;
+			r = write_delete(b, p, strlen(p), NULL, e) < 0 ? -1 : 0;
 	path_set_free(&ps);
 	buf_release(&o.list);
 	return r;
 }
 
 /* The previous version's parts are what the parent's tree holds. */
-static int cache_valid(const struct rw *rw, const struct split_file *f)
+static int cache_valid(const struct blobs *b, const struct split_file *f)
 {
-	return f->ids && f->branch == rw->cur.branch && rw->cur.nparents > 0 &&
-	       oid_eq(&f->last_commit, &rw->cur.parents[0]);
+	return f->ids && f->branch == b->cur->branch && b->cur->nparents > 0 &&
+	       oid_eq(&f->last_commit, &b->cur->parents[0]);
 }
 
 /*
@@ -701,7 +701,7 @@ static int cache_valid(const struct rw *rw, const struct split_file *f)
  * written, the vanished ones deleted; ids are updated in place. Costs the
  * change, not the number of parts.
  */
-static int place_known(struct rw *rw, struct split_file *f,
+static int place_known(struct blobs *b, struct split_file *f,
 		       const struct split_result *res, struct err *e)
 {
 	size_t i, len;
@@ -709,12 +709,12 @@ static int place_known(struct rw *rw, struct split_file *f,
 	int r = 0;
 
 	for (i = 0; i < split_result_nchanged(res) && r == 0; i++)
-		r = write_part(rw, f, 1, split_result_changed(res, i), &f->ids, e);
+		r = write_part(b, f, 1, split_result_changed(res, i), &f->ids, e);
 	for (i = 0; i < split_result_nvanished(res) && r == 0; i++) {
 		const char *path = split_result_vanished(res, i, &len);
 
 		HASH_FIND(hh, f->ids, path, len, p);
-		if (p && write_delete(rw, path, len, &p->id, e) < 0)
+		if (p && write_delete(b, path, len, &p->id, e) < 0)
 			r = -1;
 		if (p) {
 			HASH_DEL(f->ids, p);
@@ -727,7 +727,7 @@ static int place_known(struct rw *rw, struct split_file *f,
 
 /* Slow path: every part compared with the tree, the template's directory
  * walked for parts of f that vanished. */
-static int place_unknown(struct rw *rw, struct split_file *f, int present,
+static int place_unknown(struct blobs *b, struct split_file *f, int present,
 			 const struct split_result *res, struct err *e)
 {
 	struct part_id *ids = NULL;
@@ -735,15 +735,15 @@ static int place_unknown(struct rw *rw, struct split_file *f, int present,
 	int r = 0;
 
 	for (i = 0; i < split_result_count(res) && r == 0; i++)
-		r = write_part(rw, f, present, split_result_part(res, i), &ids, e);
+		r = write_part(b, f, present, split_result_part(res, i), &ids, e);
 	if (r == 0 && present)
-		r = delete_vanished(rw, f, res, e);
+		r = delete_vanished(b, f, res, e);
 	ids_free(&f->ids);
 	f->ids = ids;
 	return r;
 }
 
-int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
+int splits_place(struct blobs *b, struct stream_cmd *c, struct blob_info *bi,
 		 const struct rule *rule, struct err *e)
 {
 	const struct split_result *res;
@@ -756,49 +756,49 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
 	size_t len;
 	int r;
 
-	if (file_get(rw, c->path.ptr, c->path.len, rule, &f, e) < 0 ||
-	    current(rw, f, &before, e) < 0)
+	if (file_get(b, c->path.ptr, c->path.len, rule, &f, e) < 0 ||
+	    current(b, f, &before, e) < 0)
 		return -1;
 	/* split/ keeps the held copy itself when the blob can be read again
 	 * from the repository (no copy of the version), else its own copy of
 	 * data, which need not outlive the call */
-	mem = blob_memory(rw, bi);
-	if (!mem && blob_view(rw, bi, &f->data, &data, &len, e) < 0)
+	mem = blob_memory(b, bi);
+	if (!mem && blob_view(b, bi, &f->data, &data, &len, e) < 0)
 		return -1;
 	if (mem)
 		len = mem->len;
-	report_split(rw, f->path, strlen(f->path), len, NULL, 0, 0);
+	report_split(b->report, f->path, strlen(f->path), len, NULL, 0, 0);
 	r = mem ? split_run_take(f->cache, mem, &res, e)
 		: split_run(f->cache, data, len, &res, e);
 	if (r == 0 && mem)
-		blob_forget_copy(rw, bi);
+		blob_forget_copy(b, bi);
 	if (r < 0) {
 		char msg[sizeof(e->msg)];
 		memcpy(msg, e->msg, sizeof(msg));
-		commit_name(rw, where, sizeof(where));
+		commit_name(b, where, sizeof(where));
 		/* the rule does not fit the data: a rule error (exit 1) */
 		return err_set(e, ERR_USAGE, "%.*s in commit %s: %s",
 			       (int)c->path.len, c->path.ptr, where, msg);
 	}
-	if (rw->opt->verify_split && !split_result_reassembles(res)) {
-		commit_name(rw, where, sizeof(where));
+	if (b->opt.verify_split && !split_result_reassembles(res)) {
+		commit_name(b, where, sizeof(where));
 		fprintf(stderr, "migrate: verify-split: %.*s in commit %s does not "
 			"reassemble from its parts (records of one key are not "
 			"contiguous)\n", (int)c->path.len, c->path.ptr, where);
-		rw->split_failures++;
+		b->split_failures++;
 	}
 	/* parts keep the file's mode (the exec bit); a new mode rewrites all */
 	if (mode != f->mode) {
 		f->mode = mode;
 		ids_free(&f->ids);
 	}
-	r = before && cache_valid(rw, f) ? place_known(rw, f, res, e)
-					 : place_unknown(rw, f, before != NULL, res, e);
+	r = before && cache_valid(b, f) ? place_known(b, f, res, e)
+					 : place_unknown(b, f, before != NULL, res, e);
 	f->source = *blob_id(bi);
 	f->source_blob = bi;
-	f->branch = rw->cur.branch;
+	f->branch = b->cur->branch;
 	f->pending = 1;
-	set_current(rw, f, bi);
+	set_current(b, f, bi);
 	return r;
 }
 
@@ -810,9 +810,9 @@ int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
  * touch it). Anything else may have changed the parts behind our back:
  * forget, and look next time.
  */
-void splits_commit_end(struct rw *rw, const struct oid *id)
+void blobs_commit_written(struct blobs *b, const struct oid *id)
 {
-	struct splits *s = rw->splits ? rw->splits : rw->lfs ? splits_get(rw) : NULL;
+	struct splits *s = splits_get(b);
 	struct split_file *f, *t;
 	struct version *v;
 	struct ours *u;
@@ -826,80 +826,80 @@ void splits_commit_end(struct rw *rw, const struct oid *id)
 		u->commit = *id;
 		HASH_ADD(hh, s->ours, commit.hash, OID_RAW, u);
 	}
-	u->has_base = foreign_base(rw, &base);
+	u->has_base = foreign_base(b, &base);
 	if (u->has_base)
 		u->base = base;
 	HASH_ITER(hh, s->files, f, t) {
-		if (f->cur_seq == rw->commits_seen)
+		if (f->cur_seq == b->cur->seq)
 			version_put(f, id, f->cur);
-		else if (rw->cur.nparents &&
-			 (v = version_find(f, &rw->cur.parents[0])))
+		else if (b->cur->nparents &&
+			 (v = version_find(f, &b->cur->parents[0])))
 			version_put(f, id, v->bi);
 		/* else: as the base, learnt when asked */
-		if (f->pending || (f->branch == rw->cur.branch && rw->cur.nparents > 0 &&
-				   oid_eq(&f->last_commit, &rw->cur.parents[0])))
+		if (f->pending || (f->branch == b->cur->branch && b->cur->nparents > 0 &&
+				   oid_eq(&f->last_commit, &b->cur->parents[0])))
 			f->last_commit = *id;
 		f->pending = 0;
 	}
 }
 
-int splits_delete(struct rw *rw, const char *path, size_t len,
+int splits_delete(struct blobs *b, const char *path, size_t len,
 		  const struct rule *rule, struct err *e)
 {
 	struct split_file *f;
 	int r;
 
-	if (file_get(rw, path, len, rule, &f, e) < 0)
+	if (file_get(b, path, len, rule, &f, e) < 0)
 		return -1;
-	r = delete_vanished(rw, f, NULL, e);
+	r = delete_vanished(b, f, NULL, e);
 	ids_free(&f->ids); /* the tree no longer holds the parts */
-	set_current(rw, f, NULL);
+	set_current(b, f, NULL);
 	return r;
 }
 
-void splits_forget(struct rw *rw)
+void blobs_forget_splits(struct blobs *b)
 {
 	struct split_file *f, *t;
 
-	if (!rw->splits)
+	if (!b->splits)
 		return;
-	HASH_ITER(hh, rw->splits->files, f, t) {
+	HASH_ITER(hh, b->splits->files, f, t) {
 		ids_free(&f->ids);
-		set_current(rw, f, NULL);
+		set_current(b, f, NULL);
 	}
 }
 
-int splits_source(struct rw *rw, const char *path, size_t len,
+int splits_source(struct blobs *b, const char *path, size_t len,
 		  struct blob_info **out, struct err *e)
 {
 	struct split_file *f = NULL;
 
 	*out = NULL;
-	if (rw->splits)
-		HASH_FIND(hh, rw->splits->files, path, len, f);
-	return f ? current(rw, f, out, e) : 0;
+	if (b->splits)
+		HASH_FIND(hh, b->splits->files, path, len, f);
+	return f ? current(b, f, out, e) : 0;
 }
 
 /* ---- files and parts must not take each other's place ---- */
 
-static int part_error(struct rw *rw, const char *what, const char *path,
+static int part_error(struct blobs *b, const char *what, const char *path,
 		      size_t len, const char *part, size_t plen,
 		      const struct split_file *f, struct err *e)
 {
 	char where[OID_HEX + 256];
 
-	commit_name(rw, where, sizeof(where));
+	commit_name(b, where, sizeof(where));
 	err_set(e, ERR_STREAM, "commit %s: %s '%.*s': '%.*s' is a part of %s "
 		"(split by %s:%zu), not a file of the stream; a part and a file "
 		"cannot share a name", where, what, (int)len, path, (int)plen,
-		part, f->path, rw->opt->rules, f->line);
-	return at_offset(rw, e);
+		part, f->path, b->opt.rules, f->line);
+	return err_at_input(e);
 }
 
-int splits_check_path(struct rw *rw, const char *what, const char *path,
+int splits_check_path(struct blobs *b, const char *what, const char *path,
 		      size_t len, struct err *e)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	struct split_file *f;
 	size_t n = 0;
 
@@ -912,7 +912,7 @@ int splits_check_path(struct rw *rw, const char *what, const char *path,
 		int r;
 
 		n = slash ? (size_t)(slash - path) : len;
-		r = tree_lookup(rw->ts, rw->cur.root, path, n, &mode, NULL, e);
+		r = tree_lookup(b->ts, *b->cur->root, path, n, &mode, NULL, e);
 		if (r <= 0)
 			return r;
 		if (tree_mode_is_dir(mode)) {
@@ -921,13 +921,13 @@ int splits_check_path(struct rw *rw, const char *what, const char *path,
 			n++;
 			continue;
 		}
-		if (tree_lookup(rw->ts, rw->cur.root, path, n, &mode, &id, e) < 0)
+		if (tree_lookup(b->ts, *b->cur->root, path, n, &mode, &id, e) < 0)
 			return -1;
-		r = part_owner(rw, path, n, &id, &f, e);
+		r = part_owner(b, path, n, &id, &f, e);
 		if (r < 0)
 			return -1;
 		if (r)
-			return part_error(rw, what, path, len, path, n, f, e);
+			return part_error(b, what, path, len, path, n, f, e);
 		return 0;
 	}
 }
@@ -938,7 +938,7 @@ static int under(const char *dir, size_t dlen, const char *path)
 }
 
 struct dir_check {
-	struct rw *rw;
+	struct blobs *b;
 	const char *what, *dir;
 	size_t dlen;
 	struct err *e;
@@ -950,67 +950,67 @@ static int dir_visit(void *ctx, const char *path, size_t len, uint32_t mode,
 {
 	struct dir_check *d = ctx;
 	struct split_file *f;
-	int r = part_owner(d->rw, path, len, id, &f, d->e);
+	int r = part_owner(d->b, path, len, id, &f, d->e);
 
 	(void)mode;
 	if (r == 0 || (r > 0 && under(d->dir, d->dlen, f->path)))
 		return 0;	/* a file, or a part of a file in the directory */
 	if (r > 0)
-		part_error(d->rw, d->what, d->dir, d->dlen, path, len, f, d->e);
+		part_error(d->b, d->what, d->dir, d->dlen, path, len, f, d->e);
 	d->failed = 1;
 	return -1;
 }
 
 /* The version of f this commit holds when f is under dir, else NULL. */
-static int held_under(struct rw *rw, struct split_file *f, const char *dir,
+static int held_under(struct blobs *b, struct split_file *f, const char *dir,
 		      size_t dlen, struct blob_info **bi, struct err *e)
 {
 	*bi = NULL;
-	return under(dir, dlen, f->path) ? current(rw, f, bi, e) : 0;
+	return under(dir, dlen, f->path) ? current(b, f, bi, e) : 0;
 }
 
-int splits_take_dir(struct rw *rw, const char *what, const char *dir,
+int splits_take_dir(struct blobs *b, const char *what, const char *dir,
 		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
 		    struct err *e)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	struct split_file *f, *t;
 	struct blob_info *bi;
-	struct dir_check d = { rw, what, dir, dlen, e, 0 };
+	struct dir_check d = { b, what, dir, dlen, e, 0 };
 	int r;
 
 	if (!s || !s->owned)
 		return 0;
 	HASH_ITER(hh, s->files, f, t) {
-		if (held_under(rw, f, dir, dlen, &bi, e) < 0)
+		if (held_under(b, f, dir, dlen, &bi, e) < 0)
 			return -1;
 		if (!bi)
 			continue;
 		if (fn && fn(ctx, f->path, strlen(f->path), bi) < 0)
 			return -1;
 		if (remove) {
-			if (delete_vanished(rw, f, NULL, e) < 0)
+			if (delete_vanished(b, f, NULL, e) < 0)
 				return -1;
 			ids_free(&f->ids);
-			set_current(rw, f, NULL);
+			set_current(b, f, NULL);
 		}
 	}
-	r = tree_walk_at(rw->ts, rw->cur.root, dir, dlen, dir_visit, &d, e);
+	r = tree_walk_at(b->ts, *b->cur->root, dir, dlen, dir_visit, &d, e);
 	if (r != 0 && !d.failed)
 		return -1;
 	return d.failed ? -1 : 0;
 }
 
-int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e)
+int splits_under(struct blobs *b, const char *dir, size_t dlen, struct err *e)
 {
-	struct splits *s = rw->splits;
+	struct splits *s = b->splits;
 	struct split_file *f, *t;
 	struct blob_info *bi;
 
 	if (!s)
 		return 0;
 	HASH_ITER(hh, s->files, f, t) {
-		if (held_under(rw, f, dir, dlen, &bi, e) < 0)
+		if (held_under(b, f, dir, dlen, &bi, e) < 0)
 			return -1;
 		if (bi)
 			return 1;
@@ -1018,10 +1018,10 @@ int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e)
 	return 0;
 }
 
-int splits_is_part(struct rw *rw, const char *path, size_t len,
+int splits_is_part(struct blobs *b, const char *path, size_t len,
 		   const struct oid *id, struct err *e)
 {
 	struct split_file *f;
 
-	return part_owner(rw, path, len, id, &f, e);
+	return part_owner(b, path, len, id, &f, e);
 }

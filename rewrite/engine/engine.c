@@ -17,15 +17,13 @@ static const char *input_name(const struct rw *rw)
 	return rw->opt->input_name ? rw->opt->input_name : "<stdin>";
 }
 
-/* Adds the stream position to an error raised below the dispatcher. */
-int at_offset(struct rw *rw, struct err *e)
+/* Adds the stream position to an error raised below the dispatcher that
+ * asked for it (err_at_input): the one place that does. */
+static int at_offset(struct rw *rw, struct err *e)
 {
-	char msg[sizeof(e->msg)];
-
-	memcpy(msg, e->msg, sizeof(msg));
-	return err_set(e, e->kind, "stream %s: byte offset %llu: %s",
-		       input_name(rw),
-		       (unsigned long long)stream_reader_offset(rw->in), msg);
+	e->at_input = 0;
+	return err_prefix(e, "stream %s: byte offset %llu: ", input_name(rw),
+			  (unsigned long long)stream_reader_offset(rw->in));
 }
 
 /*
@@ -36,7 +34,7 @@ int at_offset(struct rw *rw, struct err *e)
 int ids_lost(struct rw *rw, struct err *e)
 {
 	if (rw->want_ids)
-		return at_offset(rw, e);
+		return err_at_input(e);
 	if (!rw->opt->quiet)
 		fprintf(stderr,
 			"migrate: warning: %s\nmigrate: warning: object ids "
@@ -94,9 +92,10 @@ struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 	m->oid = *oid;
 	m->has_orig = 0;
 	m->tree = NULL;
-	m->blob = NULL;
-	m->declared = 1;	/* without rules, written as read */
-	m->consumed = 0;
+	memset(&m->bm, 0, sizeof(m->bm));
+	m->bm.num = mark;
+	m->bm.id = &m->oid;
+	m->bm.declared = 1;	/* without rules, written as read */
 	return m;
 }
 
@@ -253,7 +252,7 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 			return -1;
 		obj_hash_buf(rw->hash, OBJ_BLOB, rw->scratch.ptr, rw->scratch.len, id);
 		rw->data_size = rw->scratch.len;
-		rw->data_est = report_est_buf(rw, rw->scratch.ptr, rw->scratch.len);
+		rw->data_est = report_est_buf(rw->report, rw->scratch.ptr, rw->scratch.len);
 		if (stream_write_data_begin(w, &rw->cmd, rw->scratch.len, e) < 0 ||
 		    stream_write_bytes(w, rw->scratch.ptr, rw->scratch.len, e) < 0)
 			return -1;
@@ -262,10 +261,10 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	if (stream_write_data_begin(w, &rw->cmd, rw->cmd.data_len, e) < 0)
 		return -1;
 	obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
-	report_est_begin(rw);
+	report_est_begin(rw->report);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
 		obj_hash_update(rw->hash, chunk, len);
-		report_est_feed(rw, chunk, len);
+		report_est_feed(rw->report, chunk, len);
 		if (stream_write_bytes(w, chunk, len, e) < 0)
 			return -1;
 	}
@@ -273,9 +272,9 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 		return -1;
 	obj_hash_final(rw->hash, id);
 	rw->data_size = rw->cmd.data_len;
-	rw->data_est = report_est_end(rw, rw->cmd.data_len);
-	report_input_blob(rw, id, rw->data_size, rw->data_est);
-	report_output_blob(rw, id, rw->data_size, rw->data_est);
+	rw->data_est = report_est_end(rw->report, rw->cmd.data_len);
+	report_input_blob(rw->report, id, rw->data_size, rw->data_est);
+	report_output_blob(rw->report, id, rw->data_size, rw->data_est);
 	return stream_write_data_end(w, e);
 }
 
@@ -296,16 +295,37 @@ static int set_orig(struct rw *rw, struct oid *orig, int *has, struct err *e)
 	return 0;
 }
 
+/* A blob command with rules: held until a commit decides its fate. */
+static int blob_with_rules(struct rw *rw, struct err *e)
+{
+	struct oid id, orig;
+	struct mark_ent *m;
+	int has_orig;
+
+	if (!rw->cmd.mark) {
+		/* nothing can name it: pass it through */
+		return copy_data(rw, rw->out, &id, e);
+	}
+	/* an original-oid that is not a sha1 id is not used */
+	has_orig = rw->cmd.original_oid.len == OID_HEX &&
+		   oid_from_hex(&orig, rw->cmd.original_oid.ptr, OID_HEX) == 0;
+	m = mark_set(rw, rw->cmd.mark, OBJ_BLOB, &oid_null);
+	if (has_orig)
+		m->orig = orig;
+	m->has_orig = has_orig;
+	return blobs_read(rw->blobs, &m->bm, has_orig ? &orig : NULL, e);
+}
+
 static int do_blob(struct rw *rw, struct err *e)
 {
 	struct oid id, orig;
 	struct mark_ent *m;
 	int has_orig;
 
-	if (rw->lfs)
-		return lfs_blob(rw, e);
+	if (rw->blobs)
+		return blob_with_rules(rw, e);
 	if (set_orig(rw, &orig, &has_orig, e) < 0)
-		return at_offset(rw, e);
+		return err_at_input(e);
 	if (copy_data(rw, rw->out, &id, e) < 0)
 		return -1;
 	if (rw->cmd.mark) {
@@ -367,7 +387,7 @@ static int check_ident(struct rw *rw, const char *what, const struct buf *v,
 	size_t at;
 
 	if (stream_ident_split(v->ptr, v->len, &at, &why) < 0)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "%s %.*s: %s", what,
+		return err_at_input((err_set(e, ERR_STREAM, "%s %.*s: %s", what,
 					      (int)(v->len < 200 ? v->len : 200),
 					      v->ptr, why), e));
 	if (rw->date_rfc2822) {
@@ -377,7 +397,7 @@ static int check_ident(struct rw *rw, const char *what, const struct buf *v,
 			if (e->kind != ERR_STREAM)
 				return -1;
 			memcpy(reason, e->msg, sizeof(reason));
-			return at_offset(rw, (err_set(e, ERR_STREAM,
+			return err_at_input((err_set(e, ERR_STREAM,
 				"%s %.*s: invalid rfc2822 date \"%.*s\" (%s; git "
 				"fast-import --date-format=rfc2822 dies on it)", what,
 				(int)(v->len < 200 ? v->len : 200), v->ptr,
@@ -386,23 +406,23 @@ static int check_ident(struct rw *rw, const char *what, const struct buf *v,
 		}
 		if (raw && (buf_set(raw, v->ptr, at) < 0 ||
 			    buf_add(raw, date, strlen(date)) < 0))
-			return at_offset(rw, (err_set(e, ERR_STREAM, "%s too long",
+			return err_at_input((err_set(e, ERR_STREAM, "%s too long",
 						      what), e));
 		return 0;
 	}
 	if (!stream_raw_date_ok(v->ptr + at, v->len - at, rw->date_strict))
-		return at_offset(rw, (err_set(e, ERR_STREAM,
+		return err_at_input((err_set(e, ERR_STREAM,
 			"%s %.*s: invalid raw date \"%.*s\" (expected <seconds> "
 			"<+|-><hhmm>%s, as git fast-import takes it)", what,
 			(int)(v->len < 200 ? v->len : 200), v->ptr,
 			(int)(v->len - at < 80 ? v->len - at : 80), v->ptr + at,
 			rw->date_strict ? " with a timezone of at most 1400" : ""), e));
 	if (raw && buf_set(raw, v->ptr, v->len) < 0)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "%s too long", what), e));
+		return err_at_input((err_set(e, ERR_STREAM, "%s too long", what), e));
 	return 0;
 }
 
-static int check_refname(struct rw *rw, const char *prefix, const struct buf *name,
+static int check_refname(const char *prefix, const struct buf *name,
 			 struct err *e)
 {
 	struct buf full;
@@ -414,7 +434,7 @@ static int check_refname(struct rw *rw, const char *prefix, const struct buf *na
 	buf_release(&full);
 	if (ok)
 		return 0;
-	return at_offset(rw, (err_set(e, ERR_STREAM, "ref name '%s%.*s' is not one "
+	return err_at_input((err_set(e, ERR_STREAM, "ref name '%s%.*s' is not one "
 				      "git accepts (git check-ref-format)", prefix,
 				      (int)(name->len < 200 ? name->len : 200),
 				      name->ptr), e));
@@ -432,7 +452,7 @@ static int check_feature(struct rw *rw, struct err *e)
 	size_t i;
 
 	if (rw->seen_data)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "feature %s after "
+		return err_at_input((err_set(e, ERR_STREAM, "feature %s after "
 			"a data command (git fast-import dies: features come first)",
 			t->ptr), e));
 	for (i = 0; plain[i]; i++)
@@ -448,17 +468,17 @@ static int check_feature(struct rw *rw, struct err *e)
 			return 0;
 		}
 		if (!strcmp(f, "now"))
-			return at_offset(rw, (err_set(e, ERR_STREAM, "feature date-format=now: "
+			return err_at_input((err_set(e, ERR_STREAM, "feature date-format=now: "
 				"dates are the time git fast-import runs, so no commit id can "
 				"be known in advance; refusing"), e));
 		if (!strcmp(f, "rfc2822")) {
 			rw->date_rfc2822 = 1;	/* dates go through git's parse_date */
 			return 0;
 		}
-		return at_offset(rw, (err_set(e, ERR_STREAM,
+		return err_at_input((err_set(e, ERR_STREAM,
 			"unknown date format in feature %s", t->ptr), e));
 	}
-	return at_offset(rw, (err_set(e, ERR_STREAM, "feature %s is not supported "
+	return err_at_input((err_set(e, ERR_STREAM, "feature %s is not supported "
 		"(git fast-import without --allow-unsafe-features takes alias, "
 		"cat-blob, date-format=, done, force, get-mark, ls, notes, "
 		"[no-]relative-marks; migrate cannot follow marks files)", t->ptr), e));
@@ -477,7 +497,7 @@ static int check_option(struct rw *rw, struct err *e)
 	if (t->len < 4 || memcmp(t->ptr, "git ", 4))
 		return 0;	/* fast-import ignores other tools' options */
 	if (rw->seen_data)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "option %s after a "
+		return err_at_input((err_set(e, ERR_STREAM, "option %s after a "
 			"data command (git fast-import dies: options come first)",
 			t->ptr), e));
 	v = t->ptr + 4;
@@ -490,7 +510,7 @@ static int check_option(struct rw *rw, struct err *e)
 		if (!strncmp(v, known[i], k) && v[k] >= '0' && v[k] <= '9')
 			return 0;
 	}
-	return at_offset(rw, (err_set(e, ERR_STREAM, "option %s is not one "
+	return err_at_input((err_set(e, ERR_STREAM, "option %s is not one "
 		"git fast-import takes", t->ptr), e));
 }
 
@@ -514,12 +534,12 @@ static int commit_from(struct rw *rw, struct branch *b, struct err *e)
 	if (cmd->from.kind == STREAM_REF_NONE)
 		return 0;
 	if (cmd->from.kind == STREAM_REF_NAME && buf_eq(&cmd->from.name, b->name))
-		return at_offset(rw, (err_set(e, ERR_STREAM,
+		return err_at_input((err_set(e, ERR_STREAM,
 			"cannot create branch %s from itself", b->name), e));
 	if (resolve(rw, &cmd->from, &t, e) < 0)
-		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+		return e->kind == ERR_IO ? ids_lost(rw, e) : err_at_input(e);
 	if (t.type != OBJ_COMMIT)
-		return at_offset(rw, (err_set(e, ERR_STREAM,
+		return err_at_input((err_set(e, ERR_STREAM,
 			"'from' names a %s, not a commit", obj_type_name(t.type)), e));
 	ref_translate(&cmd->from, &t);
 	b->tip = t.oid;
@@ -538,11 +558,11 @@ static int commit_merges(struct rw *rw, struct err *e)
 	for (i = 0; i < cmd->nmerges; i++) {
 		if (resolve(rw, &cmd->merges[i], &t, e) < 0) {
 			if (e->kind != ERR_IO)
-				return at_offset(rw, e);
+				return err_at_input(e);
 			return ids_lost(rw, e);
 		}
 		if (t.type != OBJ_COMMIT || oid_is_null(&t.oid))
-			return at_offset(rw, (err_set(e, ERR_STREAM,
+			return err_at_input((err_set(e, ERR_STREAM,
 				"'merge' does not name a commit"), e));
 		ref_translate(&cmd->merges[i], &t);
 		add_parent(&rw->cur, &t.oid);
@@ -556,7 +576,7 @@ static int do_commit(struct rw *rw, struct err *e)
 	struct cur_commit *c = &rw->cur;
 	struct branch *b;
 
-	if (check_refname(rw, "", &cmd->ref, e) < 0 ||
+	if (check_refname("", &cmd->ref, e) < 0 ||
 	    (cmd->has_author &&
 	     check_ident(rw, "author", &cmd->author, &c->author, e) < 0) ||
 	    check_ident(rw, "committer", &cmd->committer, &c->committer, e) < 0)
@@ -570,7 +590,7 @@ static int do_commit(struct rw *rw, struct err *e)
 	if (rw->opt->rewrite_message_ids && cmd->message.len)
 		msgids_rewrite(rw, &cmd->message);
 	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
-		return at_offset(rw, e);
+		return err_at_input(e);
 	if (!rw->no_ids && commit_from(rw, b, e) < 0)
 		return -1;
 	if (!rw->no_ids && !oid_is_null(&b->tip))
@@ -584,9 +604,22 @@ static int do_commit(struct rw *rw, struct err *e)
 	/* author and committer: set by check_ident, with raw dates */
 	if (buf_set(&c->encoding, cmd->encoding.ptr, cmd->encoding.len) < 0 ||
 	    buf_set(&c->message, cmd->message.ptr, cmd->message.len) < 0)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "commit too large"), e));
-	if (rw->lfs && lfs_commit_begin(rw, e) < 0)
-		return -1;
+		return err_at_input((err_set(e, ERR_STREAM, "commit too large"), e));
+	if (rw->blobs) {
+		struct blob_commit *bc = &c->bc;
+		bc->root = &c->root;
+		bc->parents = c->parents;
+		bc->nparents = c->nparents;
+		bc->orig = c->orig;
+		bc->has_orig = c->has_orig;
+		bc->branch = b;
+		bc->branch_name = b->name;
+		bc->tip = b->tip;
+		bc->tip_orig = b->tip_orig;
+		bc->has_tip_orig = b->has_tip_orig;
+		bc->seq = rw->commits_seen;
+		rw->cout = blobs_commit_begin(rw->blobs, bc);
+	}
 	return stream_write_cmd(rw->cout, cmd, e);
 }
 
@@ -634,11 +667,11 @@ static int do_modify(struct rw *rw, struct err *e)
 			return -1;
 	} else {
 		if (!rw->no_ids && modify_id(rw, &id, e) < 0)
-			return at_offset(rw, e);
+			return err_at_input(e);
 		if (rw->report && cmd->dataref.kind == STREAM_REF_MARK) {
 			struct mark_ent *m = mark_get(rw, cmd->dataref.mark);
 			if (m && m->type == OBJ_BLOB)
-				report_path(rw, cmd->path.ptr, cmd->path.len, &id, m->size);
+				report_path(rw->report, cmd->path.ptr, cmd->path.len, &id, m->size);
 		}
 		if (stream_write_cmd(rw->cout, cmd, e) < 0)
 			return -1;
@@ -647,8 +680,36 @@ static int do_modify(struct rw *rw, struct err *e)
 		return 0;
 	if (tree_set(rw->ts, &rw->cur.root, cmd->path.ptr, cmd->path.len,
 		     cmd->mode, &id, e) < 0)
-		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+		return e->kind == ERR_IO ? ids_lost(rw, e) : err_at_input(e);
 	return 0;
+}
+
+/* M, D, C and R with rules: the blob's way places them (blob.h). */
+static int change_with_rules(struct rw *rw, struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct mark_ent *m = NULL;
+	struct oid id;
+	uint32_t mode;
+
+	if (cmd->kind == STREAM_DELETE)
+		return blobs_delete(rw->blobs, e);
+	if (cmd->kind != STREAM_MODIFY)
+		return blobs_copy(rw->blobs, e);
+	if (cmd->dataref.kind == STREAM_REF_INLINE)
+		return blobs_modify(rw->blobs, NULL, NULL, e);
+	if (modify_id(rw, &id, e) < 0)
+		return err_at_input(e);
+	mode = tree_mode_normalize(cmd->mode);
+	if (cmd->dataref.kind == STREAM_REF_MARK && mode != TREE_MODE_GITLINK &&
+	    !tree_mode_is_dir(mode)) {
+		m = mark_get(rw, cmd->dataref.mark);
+		if (!m->bm.blob)
+			return err_at_input((err_set(e, ERR_STREAM,
+				"mark :%llu is not a blob",
+				(unsigned long long)cmd->dataref.mark), e));
+	}
+	return blobs_modify(rw->blobs, &id, m ? &m->bm : NULL, e);
 }
 
 static int do_change(struct rw *rw, struct err *e)
@@ -656,13 +717,15 @@ static int do_change(struct rw *rw, struct err *e)
 	struct stream_cmd *cmd = &rw->cmd;
 	int r = 0;
 
+	if (rw->blobs && !rw->no_ids && cmd->kind != STREAM_NOTEMODIFY &&
+	    cmd->kind != STREAM_DELETEALL) {
+		r = change_with_rules(rw, e);
+		if (r == BLOB_IDS_LOST)
+			return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->cout, cmd, e);
+		return r;
+	}
 	if (cmd->kind == STREAM_MODIFY)
-		return rw->lfs && !rw->no_ids ? lfs_modify(rw, e) : do_modify(rw, e);
-	if (rw->lfs && !rw->no_ids &&
-	    (cmd->kind == STREAM_COPY || cmd->kind == STREAM_RENAME))
-		return lfs_copy(rw, e);
-	if (rw->lfs && !rw->no_ids && cmd->kind == STREAM_DELETE)
-		return lfs_delete(rw, e);
+		return do_modify(rw, e);
 	if (cmd->kind == STREAM_NOTEMODIFY)
 		return notes_modify(rw, e);
 	if (!rw->no_ids) {
@@ -676,10 +739,11 @@ static int do_change(struct rw *rw, struct err *e)
 		else if (cmd->kind == STREAM_DELETEALL) {
 			rw->cur.root = tree_new_empty(rw->ts);
 			rw->cur.branch->num_notes = 0;
-			splits_forget(rw);
+			if (rw->blobs)
+				blobs_forget_splits(rw->blobs);
 		}
 		if (r < 0)
-			return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+			return e->kind == ERR_IO ? ids_lost(rw, e) : err_at_input(e);
 	}
 	return stream_write_cmd(rw->cout, cmd, e);
 }
@@ -703,8 +767,16 @@ static int commit_end(struct rw *rw, struct err *e)
 	int r = 0;
 
 	c->active = 0;
-	if (rw->lfs && lfs_commit_end(rw, e) < 0)
-		return -1;
+	if (rw->blobs) {
+		r = rw->no_ids ? 0 : blobs_commit_attrs(rw->blobs, e);
+		if (r == BLOB_IDS_LOST)
+			r = ids_lost(rw, e);
+		if (r == 0)
+			r = blobs_commit_end(rw->blobs, e);
+		rw->cout = rw->out;
+		if (r < 0)
+			return -1;
+	}
 	if (rw->no_ids)
 		return stream_write_cmd(rw->cout, &rw->cmd, e);
 	if (notes_fanout(c->branch->num_notes) != c->fanout) {
@@ -728,7 +800,7 @@ static int commit_end(struct rw *rw, struct err *e)
 	r |= buf_addch(body, '\n');
 	r |= buf_add(body, c->message.ptr, c->message.len);
 	if (r)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "commit too large"), e));
+		return err_at_input((err_set(e, ERR_STREAM, "commit too large"), e));
 	obj_hash_buf(rw->hash, OBJ_COMMIT, body->ptr, body->len, &id);
 
 	c->branch->tip = id;
@@ -746,7 +818,13 @@ static int commit_end(struct rw *rw, struct err *e)
 		cmap_put(rw->cmap, &c->orig, &id);
 	if (c->has_orig && !oid_eq(&c->orig, &id))
 		rw->commits_rewritten++;
-	splits_commit_end(rw, &id);
+	if (rw->blobs) {
+		/* the branch moved: the blob's way sees it as it is now */
+		c->bc.tip = id;
+		c->bc.tip_orig = c->orig;
+		c->bc.has_tip_orig = c->has_orig;
+		blobs_commit_written(rw->blobs, &id);
+	}
 	tree_state_freeze(rw->ts);
 	return stream_write_cmd(rw->cout, &rw->cmd, e);
 }
@@ -820,21 +898,21 @@ static int do_tag(struct rw *rw, struct err *e)
 	int has_orig, r = 0;
 
 	if (set_orig(rw, &orig, &has_orig, e) < 0)
-		return at_offset(rw, e);
-	if (check_refname(rw, "refs/tags/", &cmd->ref, e) < 0 ||
+		return err_at_input(e);
+	if (check_refname("refs/tags/", &cmd->ref, e) < 0 ||
 	    (cmd->has_tagger &&
 	     check_ident(rw, "tagger", &cmd->tagger, &rw->ident_raw, e) < 0))
 		return -1;
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, cmd, e);
-	if (rw->lfs && cmd->from.kind == STREAM_REF_MARK) {
+	if (rw->blobs && cmd->from.kind == STREAM_REF_MARK) {
 		struct mark_ent *fm = mark_get(rw, cmd->from.mark);
-		if (fm && lfs_declare(rw, fm, e) < 0)
+		if (fm && blobs_declare(rw->blobs, &fm->bm, e) < 0)
 			return -1;
 	}
 	if (tag_target(rw, &t, e) < 0) {
 		if (e->kind != ERR_IO)
-			return at_offset(rw, e);
+			return err_at_input(e);
 		if (ids_lost(rw, e) < 0)
 			return -1;
 		return stream_write_cmd(rw->out, cmd, e);
@@ -848,7 +926,7 @@ static int do_tag(struct rw *rw, struct err *e)
 	r |= buf_addch(body, '\n');
 	r |= buf_add(body, cmd->message.ptr, cmd->message.len);
 	if (r)
-		return at_offset(rw, (err_set(e, ERR_STREAM, "tag too large"), e));
+		return err_at_input((err_set(e, ERR_STREAM, "tag too large"), e));
 	obj_hash_buf(rw->hash, OBJ_TAG, body->ptr, body->len, &id);
 	if (cmd->mark) {
 		m = mark_set(rw, cmd->mark, OBJ_TAG, &id);
@@ -870,7 +948,7 @@ static int do_reset(struct rw *rw, struct err *e)
 	struct stream_cmd *cmd = &rw->cmd;
 	struct branch *b;
 
-	if (check_refname(rw, "", &cmd->ref, e) < 0)
+	if (check_refname("", &cmd->ref, e) < 0)
 		return -1;
 	b = branch_get(rw, &cmd->ref, 1);
 	branch_clear(rw, b);
@@ -894,7 +972,7 @@ static int do_alias(struct rw *rw, struct err *e)
 	if (!rw->no_ids) {
 		if (resolve(rw, &cmd->from, &t, e) < 0) {
 			if (e->kind != ERR_IO)
-				return at_offset(rw, e);
+				return err_at_input(e);
 			if (ids_lost(rw, e) < 0)
 				return -1;
 		} else {
@@ -928,19 +1006,19 @@ static int do_query(struct rw *rw, struct err *e)
 	if (!rw->no_ids && (!d || d->kind == STREAM_REF_MARK)) {
 		m = mark_get(rw, mark);
 		if (!m)
-			return at_offset(rw, (err_set(e, ERR_STREAM,
+			return err_at_input((err_set(e, ERR_STREAM,
 				"mark :%llu was never defined (git fast-import dies "
 				"\"not declared\")", (unsigned long long)mark), e));
 		if (cmd->kind == STREAM_CAT_BLOB && m->type != OBJ_BLOB)
-			return at_offset(rw, (err_set(e, ERR_STREAM,
+			return err_at_input((err_set(e, ERR_STREAM,
 				"cat-blob :%llu names a %s, not a blob",
 				(unsigned long long)mark, obj_type_name(m->type)), e));
 		if (cmd->kind == STREAM_LS && m->type == OBJ_BLOB)
-			return at_offset(rw, (err_set(e, ERR_STREAM,
+			return err_at_input((err_set(e, ERR_STREAM,
 				"ls :%llu names a blob, not a tree-ish",
 				(unsigned long long)mark), e));
 	}
-	if (rw->lfs && m && lfs_declare(rw, m, e) < 0)
+	if (rw->blobs && m && blobs_declare(rw->blobs, &m->bm, e) < 0)
 		return -1;
 	if (stream_write_cmd(rw->cout, cmd, e) < 0)
 		return -1;
@@ -969,7 +1047,7 @@ static int dispatch(struct rw *rw, struct err *e)
 		break;
 	}
 	if (in_commit)
-		return at_offset(rw, (err_set(e, ERR_STREAM,
+		return err_at_input((err_set(e, ERR_STREAM,
 			"commit not ended before the next command"), e));
 	switch (cmd->kind) {
 	case STREAM_FEATURE:
@@ -1047,11 +1125,9 @@ static void rw_release(struct rw *rw)
 	buf_release(&rw->scratch);
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
-	splits_free(rw);
 	msgids_free(rw);
-	report_free(rw);
-	stream_cmd_release(&rw->splits_cmd);
-	lfs_free(rw);
+	blobs_free(rw->blobs);
+	report_free(rw->report);
 	stream_writer_free(rw->out);
 	tree_state_free(rw->ts);
 	if (rw->dst != rw->src)
@@ -1072,7 +1148,6 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	rw->out = stream_writer_new_fd(out_fd, "<stdout>");
 	rw->cout = rw->out;
 	stream_cmd_init(&rw->cmd);
-	stream_cmd_init(&rw->splits_cmd);
 	rw->tags_tail = &rw->tags;
 	rw->ts = tree_state_new(tree_loader, rw);
 	rw->src = odb_new(opt->source_repo);
@@ -1089,6 +1164,16 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	rw->date_strict = !opt->date_format || strcmp(opt->date_format, "raw-permissive");
 }
 
+static struct progress_counts progress_counts(const struct rw *rw)
+{
+	struct progress_counts n = {
+		rw->commits_seen,
+		rw->blobs ? blobs_converted(rw->blobs) : 0,
+		stream_reader_offset(rw->in)
+	};
+	return n;
+}
+
 static int run(struct rw *rw, struct err *e)
 {
 	static const char feature_done[] = "feature done\n";
@@ -1096,16 +1181,30 @@ static int run(struct rw *rw, struct err *e)
 
 	if (rw->opt->commit_map && cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
 		return -1;
-	if (rw->opt->rules && lfs_init(rw, e) < 0)
-		return -1;
-	report_init(rw);
+	rw->report = report_new(rw->opt->report, rw->opt->report_json);
+	if (rw->opt->rules) {
+		struct blob_options bo = {
+			rw->opt->rules, rw->opt->store, rw->opt->dry_run,
+			rw->opt->quiet, rw->opt->verify_split
+		};
+		struct blob_env env = {
+			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,
+			rw->hash, rw->report
+		};
+		if (blobs_new(&rw->blobs, &bo, &env, e) < 0)
+			return -1;
+	}
 	if (stream_write_raw(rw->out, feature_done, sizeof(feature_done) - 1, e) < 0)
 		return -1;
-	progress_init(rw);
+	progress_init(&rw->progress, rw->opt->quiet, rw->opt->progress,
+		      rw->opt->progress_total);
 	while ((r = stream_reader_next(rw->in, &rw->cmd, e)) > 0) {
 		if (dispatch(rw, e) < 0)
-			return -1;
-		progress_tick(rw);
+			return e->at_input ? at_offset(rw, e) : -1;
+		if (rw->progress.on) {
+			struct progress_counts n = progress_counts(rw);
+			progress_tick(&rw->progress, &n);
+		}
 	}
 	if (r < 0)
 		return -1;
@@ -1117,8 +1216,11 @@ static int run(struct rw *rw, struct err *e)
 			       "declared 'feature done' but ended without 'done' "
 			       "(truncated?)", input_name(rw),
 			       (unsigned long long)stream_reader_offset(rw->in));
-	progress_done(rw);
-	return rw->lfs ? lfs_flush(rw, e) : 0;
+	if (rw->progress.on) {
+		struct progress_counts n = progress_counts(rw);
+		progress_done(&rw->progress, &n);
+	}
+	return rw->blobs ? blobs_flush(rw->blobs, e) : 0;
 }
 
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
@@ -1138,17 +1240,17 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	}
 	rw_init(&rw, opt, in_fd, out_fd);
 	r = run(&rw, e);
-	if (rw.split_failures)
+	if (rw.blobs && blobs_split_failures(rw.blobs))
 		fprintf(stderr, "migrate: verify-split: %llu version(s) do not "
 			"reassemble from their parts\n",
-			(unsigned long long)rw.split_failures);
+			(unsigned long long)blobs_split_failures(rw.blobs));
 	if (r == 0 && rw.want_ids && rw.no_ids)
 		r = err_set(e, ERR_IO, "object ids could not be computed");
 	if (r == 0)
 		r = outputs_prepare(&rw, tmp, e);
 	/* store objects in place before `done` lets fast-import commit */
-	if (r == 0 && rw.lfs)
-		r = lfs_finish(&rw, e);
+	if (r == 0 && rw.blobs)
+		r = blobs_finish(rw.blobs, e);
 	/* `done` last: fast-import commits nothing unless we got here */
 	if (r == 0)
 		r = stream_write_raw(rw.out, done, sizeof(done) - 1, e);

@@ -116,7 +116,7 @@ static int note_blob(struct rw *rw, struct oid *id, struct err *e)
 	if (d->kind == STREAM_REF_INLINE)
 		return copy_data(rw, rw->cout, id, e);
 	if (modify_id(rw, id, e) < 0)
-		return at_offset(rw, e);
+		return err_at_input(e);
 	return stream_write_cmd(rw->cout, &rw->cmd, e);
 }
 
@@ -140,7 +140,7 @@ int notes_modify(struct rw *rw, struct err *e)
 	}
 	if (resolve(rw, &rw->cmd.from, &t, e) < 0) {
 		if (e->kind != ERR_IO)
-			return at_offset(rw, e);
+			return err_at_input(e);
 		return ids_lost(rw, e) < 0 ? -1 : note_blob(rw, &id, e);
 	}
 	ref_translate(&rw->cmd.from, &t);
@@ -158,7 +158,7 @@ int notes_modify(struct rw *rw, struct err *e)
 	}
 	buf_release(&path);
 	if (r < 0)
-		return e->kind == ERR_IO ? ids_lost(rw, e) : at_offset(rw, e);
+		return e->kind == ERR_IO ? ids_lost(rw, e) : err_at_input(e);
 	return 0;
 }
 

@@ -78,7 +78,7 @@ static void format_marks(struct rw *rw, struct buf *out)
 
 	HASH_SORT(rw->marks, mark_by_num);
 	HASH_ITER(hh, rw->marks, m, tmp)
-		if (m->declared) /* a blob only ever converted never went out */
+		if (m->bm.declared) /* a blob only ever converted never went out */
 			buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
 			   oid_hex(&m->oid, hex));
 }
@@ -120,8 +120,14 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 		r = rw_atomic_prepare(out_path(rw, i), &data, &tmp[i], e);
 	}
 	if (r == 0)
-		r = report_write(rw, nrefs, nchanged, rw->commits_rewritten,
-				 &tmp[OUT_REPORT], &tmp[OUT_REPORT_JSON], e);
+	{
+		struct report_totals t = { rw->commits_seen, rw->commits_rewritten,
+					   nrefs, nchanged };
+		r = report_write(rw->report, &t,
+				 rw->blobs ? blobs_rules(rw->blobs) : NULL,
+				 rw->opt->rules, &tmp[OUT_REPORT],
+				 &tmp[OUT_REPORT_JSON], e);
+	}
 	buf_release(&data);
 	buf_release(&refs);
 	return r;

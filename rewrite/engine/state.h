@@ -9,7 +9,9 @@
 #include <uthash.h>
 
 #include "../../stream/stream.h"
+#include "../blob/blob.h"
 #include "../git/git.h"
+#include "../out/out.h"
 #include "engine.h"
 
 struct mark_ent {
@@ -19,10 +21,8 @@ struct mark_ent {
 	struct oid orig;	/* original-oid, if has_orig */
 	int has_orig;
 	struct tnode *tree;	/* commits */
-	struct blob_info *blob;	/* blobs, with rules */
 	uint64_t size, est;	/* blobs: size and packed estimate (reports) */
-	int declared;		/* with rules: the blob went out under it */
-	int consumed;		/* with rules: a commit decided its fate */
+	struct blob_mark bm;	/* blobs: their way with rules (blob.h) */
 	UT_hash_handle hh;
 };
 
@@ -67,6 +67,7 @@ struct cur_commit {
 	size_t nparents, parents_alloc;
 	struct tnode *root;
 	unsigned char fanout;	/* notes fanout when the commit began */
+	struct blob_commit bc;	/* what the blob's way sees of it */
 };
 
 struct rw {
@@ -84,19 +85,13 @@ struct rw {
 	struct cur_commit cur;
 	struct buf scratch;
 	/* where a commit's text goes: out, or with rules a buffer written
-	 * after the blobs the commit turns out to need (lfs.c) */
+	 * after the blobs the commit turns out to need (blob.h) */
 	struct stream_writer *cout;
-	struct lfs *lfs;	/* NULL without rules */
-	struct splits *splits;	/* split files seen so far (splits.c) */
-	struct stream_cmd splits_cmd;
-	uint64_t split_failures;	/* --verify-split: versions that fail */
+	struct blobs *blobs;	/* the rules' way for blobs; NULL: no rules */
 	struct msgids *msgids;		/* old ids in messages (msgids.c) */
-	struct report *report;		/* --report, --report-json (report.c) */
-	/* progress.c */
-	int progress_on;
-	int progress_tty;	/* redraw one line with \r, else a line each */
-	int64_t progress_start, progress_last;
-	uint64_t commits_seen, objects_converted;
+	struct report *report;		/* --report, --report-json (out.h) */
+	struct progress progress;
+	uint64_t commits_seen;
 	uint64_t commits_rewritten;	/* this run: new id differs from old */
 	uint64_t data_size, data_est;	/* of the data copy_data last copied */
 	int seen_data;		/* a command other than feature/option came */
@@ -116,7 +111,6 @@ struct mark_ent *mark_get(struct rw *rw, uint64_t mark);
 /* Sets mark to a new object (type, id); the entry's other fields reset. */
 struct mark_ent *mark_set(struct rw *rw, uint64_t mark, enum obj_type type,
 			  const struct oid *oid);
-int at_offset(struct rw *rw, struct err *e);
 int ids_lost(struct rw *rw, struct err *e);
 int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 	    struct err *e);
@@ -125,110 +119,9 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	      struct err *e);
 int modify_id(struct rw *rw, struct oid *id, struct err *e);
 
-/* lfs.c: rules applied to blobs (LFS pointers, drops) and .gitattributes */
-struct blob_info;
-struct lfs;
-int lfs_init(struct rw *rw, struct err *e);
-void lfs_free(struct rw *rw);
-int lfs_blob(struct rw *rw, struct err *e);
-int lfs_modify(struct rw *rw, struct err *e);
-int lfs_copy(struct rw *rw, struct err *e);
-int lfs_delete(struct rw *rw, struct err *e);
-int lfs_commit_begin(struct rw *rw, struct err *e);
-int lfs_commit_end(struct rw *rw, struct err *e);
-int lfs_flush(struct rw *rw, struct err *e);
-/* Makes the store's objects durable and puts them in place. */
-int lfs_finish(struct rw *rw, struct err *e);
-int lfs_declare(struct rw *rw, struct mark_ent *m, struct err *e);
-
-/* lfs.c, for splits.c */
-int blob_read_all(struct rw *rw, struct blob_info *bi, struct buf *out,
-		  struct err *e);
-/* The blob behind a tree entry or id, from the target or source. */
-int lfs_blob_by_id(struct rw *rw, const struct oid *id, struct blob_info **out,
-		   struct err *e);
-const struct oid *blob_id(const struct blob_info *bi);
-/* The whole content of bi: borrowed from its held copy when it has one
- * (valid until the commit ends), else read into scratch. */
-int blob_view(struct rw *rw, struct blob_info *bi, struct buf *scratch,
-	      const char **ptr, size_t *len, struct err *e);
-/*
- * The in-memory copy of bi, for a caller that would otherwise copy it
- * whole, when bi can be read again from the source repository (same id,
- * same size): NULL otherwise. The caller may take its bytes and must then
- * call blob_forget_copy, after which bi is read from the repository.
- */
-struct buf *blob_memory(struct rw *rw, struct blob_info *bi);
-void blob_forget_copy(struct rw *rw, struct blob_info *bi);
-
-/* splits.c: the split action */
-struct rule;
-int splits_place(struct rw *rw, struct stream_cmd *c, struct blob_info *bi,
-		 const struct rule *rule, struct err *e);
-int splits_delete(struct rw *rw, const char *path, size_t len,
-		  const struct rule *rule, struct err *e);
-/* The version of the split file at path the commit holds (NULL: none). */
-int splits_source(struct rw *rw, const char *path, size_t len,
-		  struct blob_info **out, struct err *e);
-/* An error (exit 2, naming commit, path and rule) when path, or a
- * directory on its way, is a part of a split file: what is the command
- * ("M", "D", "R", "C") that would touch it. */
-int splits_check_path(struct rw *rw, const char *what, const char *path,
-		      size_t len, struct err *e);
-/* 1 when the commit holds a split file below dir (which then is a
- * directory of the stream even when the tree has no entry there). */
-int splits_under(struct rw *rw, const char *dir, size_t dlen, struct err *e);
-/* 1 when the tree entry (path, id) is a part of a split file. */
-int splits_is_part(struct rw *rw, const char *path, size_t len,
-		   const struct oid *id, struct err *e);
-/*
- * A command takes the directory dir as a whole: fn is called for every
- * split file inside it that the commit holds (its path and version), and
- * with remove its parts are deleted (wherever they are). Then a part
- * left in dir whose split file is not inside it is an error.
- */
-typedef int (*splits_found_fn)(void *ctx, const char *path, size_t len,
-			       struct blob_info *bi);
-int splits_take_dir(struct rw *rw, const char *what, const char *dir,
-		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
-		    struct err *e);
-void splits_commit_end(struct rw *rw, const struct oid *id);
-/* The tree changed under the split files (deleteall): look next time. */
-void splits_forget(struct rw *rw);
-void splits_free(struct rw *rw);
-
 /* msgids.c: old ids in commit messages become new ids; returns how many */
 int msgids_rewrite(struct rw *rw, struct buf *msg);
 void msgids_free(struct rw *rw);
-
-/* report.c: --report, --report-json (all no-ops without them) */
-void report_init(struct rw *rw);
-void report_free(struct rw *rw);
-void report_est_begin(struct rw *rw);
-void report_est_feed(struct rw *rw, const void *p, size_t n);
-uint64_t report_est_end(struct rw *rw, uint64_t size);
-uint64_t report_est_buf(struct rw *rw, const void *p, size_t n);
-void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
-		       uint64_t est);
-void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
-			uint64_t est);
-void report_path(struct rw *rw, const char *path, size_t len,
-		 const struct oid *id, uint64_t size);
-void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
-		 const struct oid *id, uint64_t size, uint64_t est);
-void report_split(struct rw *rw, const char *path, size_t len,
-		  uint64_t version_bytes, const char *part, size_t plen,
-		  uint64_t part_bytes);
-int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
-		 uint64_t rewritten, char **tmp_txt, char **tmp_json,
-		 struct err *e);
-/* lfs.c: the rule set (for reports) */
-const struct rules *lfs_rules(const struct rw *rw);
-
-/* progress.c */
-void progress_init(struct rw *rw);
-void progress_tick(struct rw *rw);
-void progress_done(struct rw *rw);
 
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../engine/state.h"
+#include "out.h"
 
 #define PROGRESS_EVERY_NS 250000000LL /* 4 updates a second at most */
 
@@ -21,56 +21,55 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-void progress_init(struct rw *rw)
+void progress_init(struct progress *p, int quiet, int want, uint64_t total)
 {
-	const struct rw_options *o = rw->opt;
-
-	rw->progress_tty = isatty(2);
-	rw->progress_on = !o->quiet && o->progress >= 0 &&
-			  (o->progress > 0 || rw->progress_tty);
-	rw->progress_start = rw->progress_last = now_ns();
+	p->tty = isatty(2);
+	p->on = !quiet && want >= 0 && (want > 0 || p->tty);
+	p->total = total;
+	p->start = p->last = now_ns();
 }
 
-static void progress_line(struct rw *rw, int64_t t, int final)
+static void progress_line(const struct progress *p, const struct progress_counts *c,
+			  int64_t t, int final)
 {
-	double secs = (double)(t - rw->progress_start) / 1e9;
-	double mb = (double)stream_reader_offset(rw->in) / 1e6;
-	uint64_t total = rw->opt->progress_total;
+	double secs = (double)(t - p->start) / 1e9;
+	double mb = (double)c->bytes / 1e6;
+	uint64_t total = p->total;
 
-	fprintf(stderr, "%smigrate: %llu", rw->progress_tty ? "\r" : "",
-		(unsigned long long)rw->commits_seen);
+	fprintf(stderr, "%smigrate: %llu", p->tty ? "\r" : "",
+		(unsigned long long)c->commits);
 	if (total)
 		fprintf(stderr, "/%llu", (unsigned long long)total);
 	fprintf(stderr, " commits, %.1f MB read, %.1f MB/s, %llu converted",
 		mb, secs > 0 ? mb / secs : 0.0,
-		(unsigned long long)rw->objects_converted);
+		(unsigned long long)c->converted);
 	if (final)
 		fprintf(stderr, ", done in %.1f s.\n", secs);
-	else if (total && rw->commits_seen && rw->commits_seen < total)
+	else if (total && c->commits && c->commits < total)
 		fprintf(stderr, ", ETA %.0f s%s",
-			secs * (double)(total - rw->commits_seen) /
-				(double)rw->commits_seen,
-			rw->progress_tty ? "  " : "\n");
+			secs * (double)(total - c->commits) /
+				(double)c->commits,
+			p->tty ? "  " : "\n");
 	else
-		fputs(rw->progress_tty ? "  " : "\n", stderr);
+		fputs(p->tty ? "  " : "\n", stderr);
 	fflush(stderr);
 }
 
-void progress_tick(struct rw *rw)
+void progress_tick(struct progress *p, const struct progress_counts *c)
 {
 	int64_t t;
 
-	if (!rw->progress_on)
+	if (!p->on)
 		return;
 	t = now_ns();
-	if (t - rw->progress_last < PROGRESS_EVERY_NS)
+	if (t - p->last < PROGRESS_EVERY_NS)
 		return;
-	rw->progress_last = t;
-	progress_line(rw, t, 0);
+	p->last = t;
+	progress_line(p, c, t, 0);
 }
 
-void progress_done(struct rw *rw)
+void progress_done(struct progress *p, const struct progress_counts *c)
 {
-	if (rw->progress_on)
-		progress_line(rw, now_ns(), 1);
+	if (p->on)
+		progress_line(p, c, now_ns(), 1);
 }

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uthash.h>
 #include <zlib.h>
 
 #include "../../rules/rules.h"
-#include "../engine/state.h"
+#include "../../stream/stream.h"
+#include "out.h"
 
 #define SAMPLE ((size_t)4 << 20)
 #define LARGEST 10
@@ -54,6 +56,7 @@ struct largest {
 };
 
 struct report {
+	const char *txt, *json;	/* where the table and the document go */
 	struct zest *z;
 	struct id_ent *in, *out;
 	uint64_t in_blobs, in_bytes, in_packed, out_bytes, out_packed;
@@ -66,13 +69,13 @@ struct report {
 
 /* ---- the zlib estimate ---- */
 
-void report_est_begin(struct rw *rw)
+void report_est_begin(struct report *r)
 {
 	struct zest *z;
 
-	if (!rw->report)
+	if (!r)
 		return;
-	z = rw->report->z;
+	z = r->z;
 	deflateReset(&z->z);
 	z->in = z->out = 0;
 }
@@ -89,13 +92,13 @@ static void zest_run(struct zest *z, const void *p, size_t n, int flush)
 	} while (z->z.avail_out == 0);
 }
 
-void report_est_feed(struct rw *rw, const void *p, size_t n)
+void report_est_feed(struct report *r, const void *p, size_t n)
 {
 	struct zest *z;
 
-	if (!rw->report)
+	if (!r)
 		return;
-	z = rw->report->z;
+	z = r->z;
 	if (z->in >= SAMPLE)
 		return;
 	if (n > SAMPLE - z->in)
@@ -104,24 +107,24 @@ void report_est_feed(struct rw *rw, const void *p, size_t n)
 	zest_run(z, p, n, Z_NO_FLUSH);
 }
 
-uint64_t report_est_end(struct rw *rw, uint64_t size)
+uint64_t report_est_end(struct report *r, uint64_t size)
 {
 	struct zest *z;
 
-	if (!rw->report)
+	if (!r)
 		return 0;
-	z = rw->report->z;
+	z = r->z;
 	zest_run(z, NULL, 0, Z_FINISH);
 	if (!z->in)
 		return z->out;
 	return (uint64_t)((double)z->out * (double)size / (double)z->in);
 }
 
-uint64_t report_est_buf(struct rw *rw, const void *p, size_t n)
+uint64_t report_est_buf(struct report *r, const void *p, size_t n)
 {
-	report_est_begin(rw);
-	report_est_feed(rw, p, n);
-	return report_est_end(rw, n);
+	report_est_begin(r);
+	report_est_feed(r, p, n);
+	return report_est_end(r, n);
 }
 
 /* ---- collection ---- */
@@ -152,21 +155,23 @@ static int path_add(struct path_ent **set, const char *path, size_t len)
 	return 1;
 }
 
-void report_init(struct rw *rw)
+struct report *report_new(const char *txt, const char *json)
 {
 	struct report *r;
 
-	if (!rw->opt->report && !rw->opt->report_json)
-		return;
-	r = rw->report = xcalloc(1, sizeof(*r));
+	if (!txt && !json)
+		return NULL;
+	r = xcalloc(1, sizeof(*r));
+	r->txt = txt;
+	r->json = json;
 	r->z = xcalloc(1, sizeof(*r->z));
 	deflateInit(&r->z->z, Z_DEFAULT_COMPRESSION);
+	return r;
 }
 
-void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
+void report_input_blob(struct report *r, const struct oid *id, uint64_t size,
 		       uint64_t est)
 {
-	struct report *r = rw->report;
 
 	if (r && id_add(&r->in, id)) {
 		r->in_blobs++;
@@ -175,10 +180,9 @@ void report_input_blob(struct rw *rw, const struct oid *id, uint64_t size,
 	}
 }
 
-void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
+void report_output_blob(struct report *r, const struct oid *id, uint64_t size,
 			uint64_t est)
 {
-	struct report *r = rw->report;
 
 	if (r && id_add(&r->out, id)) {
 		r->out_bytes += size;
@@ -187,10 +191,9 @@ void report_output_blob(struct rw *rw, const struct oid *id, uint64_t size,
 }
 
 /* A blob seen at a path: the largest ones are listed with a path. */
-void report_path(struct rw *rw, const char *path, size_t len,
+void report_path(struct report *r, const char *path, size_t len,
 		 const struct oid *id, uint64_t size)
 {
-	struct report *r = rw->report;
 	size_t i, at;
 
 	if (!r)
@@ -210,10 +213,9 @@ void report_path(struct rw *rw, const char *path, size_t len,
 	r->ntop++;
 }
 
-void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
+void report_rule(struct report *r, size_t index, const char *path, size_t len,
 		 const struct oid *id, uint64_t size, uint64_t est)
 {
-	struct report *r = rw->report;
 	struct rule_stats *st;
 
 	if (!r)
@@ -232,11 +234,10 @@ void report_rule(struct rw *rw, size_t index, const char *path, size_t len,
 	}
 }
 
-void report_split(struct rw *rw, const char *path, size_t len,
+void report_split(struct report *r, const char *path, size_t len,
 		  uint64_t version_bytes, const char *part, size_t plen,
 		  uint64_t part_bytes)
 {
-	struct report *r = rw->report;
 	struct split_stats_ent *s;
 
 	if (!r)
@@ -343,10 +344,6 @@ static const char *shown(struct buf *tmp, const char *prefix, const char *s,
 	return tmp->ptr;
 }
 
-struct totals {
-	uint64_t commits, rewritten, refs, refs_changed;
-};
-
 /* 1 when rule i placed no file path in the run. */
 static int unmatched(const struct report *r, size_t i)
 {
@@ -369,10 +366,9 @@ static void json_pattern(struct buf *out, const struct rule *rule)
 	}
 }
 
-static void write_json(struct rw *rw, const struct totals *t, struct buf *out)
+static void write_json(struct report *r, const struct report_totals *t,
+		       const struct rules *rules, struct buf *out)
 {
-	struct report *r = rw->report;
-	const struct rules *rules = rw->lfs ? lfs_rules(rw) : NULL;
 	struct split_stats_ent *s, *st;
 	char hex[OID_HEX + 1];
 	size_t i, n;
@@ -444,10 +440,10 @@ static const char *human(uint64_t n, char *buf, size_t size)
 	return buf;
 }
 
-static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
+static void write_table(struct report *r, const struct report_totals *t,
+			const struct rules *rules, const char *rules_path,
+			struct buf *out)
 {
-	struct report *r = rw->report;
-	const struct rules *rules = rw->lfs ? lfs_rules(rw) : NULL;
 	struct split_stats_ent *s, *st;
 	struct buf tmp = BUF_INIT(BUF_MAX_DEFAULT);
 	char a[32], b[32];
@@ -479,7 +475,7 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 				continue;
 			if (!n++)
 				buf_adds(out, "rules that matched nothing:\n");
-			buf_printf(out, "  %s:%zu %s\n", rw->opt->rules,
+			buf_printf(out, "  %s:%zu %s\n", rules_path,
 				   rules_rule_line(rule),
 				   shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen));
 		}
@@ -509,30 +505,30 @@ static void write_table(struct rw *rw, const struct totals *t, struct buf *out)
 	buf_release(&tmp);
 }
 
-int report_write(struct rw *rw, uint64_t refs, uint64_t refs_changed,
-		 uint64_t rewritten, char **tmp_txt, char **tmp_json, struct err *e)
+int report_write(struct report *r, const struct report_totals *t,
+		 const struct rules *rules, const char *rules_path,
+		 char **tmp_txt, char **tmp_json, struct err *e)
 {
-	struct totals t = { rw->commits_seen, rewritten, refs, refs_changed };
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	int r = 0;
+	int rc = 0;
 
 	*tmp_txt = *tmp_json = NULL;
-	if (!rw->report)
+	if (!r)
 		return 0;
-	if (rw->opt->report) {
-		write_table(rw, &t, &out);
-		if (!strcmp(rw->opt->report, "-"))
+	if (r->txt) {
+		write_table(r, t, rules, rules_path, &out);
+		if (!strcmp(r->txt, "-"))
 			fwrite(out.ptr, 1, out.len, stderr);
 		else
-			r = rw_atomic_prepare(rw->opt->report, &out, tmp_txt, e);
+			rc = rw_atomic_prepare(r->txt, &out, tmp_txt, e);
 	}
-	if (r == 0 && rw->opt->report_json) {
+	if (rc == 0 && r->json) {
 		buf_reset(&out);
-		write_json(rw, &t, &out);
-		r = rw_atomic_prepare(rw->opt->report_json, &out, tmp_json, e);
+		write_json(r, t, rules, &out);
+		rc = rw_atomic_prepare(r->json, &out, tmp_json, e);
 	}
 	buf_release(&out);
-	return r;
+	return rc;
 }
 
 static void paths_free(struct path_ent **set)
@@ -556,9 +552,8 @@ static void ids_free(struct id_ent **set)
 	}
 }
 
-void report_free(struct rw *rw)
+void report_free(struct report *r)
 {
-	struct report *r = rw->report;
 	struct split_stats_ent *s, *st;
 	size_t i;
 
@@ -582,5 +577,4 @@ void report_free(struct rw *rw)
 	for (i = 0; i < r->ntop; i++)
 		free(r->top[i].path);
 	free(r);
-	rw->report = NULL;
 }

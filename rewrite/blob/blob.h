@@ -1,0 +1,163 @@
+/*
+ * blob.h - the contract of rewrite/blob/: the way of a blob through a run
+ * with rules. Start here to learn what happens to a file.
+ *
+ * policy.c   what the rules decide for a file (path, mode, size): keep,
+ *            lfs, drop or split; pure, knows nothing of the stream
+ * held.c     blobs read from the stream and not yet let go (in memory,
+ *            or spooled to a temp file when large), and reading a blob's
+ *            content again (held copy, LFS store, or repository)
+ * apply.c    a decision applied to the commit being built: M, D, C and R
+ *            lines, LFS pointers, blobs written before the commit
+ * attrs.c    the root .gitattributes that makes git-lfs see exactly the
+ *            converted files as LFS files (asks policy.c)
+ * splits.c   the split action: a file replaced by its parts
+ *
+ * The engine (rewrite/engine/) owns the stream and fast-import's state;
+ * it lends this code what it needs (struct blob_env, once; struct
+ * blob_commit, per commit) and resolves marks and ids before it calls.
+ * Nothing here includes the engine's headers.
+ *
+ * Errors: every function returning int gives 0 (or a count), or -1 with
+ * e set. e->at_input is set when the problem is at the input's current
+ * position (the engine adds the byte offset). BLOB_IDS_LOST is an
+ * outside object that could not be read: the engine decides whether that
+ * is fatal (maps asked for) or ends id tracking.
+ */
+#ifndef MIGRATE_BLOB_H
+#define MIGRATE_BLOB_H
+
+#include <stdint.h>
+
+#include "../../stream/stream.h"
+#include "../git/git.h"
+#include "../out/out.h"
+
+#define BLOB_IDS_LOST (-2)
+
+struct rules;
+struct rule;
+
+/* ---- policy.c: the decision, pure ---- */
+
+enum blob_action {
+	BLOB_KEEP = 0,	/* as it is (no rule, or one that must not apply) */
+	BLOB_LFS,	/* an LFS pointer; content to the store */
+	BLOB_DROP,	/* removed from the commit */
+	BLOB_SPLIT,	/* replaced by its parts */
+};
+
+/*
+ * What the rules decide for the file at path (len bytes) with the given
+ * mode and size; *rule is the rule that matched (NULL for BLOB_KEEP
+ * without one). Symlinks, gitlinks, directories, the files git and
+ * git-lfs must see as they are (.gitattributes, .gitignore, .gitmodules,
+ * .lfsconfig at any depth) and files of a notes ref are always kept.
+ * -1 with e set when a rule's expression fails to run.
+ */
+int blob_decide(const struct rules *rules, const char *path, size_t len,
+		uint32_t mode, uint64_t size, int in_notes,
+		const struct rule **rule, enum blob_action *action,
+		struct err *e);
+
+/* 1 when path names a file the rules must never change. */
+int blob_is_protected(const char *path, size_t len);
+
+/* ---- the run ---- */
+
+struct blob_options {
+	const char *rules;	/* the rule file */
+	const char *store;	/* LFS store; NULL: <git-common-dir>/lfs/objects */
+	int dry_run;		/* store nothing */
+	int quiet;		/* no warnings */
+	int verify_split;	/* check every split version reassembles */
+};
+
+/* What the engine lends for the whole run (not owned). */
+struct blob_env {
+	struct stream_reader *in;	/* data of the command being handled */
+	struct stream_writer *out;	/* the stream written */
+	struct stream_cmd *cmd;		/* the command being handled */
+	struct tree_state *ts;
+	struct odb *src, *dst;		/* source and target repositories */
+	struct obj_hash *hash;
+	struct report *report;		/* NULL: none */
+};
+
+/* The commit being built, as the engine keeps it; valid from
+ * blobs_commit_begin to blobs_commit_written. */
+struct blob_commit {
+	struct tnode **root;		/* its tree: this code changes it */
+	const struct oid *parents;
+	size_t nparents;
+	struct oid orig;		/* its original id, when has_orig */
+	int has_orig;
+	const void *branch;		/* which branch (compared only) */
+	const char *branch_name;
+	struct oid tip, tip_orig;	/* the branch before the commit */
+	int has_tip_orig;
+	uint64_t seq;			/* commits seen so far, this one included */
+};
+
+/* The blob side of a mark: the engine's mark table holds one per entry. */
+struct blob_mark {
+	uint64_t num;
+	struct blob_info *blob;	/* the blob it names (NULL: not ours) */
+	struct oid *id;		/* the engine's id of the mark, set once known */
+	int declared;		/* the blob went out under this mark */
+	int consumed;		/* a commit decided its fate */
+};
+
+struct blobs;
+
+/* Loads the rules and opens the store. On failure *out is still set (to
+ * be freed). */
+int blobs_new(struct blobs **out, const struct blob_options *opt,
+	      const struct blob_env *env, struct err *e);
+void blobs_free(struct blobs *b);
+const struct rules *blobs_rules(const struct blobs *b);
+/* Blobs converted so far (progress). */
+uint64_t blobs_converted(const struct blobs *b);
+/* Split versions that did not reassemble (--verify-split). */
+uint64_t blobs_split_failures(const struct blobs *b);
+
+/* The `blob` command being handled names mark m: its data is held until
+ * a commit decides (orig: its original-oid, or NULL). */
+int blobs_read(struct blobs *b, struct blob_mark *m, const struct oid *orig,
+	       struct err *e);
+/* Writes the blob of mark m now unless it went out already (something
+ * other than a commit's file names it). */
+int blobs_declare(struct blobs *b, struct blob_mark *m, struct err *e);
+
+/* A commit begins: its text goes to the writer returned, which the
+ * commit's blobs precede in the output at blobs_commit_end. */
+struct stream_writer *blobs_commit_begin(struct blobs *b,
+					 const struct blob_commit *c);
+/*
+ * File changes of the commit (the command in env->cmd). For an M line
+ * whose data is not inline, id is the object it names and m its mark
+ * (NULL when named by id); the engine checked a mark names a blob where
+ * the mode wants one.
+ */
+int blobs_modify(struct blobs *b, const struct oid *id, struct blob_mark *m,
+		 struct err *e);
+int blobs_delete(struct blobs *b, struct err *e);
+int blobs_copy(struct blobs *b, struct err *e);	/* C and R */
+/* The tree was emptied (deleteall): split files are looked up again. */
+void blobs_forget_splits(struct blobs *b);
+/* The change list ended: the root .gitattributes follows the commit's
+ * files (the engine calls this only while it follows ids; it may give
+ * BLOB_IDS_LOST). */
+int blobs_commit_attrs(struct blobs *b, struct err *e);
+/* Then the blobs the commit keeps, and its text, go out. */
+int blobs_commit_end(struct blobs *b, struct err *e);
+/* The commit is written with this id. */
+void blobs_commit_written(struct blobs *b, const struct oid *id);
+
+/* Writes the blobs read since the last commit that no commit decided on
+ * (a tag or a later commit may name them); lets go of the rest. */
+int blobs_flush(struct blobs *b, struct err *e);
+/* Makes the store's objects durable, before the stream's `done`. */
+int blobs_finish(struct blobs *b, struct err *e);
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * way.h - what the files of rewrite/blob/ share (folder-internal; the
+ * contract with the engine is blob.h).
+ */
+#ifndef MIGRATE_BLOB_WAY_H
+#define MIGRATE_BLOB_WAY_H
+
+#include <stdio.h>
+#include <uthash.h>
+
+#include "../../pointerize/pointerize.h"
+#include "../../rules/rules.h"
+#include "blob.h"
+
+#define HELD_IN_MEMORY ((size_t)1 << 20)
+/* Split files are read whole for every version: spooling them would copy
+ * each version twice more (docs/DESIGN.md: a memcmp per byte). */
+#define HELD_SPLIT_IN_MEMORY ((size_t)256 << 20)
+#define CHUNK ((size_t)1 << 20)
+/* held blobs from this size on may reuse (and leave) a spare buffer */
+#define SPARE_MIN ((size_t)1 << 20)
+
+
+/* A blob's content, read from the stream and not yet let go. */
+struct held {
+	struct buf mem;
+	FILE *spool;		/* when larger than HELD_IN_MEMORY */
+};
+
+struct blob_info {
+	/*
+	 * The id of the content itself. Hashing every blob as it is read
+	 * would cost a SHA-1 pass over the whole stream, and most blobs a
+	 * rule converts or splits never need it: with an original-oid to
+	 * find the content again, it is computed when first needed
+	 * (ensure_id) and id_known says whether it is.
+	 */
+	struct oid id;
+	int id_known;
+	struct oid orig;
+	int has_orig;
+	struct blob_mark *mark;	/* the mark that names it, if any */
+	uint64_t size;
+	uint64_t est;		/* packed estimate (reports) */
+	struct held *held;
+	int emitted;		/* the content is in the output (or target) */
+	int pointer_state;	/* 0 unknown, 1 is an LFS pointer, 2 is not */
+	int converted;
+	struct ptr_oid sha256;
+	struct oid ptr_id;	/* the pointer blob's id */
+	struct buf ptr_text;
+	int ptr_written;	/* the pointer blob is in the output */
+	UT_hash_handle hh;	/* by id */
+	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
+	struct blob_info *lazy_next;	/* made lazy: owned by l->lazy */
+	int lazy;
+};
+
+/* Blobs (by mark, or by content alone) waiting to be written. */
+struct emit_ent {
+	struct blob_mark *m;
+	struct blob_info *bi;
+};
+
+struct emit_list {
+	struct emit_ent *v;
+	size_t n, alloc;
+};
+
+/* The .gitattributes blobs migrate wrote, and the user's file each one
+ * extends (none: has_base 0). */
+struct attr_ent {
+	struct oid ours, base;
+	int has_base;
+	UT_hash_handle hh;
+};
+
+/* The blob's way of one run (blob.h). */
+struct blobs {
+	struct blob_options opt;
+	/* lent by the engine (struct blob_env) */
+	struct stream_reader *in;
+	struct stream_writer *out;
+	struct stream_cmd *cmd;
+	struct tree_state *ts;
+	struct odb *src, *dst;
+	struct obj_hash *hash;
+	struct report *report;
+	const struct blob_commit *cur;	/* the commit being built */
+	uint64_t data_est;	/* packed estimate of the data last held */
+	uint64_t converted;	/* blobs put in the store */
+	struct splits *splits;	/* split files seen so far (splits.c) */
+	struct stream_cmd splits_cmd;
+	uint64_t split_failures;	/* --verify-split: versions that fail */
+	/* the buffer split/ gave back for a version it took: the next large
+	 * held blob reads into it instead of into fresh pages */
+	struct buf spare;
+	struct rules *rules;
+	struct rules *globs;	/* the unconditioned lfs glob rules alone */
+	struct buf glob_lines;	/* their .gitattributes lines */
+	int has_lfs;
+	struct ptr_store *store;
+	size_t held_max;	/* held in memory up to this, then spooled */
+	struct blob_info *byid, *byptr;
+	struct blob_info *lazy;		/* blobs created without an id */
+	struct emit_list pending;	/* blobs read since the last commit */
+	struct emit_list emit;		/* blobs the commit keeps */
+	struct stream_writer *cbuf;	/* the commit's buffered text */
+	struct stream_cmd blobcmd;
+	struct attr_ent *attrs;
+	struct oid base_id;		/* cache: the last base read */
+	struct buf base;
+	int has_base_cache;
+	struct buf tmp, line;
+	/*
+	 * The per-path lines of the tree at attr_root, kept up to date by a
+	 * tree diff per commit (cost follows the commit's changes), and the
+	 * .gitattributes text last built from them (text_*).
+	 */
+	struct path_line *plines;
+	struct tnode *attr_root;	/* NULL: the empty tree */
+	uint64_t plines_ver;
+	struct line_ent *base_set;	/* the lines of l->base */
+	int text_valid, text_has_base;
+	uint64_t text_ver;
+	struct oid text_base, text_id;
+	struct stream_cmd scratch;	/* synthesized M and D lines */
+	struct err walk_err;		/* from inside tree walks */
+	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
+	char *chunk;
+};
+
+/* One path's .gitattributes line (a file migrate must add to or take out
+ * of what the glob lines say), by path. */
+struct path_line {
+	char *path, *line;
+	size_t len, line_len;
+	int unset;
+	UT_hash_handle hh;
+};
+
+/* A line of a text held elsewhere (with its LF, when it has one). */
+struct line_ent {
+	const char *p;
+	size_t n;
+	UT_hash_handle hh;
+};
+
+/* Whether a path is covered by the glob lines, remembered: paths repeat
+ * from commit to commit. */
+struct glob_ent {
+	char *path;
+	int covered;
+	UT_hash_handle hh;
+};
+
+
+/* lfs.c, for splits.c */
+int blob_read_all(struct blobs *b, struct blob_info *bi, struct buf *out,
+		  struct err *e);
+/* The blob behind a tree entry or id (its original content even when the
+ * entry holds our pointer), from the target or source. */
+int blob_for_entry(struct blobs *b, const struct oid *id,
+		   struct blob_info **out, struct err *e);
+const struct oid *blob_id(const struct blob_info *bi);
+/* The whole content of bi: borrowed from its held copy when it has one
+ * (valid until the commit ends), else read into scratch. */
+int blob_view(struct blobs *b, struct blob_info *bi, struct buf *scratch,
+	      const char **ptr, size_t *len, struct err *e);
+/*
+ * The in-memory copy of bi, for a caller that would otherwise copy it
+ * whole, when bi can be read again from the source repository (same id,
+ * same size): NULL otherwise. The caller may take its bytes and must then
+ * call blob_forget_copy, after which bi is read from the repository.
+ */
+struct buf *blob_memory(struct blobs *b, struct blob_info *bi);
+void blob_forget_copy(struct blobs *b, struct blob_info *bi);
+
+/* splits.c: the split action */
+struct rule;
+int splits_place(struct blobs *b, struct stream_cmd *c, struct blob_info *bi,
+		 const struct rule *rule, struct err *e);
+int splits_delete(struct blobs *b, const char *path, size_t len,
+		  const struct rule *rule, struct err *e);
+/* The version of the split file at path the commit holds (NULL: none). */
+int splits_source(struct blobs *b, const char *path, size_t len,
+		  struct blob_info **out, struct err *e);
+/* An error (exit 2, naming commit, path and rule) when path, or a
+ * directory on its way, is a part of a split file: what is the command
+ * ("M", "D", "R", "C") that would touch it. */
+int splits_check_path(struct blobs *b, const char *what, const char *path,
+		      size_t len, struct err *e);
+/* 1 when the commit holds a split file below dir (which then is a
+ * directory of the stream even when the tree has no entry there). */
+int splits_under(struct blobs *b, const char *dir, size_t dlen, struct err *e);
+/* 1 when the tree entry (path, id) is a part of a split file. */
+int splits_is_part(struct blobs *b, const char *path, size_t len,
+		   const struct oid *id, struct err *e);
+/*
+ * A command takes the directory dir as a whole: fn is called for every
+ * split file inside it that the commit holds (its path and version), and
+ * with remove its parts are deleted (wherever they are). Then a part
+ * left in dir whose split file is not inside it is an error.
+ */
+typedef int (*splits_found_fn)(void *ctx, const char *path, size_t len,
+			       struct blob_info *bi);
+int splits_take_dir(struct blobs *b, const char *what, const char *dir,
+		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
+		    struct err *e);
+void splits_free(struct blobs *b);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * out.h - the contract of rewrite/out/: what a run tells, as it goes and
+ * at its end. Each part owns its state; the counters it shows belong to
+ * the code that counts them and are handed in.
+ *
+ * report.c: --report (a table) and --report-json (a document) of what the
+ * rules move and how much history shrinks. Every report_* function is a
+ * no-op on a NULL report (no report asked), so callers need no test.
+ * Blob counts and bytes are of distinct blobs (by id); the packed
+ * estimates deflate a blob's first 4 MiB with zlib and scale to its size.
+ *
+ * progress.c: the progress line on stderr (never stdout, which carries
+ * the stream).
+ */
+#ifndef MIGRATE_OUT_H
+#define MIGRATE_OUT_H
+
+#include <stdint.h>
+
+#include "../git/git.h"
+
+struct rules;
+
+/* ---- report.c ---- */
+
+struct report;
+
+/* A report writing the table to txt ("-": stderr) and the JSON document
+ * to json, either NULL; NULL when both are. Free with report_free. */
+struct report *report_new(const char *txt, const char *json);
+void report_free(struct report *r);
+
+/* The packed estimate of one blob, fed in pieces: begin, feed..., end
+ * (which scales the sample to size). _buf does all three. */
+void report_est_begin(struct report *r);
+void report_est_feed(struct report *r, const void *p, size_t n);
+uint64_t report_est_end(struct report *r, uint64_t size);
+uint64_t report_est_buf(struct report *r, const void *p, size_t n);
+
+/* A blob of the input, of the output (each counted once by id). */
+void report_input_blob(struct report *r, const struct oid *id, uint64_t size,
+		       uint64_t est);
+void report_output_blob(struct report *r, const struct oid *id, uint64_t size,
+			uint64_t est);
+/* A file placed at path (for the largest blobs). */
+void report_path(struct report *r, const char *path, size_t len,
+		 const struct oid *id, uint64_t size);
+/* A file the rule with this index (in its rule set) decided. */
+void report_rule(struct report *r, size_t index, const char *path, size_t len,
+		 const struct oid *id, uint64_t size, uint64_t est);
+/* A version of the split file at path, and one of its parts. */
+void report_split(struct report *r, const char *path, size_t len,
+		  uint64_t version_bytes, const char *part, size_t plen,
+		  uint64_t part_bytes);
+
+struct report_totals {
+	uint64_t commits, rewritten, refs, refs_changed;
+};
+
+/*
+ * Renders the report: the table to stderr at once when it goes there,
+ * else each document to a temp file beside its destination (*tmp_txt,
+ * *tmp_json; NULL when none) for the caller to rename into place. rules
+ * (and the rule file's name, for messages) may be NULL. 0, or -1 with e
+ * set and nothing left behind.
+ */
+int report_write(struct report *r, const struct report_totals *t,
+		 const struct rules *rules, const char *rules_path,
+		 char **tmp_txt, char **tmp_json, struct err *e);
+
+/* ---- progress.c ---- */
+
+struct progress {
+	int on;
+	int tty;		/* redraw one line with \r, else a line each */
+	uint64_t total;		/* commits to expect (0: unknown) */
+	int64_t start, last;
+};
+
+struct progress_counts {
+	uint64_t commits, converted, bytes;
+};
+
+/* On when want > 0, or want == 0 and stderr is a terminal; never quiet. */
+void progress_init(struct progress *p, int quiet, int want, uint64_t total);
+/* A line at most four times a second. */
+void progress_tick(struct progress *p, const struct progress_counts *c);
+/* The summary line. */
+void progress_done(struct progress *p, const struct progress_counts *c);
+
+#endif
