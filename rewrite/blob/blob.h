@@ -62,6 +62,9 @@ int blob_decide(const struct rules *rules, const char *path, size_t len,
 
 /* 1 when path names a file the rules must never change. */
 int blob_is_protected(const char *path, size_t len);
+/* 1 when the rules may apply to a file of this path and mode at all (a
+ * regular or executable file, not protected). */
+int blob_convertible(const char *path, size_t len, uint32_t mode);
 
 /* ---- the run ---- */
 

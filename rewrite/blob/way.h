@@ -6,6 +6,7 @@
 #define MIGRATE_BLOB_WAY_H
 
 #include <stdio.h>
+#include <sys/types.h>
 #include <uthash.h>
 
 #include "../../pointerize/pointerize.h"
@@ -155,7 +156,41 @@ struct glob_ent {
 };
 
 
-/* lfs.c, for splits.c */
+/* ---- held.c ---- */
+
+void held_free(struct held *h);
+/* The blob with this id (created, of this size, when new). */
+struct blob_info *blob_get(struct blobs *b, const struct oid *id,
+			   uint64_t size);
+void list_push(struct emit_list *list, struct blob_mark *m,
+	       struct blob_info *bi);
+/* Reads the data of the command being handled into a new held copy;
+ * with want_id its id is computed on the way. */
+int hold_data(struct blobs *b, struct held **out, struct oid *id,
+	      int want_id, uint64_t *size, struct err *e);
+/* Reading a blob's content again, from wherever it is. */
+struct content {
+	struct blob_info *bi;
+	int kind;		/* 0 memory, 1 spool, 2 fd, 3 odb */
+	size_t pos;
+	int fd;
+	struct odb *db;
+};
+int content_open(struct blobs *b, struct blob_info *bi,
+		 struct content *c, struct err *e);
+/* Bytes read, 0 at the end, -1 on error. */
+ssize_t content_read(struct content *c, char *dst, size_t cap,
+		     struct err *e);
+void content_close(struct content *c);
+/* Computes bi's id if it is not known yet (struct blob_info). */
+int ensure_id(struct blobs *b, struct blob_info *bi, struct err *e);
+/* Writes a blob command with the content of bi (and mark, if any). */
+int emit_blob(struct blobs *b, struct blob_info *bi, uint64_t mark,
+	      struct err *e);
+/* 1 when the blob's content already is an LFS pointer. */
+int is_pointer(struct blobs *b, struct blob_info *bi, struct err *e);
+
+/* held.c, for splits.c */
 int blob_read_all(struct blobs *b, struct blob_info *bi, struct buf *out,
 		  struct err *e);
 /* The blob behind a tree entry or id (its original content even when the
@@ -176,7 +211,18 @@ int blob_view(struct blobs *b, struct blob_info *bi, struct buf *scratch,
 struct buf *blob_memory(struct blobs *b, struct blob_info *bi);
 void blob_forget_copy(struct blobs *b, struct blob_info *bi);
 
-/* splits.c: the split action */
+/* ---- attrs.c ---- */
+
+/* The .gitattributes lines of the plain glob lfs rules. */
+int attrs_init(struct blobs *b, struct err *e);
+void attrs_free(struct blobs *b);
+
+/* ---- apply.c ---- */
+
+/* 1 when the commit being built is on a notes ref (no rule applies). */
+int blob_in_notes(const struct blobs *b);
+
+/* ---- splits.c: the split action ---- */
 struct rule;
 int splits_place(struct blobs *b, struct stream_cmd *c, struct blob_info *bi,
 		 const struct rule *rule, struct err *e);

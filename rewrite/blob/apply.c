@@ -1,0 +1,685 @@
+/*
+ * apply.c - the decisions applied to the commit being built. Blobs come
+ * before the commit that names their path, so each M line is decided
+ * when it is read (policy.c), and the commit's text is buffered so that
+ * the blobs it keeps can be written before it (blobs_commit_end). C and R
+ * are re-decided file by file at their destination, D takes split files'
+ * parts along (splits.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "way.h"
+
+/* The store: --store, else <git-common-dir>/lfs/objects of the current
+ * directory's repository (git lfs's own place). */
+static int open_store(struct blobs *b, struct err *e)
+{
+	char dir[4096];
+	FILE *p;
+	size_t n;
+
+	if (b->opt.store)
+		return ptr_store_open(&b->store, b->opt.store, e);
+	p = popen("git rev-parse --path-format=absolute --git-common-dir 2>/dev/null", "r");
+	if (!p || !fgets(dir, sizeof(dir) - 16, p)) {
+		if (p)
+			pclose(p);
+		return err_set(e, ERR_USAGE,
+			       "the rules convert files to LFS, but there is no "
+			       "store: pass --store DIR or run inside the "
+			       "repository whose .git/lfs/objects should hold them");
+	}
+	pclose(p);
+	n = strcspn(dir, "\n");
+	snprintf(dir + n, sizeof(dir) - n, "/lfs/objects");
+	return ptr_store_open(&b->store, dir, e);
+}
+
+int blobs_new(struct blobs **out, const struct blob_options *opt,
+	      const struct blob_env *env, struct err *e)
+{
+	struct blobs *b = xcalloc(1, sizeof(*b));
+	size_t i;
+
+	*out = b;
+	b->opt = *opt;
+	b->in = env->in;
+	b->out = env->out;
+	b->cmd = env->cmd;
+	b->ts = env->ts;
+	b->src = env->src;
+	b->dst = env->dst;
+	b->hash = env->hash;
+	b->report = env->report;
+	stream_cmd_init(&b->splits_cmd);
+	buf_init(&b->spare, SIZE_MAX);
+	stream_cmd_init(&b->blobcmd);
+	stream_cmd_init(&b->scratch);
+	b->blobcmd.kind = STREAM_BLOB;
+	b->chunk = xmalloc(CHUNK);
+	b->held_max = HELD_IN_MEMORY;
+	if (rules_load(&b->rules, b->opt.rules, e) < 0)
+		return -1;
+	if (!b->opt.quiet)
+		rules_warn_shadowed(b->rules, stderr);
+	for (i = 0; i < rules_count(b->rules); i++) {
+		const struct rule *rule = rules_get(b->rules, i);
+		enum rules_action a = rules_rule_action(rule);
+
+		if (a == RULES_SPLIT)
+			b->held_max = HELD_SPLIT_IN_MEMORY;
+		if (a == RULES_ANNEX)
+			return err_set(e, ERR_USAGE,
+				       "%s:%zu: action '%s' is not supported yet",
+				       b->opt.rules, rules_rule_line(rule),
+				       rules_action_name(a));
+	}
+	if (attrs_init(b, e) < 0)
+		return -1;
+	/* a dry run hashes what it would store, and stores nothing */
+	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
+		return -1;
+	if (b->store)
+		ptr_store_set_batch(b->store, 1);
+	return 0;
+}
+
+void blobs_free(struct blobs *b)
+{
+	struct blob_info *bi, *tmp;
+
+	if (!b)
+		return;
+	splits_free(b);
+	attrs_free(b);
+	stream_cmd_release(&b->splits_cmd);
+	HASH_CLEAR(hh_ptr, b->byptr);
+	HASH_ITER(hh, b->byid, bi, tmp) {
+		HASH_DELETE(hh, b->byid, bi);
+		if (bi->lazy)
+			continue; /* owned by the lazy list */
+		held_free(bi->held);
+		buf_release(&bi->ptr_text);
+		free(bi);
+	}
+	while ((bi = b->lazy)) {
+		b->lazy = bi->lazy_next;
+		held_free(bi->held);
+		buf_release(&bi->ptr_text);
+		free(bi);
+	}
+	buf_release(&b->spare);
+	rules_free(b->rules);
+		ptr_store_free(b->store);
+	stream_writer_free(b->cbuf);
+	stream_cmd_release(&b->blobcmd);
+	free(b->pending.v);
+	free(b->emit.v);
+	stream_cmd_release(&b->scratch);
+	free(b->chunk);
+	free(b);
+}
+
+/* Puts bi's content into the store and computes its pointer (once). */
+static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
+{
+	struct ptr_put *put;
+	struct content c;
+	uint64_t size;
+	ssize_t n;
+
+	if (bi->converted)
+		return 0;
+	if (content_open(b, bi, &c, e) < 0)
+		return -1;
+	if (ptr_put_begin(b->store, &put, e) < 0) {
+		content_close(&c);
+		return -1;
+	}
+	while ((n = content_read(&c, b->chunk, CHUNK, e)) > 0)
+		if (ptr_put_write(put, b->chunk, (size_t)n, e) < 0)
+			break;
+	content_close(&c);
+	if (n != 0) {
+		ptr_put_abort(put);
+		return -1;
+	}
+	if (ptr_put_finish(put, &bi->sha256, &size, e) < 0)
+		return -1;
+	if (size != bi->size)
+		return err_set(e, ERR_IO, "blob %s: read %llu bytes, expected %llu",
+			       oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }),
+			       (unsigned long long)size,
+			       (unsigned long long)bi->size);
+	if (ptr_lfs_pointer(&bi->ptr_text, &bi->sha256, bi->size) < 0)
+		return err_set(e, ERR_IO, "cannot build an LFS pointer");
+	obj_hash_buf(b->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
+		     &bi->ptr_id);
+	bi->converted = 1;
+	b->converted++;
+	HASH_ADD(hh_ptr, b->byptr, ptr_id.hash, OID_RAW, bi);
+	return 0;
+}
+
+/* The blob an M line names, with its size; NULL for a gitlink or when
+ * the size cannot be learnt (then the line passes as it is). */
+static int modify_blob(struct blobs *b, const struct oid *named,
+		       struct blob_mark *m, struct blob_info **out,
+		       struct err *e)
+{
+	struct stream_ref *d = &b->cmd->dataref;
+	char hex[OID_HEX + 1];
+	enum obj_type type;
+	struct oid id, got;
+	uint64_t size;
+	struct held *h;
+	int r;
+
+	*out = NULL;
+	if (d->kind == STREAM_REF_INLINE) {
+		if (hold_data(b, &h, &id, 1, &size, e) < 0)
+			return -1;
+		*out = blob_get(b, &id, size);
+		(*out)->est = b->data_est;
+		if (!(*out)->held && !(*out)->emitted)
+			(*out)->held = h;
+		else
+			held_free(h);
+		return 0;
+	}
+	if (m) {
+		*out = m->blob;
+		return 0;
+	}
+	id = *named;
+	HASH_FIND(hh, b->byid, id.hash, OID_RAW, *out);
+	if (*out)
+		return 0;
+	/* a blob named by id (--no-data export): it is in the target */
+	r = odb_info(b->src, oid_hex(&id, hex), &type, &got, &size, e);
+	if (r < 0)
+		return -1;
+	if (r == 0 || type != OBJ_BLOB)
+		return err_set(e, ERR_IO, "blob %s is not in repository %s "
+			       "(see --source-repo)", hex, odb_name(b->src));
+	*out = blob_get(b, &id, size);
+	(*out)->emitted = 1;
+	report_input_blob(b->report, &id, size, 0); /* not read: no estimate */
+	return 0;
+}
+
+int blob_in_notes(const struct blobs *b)
+{
+	return !strncmp(b->cur->branch_name, "refs/notes/", 11);
+}
+
+/* Writes the blob of m (or bi alone) now, unless it is out already. */
+static int declare(struct blobs *b, struct blob_mark *m, struct blob_info *bi,
+		   struct err *e)
+{
+	if (m && m->declared)
+		return 0;
+	if (!m && bi->emitted)
+		return 0;
+	if (emit_blob(b, bi, m ? m->num : 0, e) < 0)
+		return -1;
+	if (m)
+		m->declared = 1;
+	return 0;
+}
+
+int blobs_declare(struct blobs *b, struct blob_mark *m, struct err *e)
+{
+	if (!m->blob)
+		return 0;
+	return declare(b, m, m->blob, e);
+}
+
+static size_t rule_index(const struct rules *rules, const struct rule *rule)
+{
+	size_t i;
+
+	for (i = 0; i < rules_count(rules) && rules_get(rules, i) != rule; i++)
+		;
+	return i;
+}
+
+const struct rules *blobs_rules(const struct blobs *b)
+{
+	return b->rules;
+}
+
+uint64_t blobs_converted(const struct blobs *b)
+{
+	return b->converted;
+}
+
+uint64_t blobs_split_failures(const struct blobs *b)
+{
+	return b->split_failures;
+}
+
+/* M with the original content: queued to be written before the commit. */
+static int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		      struct blob_mark *m, struct blob_info *bi, struct err *e)
+{
+	char hex[OID_HEX + 1];
+
+	if (bi && ensure_id(b, bi, e) < 0)
+		return -1;
+	if (bi && ((m && !m->declared) || (!m && !bi->emitted)))
+		list_push(&b->emit, m, bi);
+	if (bi && !m) {
+		/* name the content by id: it is written (or in the target) */
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(&bi->id, hex), OID_HEX);
+	}
+	if (bi && tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
+			   &bi->id, e) < 0)
+		return err_at_input(e);
+	if (bi)
+		report_output_blob(b->report, &bi->id, bi->size, bi->est);
+	return stream_write_cmd(b->cbuf, c, e);
+}
+
+/* M with the LFS pointer: inline the first time, by id after that. */
+static int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+			 struct blob_info *bi, struct err *e)
+{
+	char hex[OID_HEX + 1];
+
+	if (convert(b, bi, e) < 0)
+		return -1;
+	if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
+		     &bi->ptr_id, e) < 0)
+		return err_at_input(e);
+	if (b->report)
+		report_output_blob(b->report, &bi->ptr_id, bi->ptr_text.len,
+				   report_est_buf(b->report, bi->ptr_text.ptr, bi->ptr_text.len));
+	c->mode = mode;
+	if (bi->ptr_written) {
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(&bi->ptr_id, hex), OID_HEX);
+		return stream_write_cmd(b->cbuf, c, e);
+	}
+	c->dataref.kind = STREAM_REF_INLINE;
+	bi->ptr_written = 1;
+	if (stream_write_data_begin(b->cbuf, c, bi->ptr_text.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, bi->ptr_text.ptr, bi->ptr_text.len, e) < 0)
+		return -1;
+	return stream_write_data_end(b->cbuf, e);
+}
+
+static int place_drop(struct blobs *b, struct stream_cmd *c, struct err *e)
+{
+	int r = tree_remove(b->ts, b->cur->root, c->path.ptr, c->path.len, e);
+
+	if (r <= 0)
+		return r < 0 ? err_at_input(e) : 0;
+	c->kind = STREAM_DELETE;
+	return stream_write_cmd(b->cbuf, c, e);
+}
+
+static const char *cmd_name(const struct blobs *b)
+{
+	switch (b->cmd->kind) {
+	case STREAM_DELETE: return "D";
+	case STREAM_RENAME: return "R";
+	case STREAM_COPY: return "C";
+	default: return "M";
+	}
+}
+
+/* Places one file (c is an M line) by the rules. */
+static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
+		 struct blob_info *bi, struct err *e)
+{
+	uint32_t mode = tree_mode_normalize(c->mode);
+	const struct rule *rule = NULL;
+	enum blob_action action = BLOB_KEEP;
+	int p = 0;
+
+	if (m)
+		m->consumed = 1;
+	if (splits_check_path(b, cmd_name(b), c->path.ptr, c->path.len, e) < 0)
+		return -1;
+	if (bi && blob_decide(b->rules, c->path.ptr, c->path.len, mode, bi->size,
+			      blob_in_notes(b), &rule, &action, e) < 0)
+		return -1;
+	if (b->report && bi) {
+		report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
+		if (rule)
+			report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
+				    c->path.len, &bi->id, bi->size, bi->est);
+	}
+	switch (action) {
+	case BLOB_DROP:
+		return place_drop(b, c, e);
+	case BLOB_SPLIT:
+		return splits_place(b, c, bi, rule, e);
+	case BLOB_LFS:
+		/* an empty file is its own pointer; a pointer stays one */
+		if (bi->size == 0 || (p = is_pointer(b, bi, e)) > 0)
+			return place_keep(b, c, mode, m, bi, e);
+		return p < 0 ? -1 : place_pointer(b, c, mode, bi, e);
+	default:
+		return place_keep(b, c, mode, m, bi, e);
+	}
+}
+
+int blobs_modify(struct blobs *b, const struct oid *id, struct blob_mark *m,
+		 struct err *e)
+{
+	struct stream_cmd *c = b->cmd;
+	uint32_t mode = tree_mode_normalize(c->mode);
+	struct blob_info *bi = NULL;
+
+	if (mode == TREE_MODE_GITLINK || tree_mode_is_dir(mode)) {
+		if (splits_check_path(b, "M", c->path.ptr, c->path.len, e) < 0)
+			return -1;
+		if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len,
+			     mode, id, e) < 0)
+			return e->kind == ERR_IO ? BLOB_IDS_LOST : err_at_input(e);
+		return stream_write_cmd(b->cbuf, c, e);
+	}
+	if (modify_blob(b, id, m, &bi, e) < 0)
+		return -1;
+	return place(b, c, m, bi, e);
+}
+
+/* D: a split file's path is not in the tree, its parts are. */
+int blobs_delete(struct blobs *b, struct err *e)
+{
+	struct stream_cmd *c = b->cmd;
+	const struct rule *rule = NULL;
+	struct blob_info *src = NULL;
+	uint32_t mode;
+	int r;
+
+	if (!blob_in_notes(b) && rules_match_unsized(&rule, b->rules, c->path.ptr,
+						 c->path.len, e) < 0)
+		return -1;
+	if (rule && rules_rule_action(rule) == RULES_SPLIT &&
+	    splits_source(b, c->path.ptr, c->path.len, &src, e) < 0)
+		return -1;
+	if (src)
+		return splits_delete(b, c->path.ptr, c->path.len, rule, e);
+	/* a part is not a file of the stream; a directory takes its split
+	 * files along */
+	r = tree_lookup(b->ts, *b->cur->root, c->path.ptr, c->path.len, &mode, NULL, e);
+	if (r == 0 && (r = splits_under(b, c->path.ptr, c->path.len, e)) > 0)
+		mode = TREE_MODE_DIR;
+	if (r > 0 && tree_mode_is_dir(mode))
+		r = splits_take_dir(b, "D", c->path.ptr, c->path.len, 1, NULL, NULL, e);
+	else if (r >= 0)
+		r = splits_check_path(b, "D", c->path.ptr, c->path.len, e);
+	if (r < 0)
+		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
+	r = tree_remove(b->ts, b->cur->root, c->path.ptr, c->path.len, e);
+	if (r < 0)
+		return e->kind == ERR_IO ? BLOB_IDS_LOST : err_at_input(e);
+	return stream_write_cmd(b->cbuf, c, e);
+}
+
+struct copy_item {
+	struct buf rel;
+	uint32_t mode;
+	struct oid id;
+	int part;		/* a part of a split file */
+	struct blob_info *bi;	/* a split file (rel is its path) */
+};
+
+struct copy_list {
+	struct copy_item *v;
+	size_t n, alloc;
+	size_t prefix;		/* bytes of the source path to drop */
+};
+
+static int collect_copy(void *ctx, const char *path, size_t len,
+			uint32_t mode, const struct oid *id)
+{
+	struct copy_list *l = ctx;
+	struct copy_item *it;
+
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 16;
+		l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
+	}
+	it = &l->v[l->n++];
+	buf_init(&it->rel, STREAM_MAX_LINE);
+	buf_add(&it->rel, path + l->prefix, len - l->prefix);
+	it->mode = mode;
+	it->id = *id;
+	it->part = 0;
+	it->bi = NULL;
+	return 0;
+}
+
+/* A split file inside the directory copied: copied as the file it is,
+ * placed by the rules at the destination. */
+static int collect_split(void *ctx, const char *path, size_t len,
+			 struct blob_info *bi)
+{
+	struct copy_list *l = ctx;
+	struct oid none = { { 0 } };
+
+	collect_copy(l, path, len, TREE_MODE_FILE, &none);
+	l->v[l->n - 1].bi = bi;
+	return 0;
+}
+
+static int copy_items(struct blobs *b, struct copy_list *list,
+		      const struct buf *dst, struct err *e)
+{
+	struct stream_cmd *c = &b->scratch;
+	struct blob_info *bi;
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		struct copy_item *it = &list->v[i];
+		if (it->part)
+			continue; /* its split file is copied instead */
+		c->kind = STREAM_MODIFY;
+		c->mode = it->mode;
+		buf_set(&c->path, dst->ptr, dst->len);
+		if (it->rel.len && dst->len)
+			buf_addch(&c->path, '/');
+		buf_add(&c->path, it->rel.ptr, it->rel.len);
+		if (it->mode == TREE_MODE_GITLINK) {
+			char hex[OID_HEX + 1];
+			c->dataref.kind = STREAM_REF_OID;
+			buf_set(&c->dataref.name, oid_hex(&it->id, hex), OID_HEX);
+			if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len,
+				     it->mode, &it->id, e) < 0 ||
+			    stream_write_cmd(b->cbuf, c, e) < 0)
+				return -1;
+			continue;
+		}
+		if (it->bi)
+			bi = it->bi;
+		else if (blob_for_entry(b, &it->id, &bi, e) < 0)
+			return err_at_input(e);
+		if (place(b, c, NULL, bi, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int delete_path(struct blobs *b, const struct buf *path, struct err *e)
+{
+	struct stream_cmd *c = &b->scratch;
+	int r = tree_remove(b->ts, b->cur->root, path->ptr, path->len, e);
+
+	if (r <= 0)
+		return r < 0 ? err_at_input(e) : 0;
+	c->kind = STREAM_DELETE;
+	buf_set(&c->path, path->ptr, path->len);
+	return stream_write_cmd(b->cbuf, c, e);
+}
+
+/* C/R from a split file: its parts go (for R) and the whole file is
+ * placed at the destination by the rules. */
+static int copy_split_source(struct blobs *b, const struct buf *src,
+			     const struct buf *dst, struct err *e)
+{
+	struct stream_cmd *c = b->cmd;
+	struct blob_info *bi;
+	const struct rule *rule;
+	struct stream_cmd *m = &b->scratch;
+
+	if (splits_source(b, src->ptr, src->len, &bi, e) < 0 ||
+	    splits_check_path(b, cmd_name(b), dst->ptr, dst->len, e) < 0)
+		return -1;
+	if (c->kind == STREAM_RENAME) {
+		if (rules_match_unsized(&rule, b->rules, src->ptr, src->len, e) < 0 ||
+		    splits_delete(b, src->ptr, src->len, rule, e) < 0)
+			return -1;
+	}
+	if (delete_path(b, dst, e) < 0)
+		return -1;
+	m->kind = STREAM_MODIFY;
+	m->mode = TREE_MODE_FILE;
+	buf_set(&m->path, dst->ptr, dst->len);
+	return place(b, m, NULL, bi, e);
+}
+
+/*
+ * C/R copy what the source holds, but the rules may decide otherwise at
+ * the destination (a *.bin renamed to *.txt stops being LFS), so the
+ * change is written as D and M lines, each file placed by the rules.
+ */
+int blobs_copy(struct blobs *b, struct err *e)
+{
+	struct stream_cmd *c = b->cmd;
+	struct copy_list list = { NULL, 0, 0, 0 };
+	struct buf src = BUF_INIT(STREAM_MAX_LINE), dst = BUF_INIT(STREAM_MAX_LINE);
+	uint32_t mode;
+	struct blob_info *split_src = NULL;
+	struct oid id;
+	size_t i, nwalked;
+	int r;
+
+	buf_set(&src, c->path.ptr, c->path.len);
+	buf_set(&dst, c->path2.ptr, c->path2.len);
+	r = src.len ? tree_lookup(b->ts, *b->cur->root, src.ptr, src.len, &mode,
+				  &id, e) : 1;
+	if (r == 0 && splits_source(b, src.ptr, src.len, &split_src, e) < 0)
+		r = -1;
+	if (r == 0 && split_src) {
+		r = copy_split_source(b, &src, &dst, e);
+		goto out;
+	}
+	if (r == 0 && src.len && (r = splits_under(b, src.ptr, src.len, e)) > 0)
+		mode = TREE_MODE_DIR;	/* holds only split files */
+	if (r == 0)
+		r = err_set(e, ERR_STREAM, "path '%s' not in branch", src.ptr);
+	if (r < 0) {
+		r = err_at_input(e);
+		goto out;
+	}
+	list.prefix = src.len ? src.len + 1 : 0;
+	if (src.len && !tree_mode_is_dir(mode)) {
+		list.prefix = src.len;
+		r = splits_check_path(b, cmd_name(b), src.ptr, src.len, e);
+		if (r == 0)
+			r = collect_copy(&list, src.ptr, src.len, mode, &id);
+	} else {
+		r = tree_walk_at(b->ts, *b->cur->root, src.ptr, src.len,
+				 collect_copy, &list, e);
+		/* parts are not copied: the split files they come from are */
+		nwalked = list.n;
+		for (i = 0; r == 0 && i < nwalked; i++) {
+			struct copy_item *it = &list.v[i];
+			buf_set(&dst, src.ptr, src.len);
+			if (src.len)
+				buf_addch(&dst, '/');
+			buf_add(&dst, it->rel.ptr, it->rel.len);
+			r = splits_is_part(b, dst.ptr, dst.len, &it->id, e);
+			it->part = r > 0;
+			r = r < 0 ? -1 : 0;
+		}
+		buf_set(&dst, c->path2.ptr, c->path2.len);
+		if (r == 0)
+			r = splits_take_dir(b, cmd_name(b), src.ptr, src.len,
+					    c->kind == STREAM_RENAME, collect_split,
+					    &list, e);
+	}
+	if (r == 0) {
+		r = tree_lookup(b->ts, *b->cur->root, dst.ptr, dst.len, &mode, NULL, e);
+		if (r > 0 && tree_mode_is_dir(mode))
+			r = splits_take_dir(b, cmd_name(b), dst.ptr, dst.len, 1,
+					    NULL, NULL, e);
+		else if (r >= 0)
+			r = splits_check_path(b, cmd_name(b), dst.ptr, dst.len, e);
+	}
+	if (r == 0 && c->kind == STREAM_RENAME)
+		r = delete_path(b, &src, e);
+	if (r == 0)
+		r = delete_path(b, &dst, e);
+	if (r == 0)
+		r = copy_items(b, &list, &dst, e);
+out:
+	for (i = 0; i < list.n; i++)
+		buf_release(&list.v[i].rel);
+	free(list.v);
+	buf_release(&src);
+	buf_release(&dst);
+	return r;
+}
+
+struct stream_writer *blobs_commit_begin(struct blobs *b,
+					 const struct blob_commit *c)
+{
+	b->cur = c;
+	b->cbuf = stream_writer_new_mem();
+	return b->cbuf;
+}
+
+/* Writes the blobs read since the last commit that no commit decided
+ * on (a tag or a later commit may name them), and lets go of the rest. */
+int blobs_flush(struct blobs *b, struct err *e)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < b->pending.n && r == 0; i++) {
+		struct emit_ent *p = &b->pending.v[i];
+		if (!p->m->consumed)
+			r = declare(b, p->m, p->bi, e);
+	}
+	for (i = 0; i < b->pending.n; i++) {
+		held_free(b->pending.v[i].bi->held);
+		b->pending.v[i].bi->held = NULL;
+	}
+	b->pending.n = 0;
+	return r;
+}
+
+int blobs_finish(struct blobs *b, struct err *e)
+{
+	return b->store ? ptr_store_sync(b->store, e) : 0;
+}
+
+int blobs_commit_end(struct blobs *b, struct err *e)
+{
+	const struct buf *text;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < b->emit.n && r == 0; i++)
+		r = declare(b, b->emit.v[i].m, b->emit.v[i].bi, e);
+	b->emit.n = 0;
+	if (r == 0)
+		r = blobs_flush(b, e);
+	if (r == 0 && (r = stream_writer_flush(b->cbuf, e)) == 0) {
+		text = stream_writer_mem(b->cbuf);
+		r = stream_write_raw(b->out, text->ptr, text->len, e);
+	}
+	stream_writer_free(b->cbuf);
+	b->cbuf = NULL;
+	return r;
+}

@@ -1,0 +1,52 @@
+/*
+ * policy.c - what the rules decide for a file: a pure function of its
+ * path, mode and size and the rule set. Knows nothing of the stream.
+ */
+#include <string.h>
+
+#include "way.h"
+
+/* Files git-lfs (and git) must always see as they are, at any depth. */
+int blob_is_protected(const char *path, size_t len)
+{
+	static const char *const names[] = { ".gitattributes", ".gitignore",
+					     ".gitmodules", ".lfsconfig" };
+	const char *base = memrchr(path, '/', len);
+	size_t i, blen;
+
+	base = base ? base + 1 : path;
+	blen = len - (size_t)(base - path);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == blen && !memcmp(base, names[i], blen))
+			return 1;
+	return 0;
+}
+
+int blob_convertible(const char *path, size_t len, uint32_t mode)
+{
+	mode = tree_mode_normalize(mode);
+	return (mode == TREE_MODE_FILE || mode == TREE_MODE_EXEC) &&
+	       !blob_is_protected(path, len);
+}
+
+int blob_decide(const struct rules *rules, const char *path, size_t len,
+		uint32_t mode, uint64_t size, int in_notes,
+		const struct rule **rule, enum blob_action *action,
+		struct err *e)
+{
+	*rule = NULL;
+	*action = BLOB_KEEP;
+	if (in_notes || !blob_convertible(path, len, mode))
+		return 0;
+	if (rules_match(rule, rules, path, len, size, e) < 0)
+		return -1;
+	if (!*rule)
+		return 0;
+	switch (rules_rule_action(*rule)) {
+	case RULES_LFS: *action = BLOB_LFS; break;
+	case RULES_DROP: *action = BLOB_DROP; break;
+	case RULES_SPLIT: *action = BLOB_SPLIT; break;
+	default: break;	/* refused when the rules were loaded */
+	}
+	return 0;
+}
