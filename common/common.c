@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,29 @@
 
 char buf_empty[1];
 
+static void (*die_routine)(const char *msg);
+
+void set_die_routine(void (*fn)(const char *msg))
+{
+	die_routine = fn;
+}
+
+void die(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (die_routine)
+		die_routine(msg);
+	abort();
+}
+
 static void oom(size_t n)
 {
-	fprintf(stderr, "migrate: fatal: out of memory allocating %zu bytes\n", n);
-	exit(3);
+	die("out of memory allocating %zu bytes", n);
 }
 
 void *xmalloc(size_t n)

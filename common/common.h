@@ -13,6 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * What cannot be recovered from (memory exhausted, no hash context): the
+ * command line sets the routine that tells the user and exits (status 3);
+ * without one, or if it returns, die() aborts. Nothing below the command
+ * line exits on its own.
+ */
+void set_die_routine(void (*fn)(const char *msg));
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
 /* Allocation: these die on exhaustion (the one place dying is right). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);

@@ -299,6 +299,13 @@ static int report_error(const char *cmd, const struct err *e)
 	return e->kind ? e->kind : 3;
 }
 
+/* die(): memory exhausted and the like (common.h) */
+static void fatal(const char *msg)
+{
+	fprintf(stderr, "migrate: fatal: %s\n", msg);
+	exit(3);
+}
+
 int main(int argc, char **argv)
 {
 	struct rw_options opt = { 0 };
@@ -307,6 +314,7 @@ int main(int argc, char **argv)
 
 	/* a closed pipe is an error we report, not a silent death */
 	signal(SIGPIPE, SIG_IGN);
+	set_die_routine(fatal);
 	opt.input_name = "<stdin>";
 	opt.rewrite_message_ids = -1; /* default: with rules only */
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {

@@ -87,10 +87,8 @@ struct obj_hash *obj_hash_new(void)
 	struct obj_hash *h = xmalloc(sizeof(*h));
 
 	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx) {
-		fprintf(stderr, "migrate: fatal: cannot create a SHA-1 context\n");
-		exit(3);
-	}
+	if (!h->ctx)
+		die("cannot create a SHA-1 context");
 	return h;
 }
 
