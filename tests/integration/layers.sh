@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# layers.sh - the house keeps its shape (docs/DESIGN.md, "The house").
+#
+# Folders are layered; a folder may use its own files and the contract
+# header of a folder below it, never one above, never another folder's
+# private header:
+#
+#   rewrite/cli > rewrite/engine > rewrite/blob > rewrite/out > rewrite/git
+#     > stream, rules, split, pointerize > common
+#
+# Checked twice: in the sources (every #include), and in the built static
+# libraries (every symbol a library needs from another one must come from
+# a library below it; nm judges). Also: only rewrite/git/gitcmd.c starts a
+# process, and only rewrite/cli calls exit() (die() aside: common.h).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="$(dirname "$MIGRATE")"
+cd "$ROOT"
+
+python3 - "$ROOT" <<'EOF'
+import os, re, sys
+root = sys.argv[1]
+rank = {'common': 0, 'stream': 1, 'rules': 1, 'split': 1, 'pointerize': 1,
+        'rewrite/git': 2, 'rewrite/out': 3, 'rewrite/blob': 4,
+        'rewrite/engine': 5, 'rewrite/cli': 6}
+contract = {'common': 'common.h', 'stream': 'stream.h', 'rules': 'rules.h',
+            'split': 'split.h', 'pointerize': 'pointerize.h',
+            'rewrite/git': 'git.h', 'rewrite/out': 'out.h',
+            'rewrite/blob': 'blob.h', 'rewrite/engine': 'engine.h',
+            'rewrite/cli': None}
+bad = []
+seen = 0
+for folder in rank:
+    d = os.path.join(root, folder)
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(('.c', '.h')):
+            continue
+        path = os.path.join(d, name)
+        for n, line in enumerate(open(path, encoding='utf-8'), 1):
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if not m:
+                continue
+            seen += 1
+            inc = m.group(1)
+            target = os.path.normpath(os.path.join(d, inc))
+            if not os.path.exists(target):
+                target = os.path.normpath(os.path.join(root, inc))
+            if not os.path.exists(target):
+                continue  # generated (version.h)
+            tfolder = os.path.relpath(os.path.dirname(target), root)
+            where = '%s/%s:%d' % (folder, name, n)
+            if tfolder == folder:
+                continue
+            if tfolder not in rank:
+                bad.append('%s: includes %s, outside the folders' % (where, inc))
+            elif rank[tfolder] >= rank[folder]:
+                bad.append('%s: includes %s of %s, which is not below %s'
+                           % (where, inc, tfolder, folder))
+            elif os.path.basename(target) != contract[tfolder]:
+                bad.append('%s: includes %s, a private header of %s (its '
+                           'contract is %s)' % (where, inc, tfolder, contract[tfolder]))
+for b in bad:
+    print('FAIL: ' + b)
+if bad:
+    sys.exit(1)
+print('info: %d includes across %d folders follow the layers' % (seen, len(rank)))
+EOF
+
+# the built libraries: a symbol defined in one library and needed by
+# another must come from below
+libs=(common:0 stream:1 rules:1 split:1 pointerize:1 git:2 out:3 blob:4 engine:5 cli:6)
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+for l in "${libs[@]}"; do
+	name="${l%%:*}"
+	a="$BUILD/libmigrate_$name.a"
+	[ -f "$a" ] || die "no $a: build first"
+	nm -g --defined-only "$a" 2>/dev/null | awk 'NF==3 && $2 ~ /[TDBR]/ {print $3}' | sort -u >"$tmp/$name.def"
+	nm -u "$a" 2>/dev/null | awk '{print $NF}' | sort -u >"$tmp/$name.und"
+done
+upward=0
+for l in "${libs[@]}"; do
+	name="${l%%:*}" r="${l##*:}"
+	for m in "${libs[@]}"; do
+		other="${m%%:*}" q="${m##*:}"
+		[ "$other" = "$name" ] && continue
+		[ "$q" -lt "$r" ] && continue
+		while read -r sym; do
+			echo "FAIL: libmigrate_$name needs $sym from libmigrate_$other, which is not below it"
+			upward=1
+		done < <(comm -12 "$tmp/$name.und" "$tmp/$other.def")
+	done
+done
+[ "$upward" = 0 ] || exit 1
+info "the ${#libs[@]} libraries link downwards only (nm)"
+
+# one process spawner, one place that exits
+spawn="$(grep -nE '\b(fork|vfork|popen|system|posix_spawnp?|exec[lv]p?e?)\s*\(' \
+	common/*.c stream/*.c rules/*.c split/*.c pointerize/*.c rewrite/*/*.c |
+	grep -v '^rewrite/git/gitcmd\.c:' || true)"
+[ -z "$spawn" ] || die "a process started outside rewrite/git/gitcmd.c:
+$spawn"
+exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c \
+	pointerize/*.c rewrite/git/*.c rewrite/out/*.c rewrite/blob/*.c \
+	rewrite/engine/*.c || true)"
+[ -z "$exits" ] || die "exit() outside rewrite/cli:
+$exits"
+info "processes start in gitcmd.c only; exit() is called in rewrite/cli only"
+echo "layers: ok"
