@@ -1,10 +1,11 @@
 /*
- * engine.h - what the files of the engine share (rewrite/ only): the
- * state fast-import keeps, as migrate mirrors it, and the helpers the
- * command handlers in engine.c, notes.c and outputs.c call.
+ * state.h - what the files of rewrite/engine/ share (folder-internal; the
+ * contract is engine.h): the state fast-import keeps, as migrate mirrors
+ * it, and the helpers the command handlers in engine.c, notes.c,
+ * msgids.c and outputs.c call.
  */
-#ifndef MIGRATE_RW_ENGINE_H
-#define MIGRATE_RW_ENGINE_H
+#ifndef MIGRATE_ENGINE_STATE_H
+#define MIGRATE_ENGINE_STATE_H
 
 #include <uthash.h>
 
@@ -105,12 +106,14 @@ struct rw {
 	int no_ids;		/* ids could not be followed any more */
 };
 
-
 /* engine.c */
 struct mark_ent *mark_get(struct rw *rw, uint64_t mark);
 /* Sets mark to a new object (type, id); the entry's other fields reset. */
 struct mark_ent *mark_set(struct rw *rw, uint64_t mark, enum obj_type type,
 			  const struct oid *oid);
+/* An outside object could not be read (e set, ERR_IO): fatal (-1, at the
+ * input's position) when maps were asked for, else a warning, 0, and the
+ * rest of the stream passes through. */
 int ids_lost(struct rw *rw, struct err *e);
 int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 	    struct err *e);
