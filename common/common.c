@@ -30,6 +30,26 @@ void die(const char *fmt, ...)
 	abort();
 }
 
+static void (*warning_routine)(const char *line);
+
+void set_warning_routine(void (*fn)(const char *line))
+{
+	warning_routine = fn;
+}
+
+void warning(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (!warning_routine)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	warning_routine(line);
+}
+
 static void oom(size_t n)
 {
 	die("out of memory allocating %zu bytes", n);

@@ -22,6 +22,14 @@
 void set_die_routine(void (*fn)(const char *msg));
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
+/*
+ * A line for the user that is not an error (a rule that never matches, ids
+ * no longer followed): formatted whole, without its newline, and handed to
+ * the routine the command line sets; dropped without one.
+ */
+void set_warning_routine(void (*fn)(const char *line));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Allocation: these die on exhaustion (the one place dying is right). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);

@@ -1350,7 +1350,7 @@ int rules_shadowed(const struct rules *r, size_t i, size_t *by)
 	return found;
 }
 
-size_t rules_warn_shadowed(const struct rules *r, FILE *f)
+size_t rules_warn_shadowed(const struct rules *r)
 {
 	struct shadow_index x;
 	size_t i, by, n = 0;
@@ -1362,8 +1362,8 @@ size_t rules_warn_shadowed(const struct rules *r, FILE *f)
 		if (!shadowed_by(&x, r, i, &by))
 			continue;
 		w = &r->v[by];
-		fprintf(f, "%s:%zu: warning: rule never matches: line %zu ('%s%s') "
-			"always wins\n", r->name, r->v[i].line, w->line,
+		warning("%s:%zu: warning: rule never matches: line %zu ('%s%s') "
+			"always wins", r->name, r->v[i].line, w->line,
 			w->is_regex ? "re:" : "", w->pattern);
 		n++;
 	}

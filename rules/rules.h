@@ -177,11 +177,11 @@ int rules_match_unsized(const struct rule **out, const struct rules *r,
 int rules_shadowed(const struct rules *r, size_t i, size_t *by);
 
 /*
- * Writes to f one line per rule that can never match (rules_shadowed):
+ * Warns (common.h warning()) once per rule that can never match (rules_shadowed):
  * "FILE:LINE: warning: rule never matches: line N ('PATTERN') always wins",
  * and returns how many. Never an error.
  */
-size_t rules_warn_shadowed(const struct rules *r, FILE *f);
+size_t rules_warn_shadowed(const struct rules *r);
 
 /* ---- one rule (all borrowed from the rule set, none can fail) ---- */
 

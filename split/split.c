@@ -45,8 +45,7 @@ static void grow(void *pp, size_t *cap, size_t need, size_t elem)
 		if (size_mul(n, 2, &n) < 0)
 			n = need;
 	if (size_mul(n, elem, &bytes) < 0) {
-		fputs("split: allocation size overflow\n", stderr);
-		abort();
+		die("split: allocation size overflow");
 	}
 	*p = xrealloc(*p, bytes);
 	*cap = n;
@@ -523,10 +522,8 @@ struct split_cache *split_cache_new(const struct split_spec *spec)
 
 	c->spec = spec;
 	c->md = pcre2_match_data_create_from_pattern(spec->re, NULL);
-	if (!c->md) {
-		fputs("split: out of memory\n", stderr);
-		abort();
-	}
+	if (!c->md)
+		die("split: out of memory");
 	grow(&c->parts, &c->partcap, 1, sizeof(*c->parts));
 	memset(&c->parts[0], 0, sizeof(c->parts[0]));
 	c->parts[0].path = spec->head;	/* borrowed; NULL without head= */

@@ -65,7 +65,7 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 	if (rules_load(&b->rules, b->opt.rules, e) < 0)
 		return -1;
 	if (!b->opt.quiet)
-		rules_warn_shadowed(b->rules, stderr);
+		rules_warn_shadowed(b->rules);
 	for (i = 0; i < rules_count(b->rules); i++) {
 		const struct rule *rule = rules_get(b->rules, i);
 		enum rules_action a = rules_rule_action(rule);

@@ -782,9 +782,9 @@ int splits_place(struct blobs *b, struct stream_cmd *c, struct blob_info *bi,
 	}
 	if (b->opt.verify_split && !split_result_reassembles(res)) {
 		commit_name(b, where, sizeof(where));
-		fprintf(stderr, "migrate: verify-split: %.*s in commit %s does not "
+		warning("migrate: verify-split: %.*s in commit %s does not "
 			"reassemble from its parts (records of one key are not "
-			"contiguous)\n", (int)c->path.len, c->path.ptr, where);
+			"contiguous)", (int)c->path.len, c->path.ptr, where);
 		b->split_failures++;
 	}
 	/* parts keep the file's mode (the exec bit); a new mode rewrites all */

@@ -227,7 +227,7 @@ static int check_rules(int argc, char **argv, struct err *e)
 	if (rules_load(&rules, opt.rules, e) < 0)
 		return -1;
 	if (!opt.quiet)
-		rules_warn_shadowed(rules, stderr);
+		rules_warn_shadowed(rules);
 	for (i = optind; i < argc && r == 0; i++)
 		r = check_one(rules, opt.rules, argv[i], e);
 	if (optind == argc) {
@@ -299,6 +299,12 @@ static int report_error(const char *cmd, const struct err *e)
 	return e->kind ? e->kind : 3;
 }
 
+/* warning(): a line for the user (common.h) */
+static void warn_line(const char *line)
+{
+	fprintf(stderr, "%s\n", line);
+}
+
 /* die(): memory exhausted and the like (common.h) */
 static void fatal(const char *msg)
 {
@@ -315,6 +321,7 @@ int main(int argc, char **argv)
 	/* a closed pipe is an error we report, not a silent death */
 	signal(SIGPIPE, SIG_IGN);
 	set_die_routine(fatal);
+	set_warning_routine(warn_line);
 	opt.input_name = "<stdin>";
 	opt.rewrite_message_ids = -1; /* default: with rules only */
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {

@@ -35,13 +35,13 @@ int ids_lost(struct rw *rw, struct err *e)
 {
 	if (rw->want_ids)
 		return err_at_input(e);
-	if (!rw->opt->quiet)
-		fprintf(stderr,
-			"migrate: warning: %s\nmigrate: warning: object ids "
-			"from byte offset %llu on cannot be computed (pass "
-			"--source-repo DIR); the stream passes through unchanged\n",
-			e->msg,
+	if (!rw->opt->quiet) {
+		warning("migrate: warning: %s", e->msg);
+		warning("migrate: warning: object ids from byte offset %llu on "
+			"cannot be computed (pass --source-repo DIR); the stream "
+			"passes through unchanged",
 			(unsigned long long)stream_reader_offset(rw->in));
+	}
 	rw->no_ids = 1;
 	return 0;
 }
@@ -1241,8 +1241,8 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	rw_init(&rw, opt, in_fd, out_fd);
 	r = run(&rw, e);
 	if (rw.blobs && blobs_split_failures(rw.blobs))
-		fprintf(stderr, "migrate: verify-split: %llu version(s) do not "
-			"reassemble from their parts\n",
+		warning("migrate: verify-split: %llu version(s) do not "
+			"reassemble from their parts",
 			(unsigned long long)blobs_split_failures(rw.blobs));
 	if (r == 0 && rw.want_ids && rw.no_ids)
 		r = err_set(e, ERR_IO, "object ids could not be computed");

@@ -11,7 +11,9 @@
 # Checked twice: in the sources (every #include), and in the built static
 # libraries (every symbol a library needs from another one must come from
 # a library below it; nm judges). Also: only rewrite/git/gitcmd.c starts a
-# process, and only rewrite/cli calls exit() (die() aside: common.h).
+# process, and only rewrite/cli calls exit() or writes to stderr (besides
+# rewrite/out, whose job that is; die() and warning() hand their text to
+# routines the command line sets: common.h).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -107,5 +109,10 @@ exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*
 	rewrite/engine/*.c || true)"
 [ -z "$exits" ] || die "exit() outside rewrite/cli:
 $exits"
-info "processes start in gitcmd.c only; exit() is called in rewrite/cli only"
+# stderr is the command line's, and the outputs' (progress, a report to -)
+prints="$(grep -nE '(fprintf|vfprintf|fflush)\(stderr|, *stderr\)|perror\(' common/*.c stream/*.c rules/*.c split/*.c \
+	pointerize/*.c rewrite/git/*.c rewrite/blob/*.c rewrite/engine/*.c || true)"
+[ -z "$prints" ] || die "stderr used below the command line:
+$prints"
+info "processes start in gitcmd.c only; exit() and stderr are the command line's"
 echo "layers: ok"

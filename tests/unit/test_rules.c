@@ -695,6 +695,13 @@ static const char *shadows(const char *text)
 	return out;
 }
 
+static FILE *warned;
+
+static void warn_to_memstream(const char *line)
+{
+	fprintf(warned, "%s\n", line);
+}
+
 static void test_shadowed(void **state)
 {
 	static const char *const warn[][2] = {
@@ -729,7 +736,6 @@ static void test_shadowed(void **state)
 	char *buf = NULL;
 	size_t i, len = 0;
 	struct rules *r;
-	FILE *f;
 
 	(void)state;
 	for (i = 0; i < sizeof(warn) / sizeof(warn[0]); i++)
@@ -739,10 +745,13 @@ static void test_shadowed(void **state)
 
 	/* the message names both lines and the winning pattern */
 	r = parse_ok("# c\n\nre:^a lfs\n\n*.a drop\nre:^a keep\n");
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(rules_warn_shadowed(r, f), 1);
-	fclose(f);
+	warned = open_memstream(&buf, &len);
+	assert_non_null(warned);
+	set_warning_routine(warn_to_memstream);
+	assert_int_equal(rules_warn_shadowed(r), 1);
+	set_warning_routine(NULL);
+	fclose(warned);
+	warned = NULL;
 	assert_string_equal(buf, "t.rules:6: warning: rule never matches: "
 			    "line 3 ('re:^a') always wins\n");
 	free(buf);
