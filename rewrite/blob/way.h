@@ -21,7 +21,6 @@
 /* held blobs from this size on may reuse (and leave) a spare buffer */
 #define SPARE_MIN ((size_t)1 << 20)
 
-
 /* A blob's content, read from the stream and not yet let go. */
 struct held {
 	struct buf mem;
@@ -53,7 +52,7 @@ struct blob_info {
 	int ptr_written;	/* the pointer blob is in the output */
 	UT_hash_handle hh;	/* by id */
 	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
-	struct blob_info *lazy_next;	/* made lazy: owned by l->lazy */
+	struct blob_info *lazy_next;	/* made lazy: owned by b->lazy */
 	int lazy;
 };
 
@@ -76,10 +75,12 @@ struct attr_ent {
 	UT_hash_handle hh;
 };
 
-/* The blob's way of one run (blob.h). */
+/* The blob's way of one run (blob.h), grouped by the file that owns each
+ * part. */
 struct blobs {
 	struct blob_options opt;
-	/* lent by the engine (struct blob_env) */
+	struct rules *rules;
+	/* lent by the engine (struct blob_env, struct blob_commit) */
 	struct stream_reader *in;
 	struct stream_writer *out;
 	struct stream_cmd *cmd;
@@ -88,30 +89,36 @@ struct blobs {
 	struct obj_hash *hash;
 	struct report *report;
 	const struct blob_commit *cur;	/* the commit being built */
-	uint64_t data_est;	/* packed estimate of the data last held */
-	uint64_t converted;	/* blobs put in the store */
-	struct splits *splits;	/* split files seen so far (splits.c) */
-	struct stream_cmd splits_cmd;
-	uint64_t split_failures;	/* --verify-split: versions that fail */
+
+	/* held.c */
+	size_t held_max;	/* held in memory up to this, then spooled */
 	/* the buffer split/ gave back for a version it took: the next large
 	 * held blob reads into it instead of into fresh pages */
 	struct buf spare;
-	struct rules *rules;
-	struct rules *globs;	/* the unconditioned lfs glob rules alone */
-	struct buf glob_lines;	/* their .gitattributes lines */
-	int has_lfs;
-	struct ptr_store *store;
-	size_t held_max;	/* held in memory up to this, then spooled */
 	struct blob_info *byid, *byptr;
 	struct blob_info *lazy;		/* blobs created without an id */
+	uint64_t data_est;	/* packed estimate of the data last held */
+	struct stream_cmd blobcmd;
+	char *chunk;
+
+	/* apply.c */
+	struct ptr_store *store;
+	uint64_t converted;	/* blobs put in the store */
 	struct emit_list pending;	/* blobs read since the last commit */
 	struct emit_list emit;		/* blobs the commit keeps */
 	struct stream_writer *cbuf;	/* the commit's buffered text */
-	struct stream_cmd blobcmd;
+	struct stream_cmd scratch;	/* synthesized M and D lines */
+
+	/* attrs.c */
+	int has_lfs;		/* some rule converts to LFS */
+	struct rules *globs;	/* the unconditioned lfs glob rules alone */
+	struct buf glob_lines;	/* their .gitattributes lines */
+	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
 	struct attr_ent *attrs;
 	struct oid base_id;		/* cache: the last base read */
 	struct buf base;
 	int has_base_cache;
+	struct line_ent *base_set;	/* the lines of base */
 	struct buf tmp, line;
 	/*
 	 * The per-path lines of the tree at attr_root, kept up to date by a
@@ -121,14 +128,15 @@ struct blobs {
 	struct path_line *plines;
 	struct tnode *attr_root;	/* NULL: the empty tree */
 	uint64_t plines_ver;
-	struct line_ent *base_set;	/* the lines of l->base */
 	int text_valid, text_has_base;
 	uint64_t text_ver;
 	struct oid text_base, text_id;
-	struct stream_cmd scratch;	/* synthesized M and D lines */
 	struct err walk_err;		/* from inside tree walks */
-	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
-	char *chunk;
+
+	/* splits.c */
+	struct splits *splits;	/* split files seen so far */
+	struct stream_cmd splits_cmd;
+	uint64_t split_failures;	/* --verify-split: versions that fail */
 };
 
 /* One path's .gitattributes line (a file migrate must add to or take out
