@@ -114,7 +114,7 @@ void blobs_free(struct blobs *b)
 	}
 	buf_release(&b->spare);
 	rules_free(b->rules);
-		ptr_store_free(b->store);
+	ptr_store_free(b->store);
 	stream_writer_free(b->cbuf);
 	stream_cmd_release(&b->blobcmd);
 	free(b->pending.v);
