@@ -11,7 +11,9 @@
 #     so it must stay as written, in the filter's output and after remap
 #     (remap once judged it among changed commits only, found Y alone and
 #     rewrote it);
-#   - Y by 12 digits, unique: rewritten to the new Y in both (the control).
+#   - Y by 12 digits, unique: rewritten to the new Y in both (the control);
+#   - (remap only) the base commit, which the map given to remap marks
+#     dropped: it has no new id and stays (remap once wrote zeros).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -97,7 +99,7 @@ B="$SCRATCH/bob"
 git clone -q "$ORIGIN" "$B"
 git -C "$B" checkout -q -b work
 printf 'bob\n' >"$B/bob.txt"
-git -C "$B" add bob.txt && git -C "$B" commit -qm "bob: after $amb and $y12"
+git -C "$B" add bob.txt && git -C "$B" commit -qm "bob: after $amb and $y12, on ${base:0:12}"
 
 # --- the filter (migrate run --in-place) -------------------------------------------
 printf 'secret.txt drop\n' >"$SCRATCH/rules"
@@ -114,13 +116,19 @@ msg="$(git -C "$ORIGIN" log -1 --format=%s main)"
 info "filter: '$amb' (ambiguous) kept, '$y12' (Y) rewritten to '${newY:0:12}'"
 
 # --- remap ------------------------------------------------------------------------
+# with the base commit marked dropped in the map (40 zeros, as a map of
+# git-filter-repo's has it for a pruned commit): no new id, so its digits
+# stay, as the filter keeps them (report_dryrun.sh)
+zeros=0000000000000000000000000000000000000000
+sed "s/^$base $base\$/$base $zeros/" "$MAP" >"$SCRATCH/map"
+grep -q "^$base $zeros\$" "$SCRATCH/map" || die "test setup: could not mark base dropped"
 git -C "$B" fetch -q --all --prune
-(cd "$B" && "$MIGRATE" remap --commit-map "$MAP") 2>"$SCRATCH/remap.err" ||
+(cd "$B" && "$MIGRATE" remap --commit-map "$SCRATCH/map") 2>"$SCRATCH/remap.err" ||
 	die "remap failed: $(cat "$SCRATCH/remap.err")"
 [ "$(git -C "$B" rev-parse work~1)" = "$(git -C "$ORIGIN" rev-parse main)" ] ||
 	die "work is not on the new main"
 msg="$(git -C "$B" log -1 --format=%s work)"
-[ "$msg" = "bob: after $amb and ${newY:0:12}" ] ||
-	die "remap: '$msg', expected 'bob: after $amb and ${newY:0:12}' (the filter's verdict)"
-info "remap: the same verdicts: '$amb' kept, '$y12' rewritten"
+[ "$msg" = "bob: after $amb and ${newY:0:12}, on ${base:0:12}" ] ||
+	die "remap: '$msg', expected 'bob: after $amb and ${newY:0:12}, on ${base:0:12}' (the filter's verdicts)"
+info "remap: the same verdicts: '$amb' kept, '$y12' rewritten; a dropped commit's '${base:0:12}' kept"
 echo "msgid_ambiguous: ok"
