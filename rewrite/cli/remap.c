@@ -31,8 +31,7 @@ struct remap {
 	char **branches;
 	int nbranches;
 	struct cmap *map;
-	char (*olds)[OID_HEX + 1];	/* changed old ids, sorted hex */
-	size_t nolds;
+	struct msgids *ids;		/* the map's old ids, for messages */
 	struct oid *news;		/* every new id, sorted */
 	size_t nnews;
 	char *head_ref;			/* the branch checked out, or NULL */
@@ -46,18 +45,12 @@ static int by_oid(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct oid));
 }
 
-static int by_hex(const void *a, const void *b)
-{
-	return memcmp(a, b, OID_HEX);
-}
-
 static int collect(void *ctx, const struct oid *old, const struct oid *new)
 {
 	struct remap *r = ctx;
 
+	(void)old;
 	r->news[r->nnews++] = *new;
-	if (!oid_eq(old, new))
-		oid_hex(old, r->olds[r->nolds++]);
 	return 0;
 }
 
@@ -71,10 +64,9 @@ static int load_map(struct remap *r, struct err *e)
 	if (cmap_load(r->map, r->map_path, e) < 0)
 		return -1;
 	n = cmap_count(r->map);
-	r->olds = xmalloc((n + 1) * sizeof(*r->olds));
 	r->news = xmalloc((n + 1) * sizeof(*r->news));
 	cmap_each_from(r->map, 0, collect, r);
-	qsort(r->olds, r->nolds, sizeof(*r->olds), by_hex);
+	r->ids = msgids_new(r->map);
 	qsort(r->news, r->nnews, sizeof(*r->news), by_oid);
 	return 0;
 }
@@ -183,72 +175,16 @@ static int move_ref(struct remap *r, const char *branch, const struct oid *new,
 
 /* ---- old ids in messages ---- */
 
-/* The changed old id starting with the len hex digits at p, if exactly
- * one does; NULL otherwise. */
-static const char *old_by_prefix(const struct remap *r, const char *p,
-				 size_t len)
-{
-	size_t lo = 0, hi = r->nolds;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (memcmp(r->olds[mid], p, len) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == r->nolds || memcmp(r->olds[lo], p, len) != 0)
-		return NULL;
-	if (lo + 1 < r->nolds && memcmp(r->olds[lo + 1], p, len) == 0)
-		return NULL; /* ambiguous: leave it */
-	return r->olds[lo];
-}
-
-static int is_hex(int c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-static int is_word(int c)
-{
-	return is_hex(c) || (c >= 'A' && c <= 'Z') || (c >= 'g' && c <= 'z') ||
-	       c == '_';
-}
-
-/*
- * Appends text to out with every word of 7 to 40 lowercase hex digits that
- * names exactly one changed old commit replaced by as many digits of its
- * new id (git-filter-repo's rule). Returns how many it replaced.
- */
+/* Appends text to out with the old ids in it rewritten (msgids_apply's
+ * rule, the filter's). Returns how many it replaced. */
 static size_t rewrite_ids(const struct remap *r, const char *text, size_t len,
 			  struct buf *out)
 {
-	char newhex[OID_HEX + 1];
-	const char *old;
-	struct oid o;
-	size_t i = 0, j, n = 0;
+	size_t at = out->len;
 
-	while (i < len) {
-		if (!is_hex((unsigned char)text[i]) ||
-		    (i > 0 && is_word((unsigned char)text[i - 1]))) {
-			buf_addch(out, text[i++]);
-			continue;
-		}
-		for (j = i; j < len && is_hex((unsigned char)text[j]); j++)
-			;
-		old = (j - i >= 7 && j - i <= OID_HEX &&
-		       (j == len || !is_word((unsigned char)text[j])))
-			? old_by_prefix(r, text + i, j - i) : NULL;
-		if (old && oid_from_hex(&o, old, OID_HEX) == 0) {
-			oid_hex(changed(r, &o), newhex);
-			buf_add(out, newhex, j - i);
-			n++;
-		} else {
-			buf_add(out, text + i, j - i);
-		}
-		i = j;
-	}
-	return n;
+	if (buf_add(out, text, len) < 0)
+		return 0;
+	return msgids_apply(r->ids, out->ptr + at, len);
 }
 
 /* The commit body with its first parent replaced and old ids in the
@@ -583,8 +519,8 @@ int rw_cmd_remap(int argc, char **argv, struct err *e)
 		rc = default_map(&r, &owned, e);
 	if (rc == 0)
 		rc = remap_all(&r, e);
+	msgids_destroy(r.ids);
 	cmap_free(r.map);
-	free(r.olds);
 	free(r.news);
 	free(r.head_ref);
 	free(owned);

@@ -44,4 +44,74 @@ struct rw_options {
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	      struct err *e);
 
+/*
+ * msgids.c: old commit ids in commit messages become the new ones, one
+ * tokenizer for the filter (each commit's message as it passes, when
+ * rewrite_message_ids is set) and for `migrate remap` (the messages of
+ * the commits it rebases).
+ *
+ * A word is a run of lowercase hex digits with no letter, digit or '_'
+ * right before or after it (so not "0xdeadbeef12", "v1234567a" or an
+ * upper-case "ABCDEF1"). A word of MSGIDS_ABBREV_MIN (git's default
+ * abbreviation) to 40 digits is id-like, and is judged against the OLD
+ * ids the commit map holds:
+ *
+ *   MSGID_FULL       40 digits: an old id of the map;
+ *   MSGID_UNIQUE     the start of exactly one old id;
+ *   MSGID_AMBIGUOUS  the start of two old ids or more, whether the
+ *                    migration changed them or not: git, asked in the old
+ *                    repository, would call it ambiguous too;
+ *   MSGID_UNKNOWN    the start of none (a hash, a number, another
+ *                    repository's commit, one the map does not have).
+ *
+ * FULL and UNIQUE words are rewritten to as many digits of the new id,
+ * when the map gives one: an unchanged commit's digits stay, and so do a
+ * dropped commit's (40 zeros in the map: it has no new id, as
+ * git-filter-repo leaves it). AMBIGUOUS and UNKNOWN words stay as they
+ * are. A message never changes length.
+ *
+ * The old ids are those of the map as it is when the message is judged:
+ * the filter's map grows as commits are written (with the map of earlier
+ * runs loaded first), so a message is judged by the commits before it;
+ * remap's is the whole map of the migration. A map in the lfs layout
+ * holds changed commits only, so only they can make a word ambiguous.
+ */
+#define MSGIDS_ABBREV_MIN 7
+
+enum msgid_verdict {
+	MSGID_UNKNOWN = 0,
+	MSGID_FULL,
+	MSGID_UNIQUE,
+	MSGID_AMBIGUOUS,
+};
+
+struct cmap;
+struct oid;
+struct msgids;
+
+/* An index of the old ids of map, which it borrows: map must outlive it,
+ * and may grow (cmap_put) between calls; the entries recorded since the
+ * last call are indexed at the next msgids_judge or msgids_apply. Never
+ * fails (out of memory aborts, as everywhere). */
+struct msgids *msgids_new(const struct cmap *map);
+void msgids_destroy(struct msgids *m);
+
+/* The verdict on the len characters at hex (any characters: a word that
+ * is not id-like is MSGID_UNKNOWN); for FULL and UNIQUE, *old (may be
+ * NULL) is the old id it names. */
+enum msgid_verdict msgids_judge(struct msgids *m, const char *hex,
+				size_t len, struct oid *old);
+
+/* Calls fn for every id-like word of text[0..len), in order, with its
+ * offset, length and verdict (old as msgids_judge sets it, NULL for
+ * AMBIGUOUS and UNKNOWN). */
+void msgids_scan(struct msgids *m, const char *text, size_t len,
+		 void (*fn)(void *ctx, size_t off, size_t n,
+			    enum msgid_verdict v, const struct oid *old),
+		 void *ctx);
+
+/* Rewrites text[0..len) in place as the rule above says; returns how many
+ * words it changed. */
+size_t msgids_apply(struct msgids *m, char *text, size_t len);
+
 #endif

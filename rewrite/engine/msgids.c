@@ -1,16 +1,15 @@
 /*
  * msgids.c - commit messages that name old commits (full ids, or
- * abbreviations of 7 hex digits and more) are rewritten to the new ids
- * through the commit map, as git-filter-repo does: an abbreviation is
- * replaced only when exactly one known old id starts with it, and keeps
- * its length.
+ * abbreviations of MSGIDS_ABBREV_MIN hex digits and more) are rewritten
+ * to the new ids through the commit map, as git-filter-repo does: the
+ * one tokenizer of the filter and of `migrate remap` (the rule is in
+ * engine.h). Old ids are indexed by their first MSGIDS_ABBREV_MIN
+ * digits, so judging a word costs the same however long the history.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "state.h"
-
-#define ABBREV_MIN 7
 
 static int is_hex(char c)
 {
@@ -31,6 +30,7 @@ struct prefix_ent {
 };
 
 struct msgids {
+	const struct cmap *map;	/* borrowed */
 	struct prefix_ent *byprefix;
 	size_t indexed;		/* map entries indexed so far */
 };
@@ -40,7 +40,7 @@ static uint32_t prefix_key(const char *hex)
 	uint32_t k = 0;
 	int i;
 
-	for (i = 0; i < ABBREV_MIN; i++)
+	for (i = 0; i < MSGIDS_ABBREV_MIN; i++)
 		k = k << 4 | (uint32_t)(hex[i] <= '9' ? hex[i] - '0' : hex[i] - 'a' + 10);
 	return k;
 }
@@ -67,78 +67,146 @@ static int index_one(void *ctx, const struct oid *old, const struct oid *new)
 	return 0;
 }
 
-void msgids_free(struct rw *rw)
+struct msgids *msgids_new(const struct cmap *map)
+{
+	struct msgids *m = xcalloc(1, sizeof(*m));
+
+	m->map = map;
+	return m;
+}
+
+void msgids_destroy(struct msgids *m)
 {
 	struct prefix_ent *p, *t;
 
-	if (!rw->msgids)
+	if (!m)
 		return;
-	HASH_ITER(hh, rw->msgids->byprefix, p, t) {
-		HASH_DEL(rw->msgids->byprefix, p);
+	HASH_ITER(hh, m->byprefix, p, t) {
+		HASH_DEL(m->byprefix, p);
 		free(p->olds);
 		free(p);
 	}
-	free(rw->msgids);
-	rw->msgids = NULL;
+	free(m);
 }
 
-/* The new id for an abbreviation (or full id), or NULL when unknown,
- * ambiguous, or dropped. */
-static const struct oid *lookup(struct rw *rw, const char *hex, size_t len)
+/* the map grows as commits are written: index what is new */
+static void index_new(struct msgids *m)
+{
+	m->indexed += cmap_each_from(m->map, m->indexed, index_one, m);
+}
+
+/* The verdict on a word of lowercase hex digits (index up to date). */
+static enum msgid_verdict judge(const struct msgids *m, const char *hex,
+				size_t len, struct oid *old)
 {
 	char full[OID_HEX + 1];
-	const struct oid *found = NULL, *new;
+	const struct oid *found = NULL;
 	struct prefix_ent *p;
-	uint32_t key = prefix_key(hex);
+	uint32_t key;
 	size_t i;
 
-	HASH_FIND(hh, rw->msgids->byprefix, &key, sizeof(key), p);
-	if (!p)
-		return NULL;
-	for (i = 0; i < p->n; i++) {
+	if (len < MSGIDS_ABBREV_MIN || len > OID_HEX)
+		return MSGID_UNKNOWN;
+	key = prefix_key(hex);
+	HASH_FIND(hh, m->byprefix, &key, sizeof(key), p);
+	for (i = 0; p && i < p->n; i++) {
 		if (memcmp(oid_hex(&p->olds[i], full), hex, len))
 			continue;
 		if (found)
-			return NULL; /* ambiguous: leave it */
+			return MSGID_AMBIGUOUS;
 		found = &p->olds[i];
 	}
 	if (!found)
-		return NULL;
-	/* a commit an earlier run dropped (40 zeros in the map) has no new
-	 * id: its old one stays, as git-filter-repo leaves it */
-	new = cmap_get(rw->cmap, found);
-	return new && !oid_is_null(new) ? new : NULL;
+		return MSGID_UNKNOWN;
+	if (old)
+		*old = *found;
+	return len == OID_HEX ? MSGID_FULL : MSGID_UNIQUE;
 }
 
-int msgids_rewrite(struct rw *rw, struct buf *msg)
+enum msgid_verdict msgids_judge(struct msgids *m, const char *hex,
+				size_t len, struct oid *old)
 {
-	char hex[OID_HEX + 1];
-	size_t i = 0, changed = 0;
+	size_t i;
 
-	if (!rw->msgids)
-		rw->msgids = xcalloc(1, sizeof(*rw->msgids));
-	/* the map grows as commits are written: index what is new */
-	rw->msgids->indexed += cmap_each_from(rw->cmap, rw->msgids->indexed,
-					      index_one, rw->msgids);
-	while (i < msg->len) {
-		size_t start = i, len;
-		const struct oid *new;
+	for (i = 0; i < len; i++)
+		if (!is_hex(hex[i]))
+			return MSGID_UNKNOWN;
+	index_new(m);
+	return judge(m, hex, len, old);
+}
 
-		if (!is_hex(msg->ptr[i]) || (i > 0 && is_word(msg->ptr[i - 1]))) {
+void msgids_scan(struct msgids *m, const char *text, size_t len,
+		 void (*fn)(void *ctx, size_t off, size_t n,
+			    enum msgid_verdict v, const struct oid *old),
+		 void *ctx)
+{
+	size_t i = 0;
+
+	index_new(m);
+	while (i < len) {
+		size_t start = i, n;
+		enum msgid_verdict v;
+		struct oid old;
+
+		if (!is_hex(text[i]) || (i > 0 && is_word(text[i - 1]))) {
 			i++;
 			continue;
 		}
-		while (i < msg->len && is_hex(msg->ptr[i]))
+		while (i < len && is_hex(text[i]))
 			i++;
-		len = i - start;
-		if (len < ABBREV_MIN || len > OID_HEX ||
-		    (i < msg->len && is_word(msg->ptr[i])))
+		n = i - start;
+		if (n < MSGIDS_ABBREV_MIN || n > OID_HEX ||
+		    (i < len && is_word(text[i])))
 			continue;
-		new = lookup(rw, msg->ptr + start, len);
-		if (!new)
-			continue;
-		memcpy(msg->ptr + start, oid_hex(new, hex), len);
-		changed++;
+		v = judge(m, text + start, n, &old);
+		fn(ctx, start, n, v,
+		   v == MSGID_FULL || v == MSGID_UNIQUE ? &old : NULL);
 	}
-	return (int)changed;
+}
+
+struct apply {
+	const struct msgids *m;
+	char *text;
+	size_t changed;
+};
+
+static void apply_one(void *ctx, size_t off, size_t n, enum msgid_verdict v,
+		      const struct oid *old)
+{
+	struct apply *a = ctx;
+	char hex[OID_HEX + 1];
+	const struct oid *new;
+
+	if (v != MSGID_FULL && v != MSGID_UNIQUE)
+		return;
+	/* a commit an earlier run dropped (40 zeros in the map) has no new
+	 * id: its old one stays, as git-filter-repo leaves it */
+	new = cmap_get(a->m->map, old);
+	if (!new || oid_is_null(new) || oid_eq(new, old))
+		return;
+	memcpy(a->text + off, oid_hex(new, hex), n);
+	a->changed++;
+}
+
+size_t msgids_apply(struct msgids *m, char *text, size_t len)
+{
+	struct apply a = { m, text, 0 };
+
+	msgids_scan(m, text, len, apply_one, &a);
+	return a.changed;
+}
+
+/* The filter's side (state.h): rw->msgids over rw->cmap, made at the
+ * first message. */
+int msgids_rewrite(struct rw *rw, struct buf *msg)
+{
+	if (!rw->msgids)
+		rw->msgids = msgids_new(rw->cmap);
+	return (int)msgids_apply(rw->msgids, msg->ptr, msg->len);
+}
+
+void msgids_free(struct rw *rw)
+{
+	msgids_destroy(rw->msgids);
+	rw->msgids = NULL;
 }

@@ -66,8 +66,9 @@ void obj_hash_buf(struct obj_hash *h, enum obj_type t, const void *body,
 		  size_t len, struct oid *out);
 
 /*
- * gitcmd.c: running git child processes for `migrate run` and `migrate
- * remap`: argv arrays only, never a shell. Folder-internal.
+ * gitcmd.c: running git child processes, the only code of migrate that
+ * starts one (tests/integration/one_spawner.sh checks it): argv arrays
+ * only, never a shell, never popen().
  */
 /* A growable, NULL-terminated argument vector. Every string is owned. */
 struct gitargv {
@@ -94,12 +95,30 @@ int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 		 int in_fd, int out_fd, struct err *e);
 
 /*
+ * A long-lived child `git -C dir ARGS...` spoken to through pipes: *to is
+ * the write end of its stdin, *from the read end of its stdout, *errfd the
+ * read end of its stderr (non-blocking: git's own messages, never the
+ * terminal; for the caller to quote when the child fails, so the child
+ * must write only a line or two there). The three are close-on-exec, so
+ * no other child of ours holds them open; the child gets SIGPIPE back at
+ * its default. The caller closes the three and waits for *pid
+ * (gitcmd_wait). Returns 0, or -1 with e set and nothing left open.
+ */
+int gitcmd_spawn_piped(pid_t *pid, const char *dir,
+		       const struct gitargv *args, int *to, int *from,
+		       int *errfd, struct err *e);
+
+/*
  * The absolute git directory of the repository at dir (NULL: the current
  * directory), in *gitdir (owned by the caller). Not a repository: an
  * ERR_USAGE error in our words, quoting git's own reason; git's stderr
  * never reaches the terminal. Returns 0 or -1 with e set.
  */
 int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e);
+/* The same for the common directory (`git rev-parse --path-format=absolute
+ * --git-common-dir`: the main repository's git directory when dir is a
+ * linked work tree), where git lfs keeps lfs/objects. */
+int gitcmd_common_dir(const char *dir, char **common, struct err *e);
 
 /*
  * Waits for pid. Returns its exit status (0-255), or 128 + the signal that

@@ -63,21 +63,40 @@ void gitcmd_chomp(struct buf *b)
 		b->ptr[--b->len] = '\0';
 }
 
-/* In the child: wire the descriptors and exec; never returns. */
+/*
+ * In the child: in_fd, out_fd and err_fd become its stdin, stdout and
+ * stderr (in_fd -1: /dev/null; out_fd or err_fd -1: inherited), the
+ * "NAME=value" strings of env join its environment, and git runs; never
+ * returns. Every other descriptor of ours is close-on-exec, so the child
+ * holds no pipe end but its own three.
+ */
 static void child_exec(const char *dir, const struct gitargv *args,
-		       int in_fd, int out_fd)
+		       const char *const *env, int in_fd, int out_fd,
+		       int err_fd)
 {
 	char **argv = xcalloc(args->n + 4, sizeof(*argv));
+	int fd[3] = { in_fd, out_fd, err_fd };
 	size_t i, k = 0;
 
 	/* ignored signals stay ignored across exec: give git its default */
 	signal(SIGPIPE, SIG_DFL);
-	if (in_fd < 0)
-		in_fd = open("/dev/null", O_RDONLY);
-	if (in_fd < 0 || dup2(in_fd, 0) < 0)
+	for (; env && *env; env++)
+		if (putenv((char *)*env) != 0)
+			_exit(127);
+	if (fd[0] < 0)
+		fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd[0] < 0)
 		_exit(127);
-	if (out_fd >= 0 && dup2(out_fd, 1) < 0)
-		_exit(127);
+	/* a descriptor that is itself 0, 1 or 2 (we were started with one
+	 * closed) is first copied above 2: no dup2 below then overwrites one
+	 * still to be placed, and each dup2 clears close-on-exec */
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0 && fd[i] <= 2 &&
+		    (fd[i] = fcntl(fd[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			_exit(127);
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0 && dup2(fd[i], (int)i) < 0)
+			_exit(127);
 	argv[k++] = "git";
 	if (dir) {
 		argv[k++] = "-C";
@@ -89,8 +108,10 @@ static void child_exec(const char *dir, const struct gitargv *args,
 	_exit(127);
 }
 
-int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
-		 int in_fd, int out_fd, struct err *e)
+/* The one fork of migrate: child_exec in the child; *pid in the parent. */
+static int spawn(pid_t *pid, const char *dir, const struct gitargv *args,
+		 const char *const *env, int in_fd, int out_fd, int err_fd,
+		 struct err *e)
 {
 	pid_t p;
 
@@ -99,9 +120,49 @@ int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 	if (p < 0)
 		return err_errno(e, ERR_IO, "fork");
 	if (p == 0)
-		child_exec(dir, args, in_fd, out_fd);
+		child_exec(dir, args, env, in_fd, out_fd, err_fd);
 	*pid = p;
 	return 0;
+}
+
+int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
+		 int in_fd, int out_fd, struct err *e)
+{
+	return spawn(pid, dir, args, NULL, in_fd, out_fd, -1, e);
+}
+
+static void close_pair(int p[2]);
+
+int gitcmd_spawn_piped(pid_t *pid, const char *dir,
+		       const struct gitargv *args, int *to, int *from,
+		       int *errfd, struct err *e)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+
+	/* close-on-exec: another child (another repository's reader,
+	 * fast-import under migrate run) must not hold our ends open, or
+	 * this child never sees the end of its input. A child that only
+	 * ever writes a line or two to stderr cannot fill its pipe, and a
+	 * non-blocking read of it returns what is there. */
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+	    pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0) {
+		err_errno(e, ERR_IO, "pipe");
+		goto fail;
+	}
+	if (spawn(pid, dir, args, NULL, in[0], out[1], err[1], e) < 0)
+		goto fail;
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	*to = in[1];
+	*from = out[0];
+	*errfd = err[0];
+	return 0;
+fail:
+	close_pair(in);
+	close_pair(out);
+	close_pair(err);
+	return -1;
 }
 
 static int read_all(int fd, struct buf *out);
@@ -117,7 +178,7 @@ static int run_captured(const char *dir, const struct gitargv *args,
 			struct buf *msg, struct err *e)
 {
 	int outp[2], errp[2], rc;
-	pid_t p;
+	pid_t p = -1;
 
 	if (pipe2(outp, O_CLOEXEC) < 0)
 		return err_errno(e, ERR_IO, "pipe");
@@ -126,21 +187,11 @@ static int run_captured(const char *dir, const struct gitargv *args,
 		close(outp[1]);
 		return err_errno(e, ERR_IO, "pipe");
 	}
-	fflush(NULL);
-	p = fork();
-	if (p < 0) {
-		rc = err_errno(e, ERR_IO, "fork");
+	if (spawn(&p, dir, args, env, -1, outp[1], errp[1], e) < 0) {
+		rc = -1;
 		close(outp[1]);
 		close(errp[1]);
 		goto out;
-	}
-	if (p == 0) {
-		for (; env && *env; env++)
-			if (putenv((char *)*env) != 0)
-				_exit(127);
-		if (dup2(errp[1], 2) < 0)
-			_exit(127);
-		child_exec(dir, args, -1, outp[1]);
 	}
 	close(outp[1]);
 	close(errp[1]);
@@ -171,7 +222,9 @@ static const char *first_line(const struct buf *msg, int *n)
 	return why;
 }
 
-int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
+/* `git -C dir rev-parse FLAG1 [FLAG2]`'s one line, a path, in *path. */
+static int rev_parse_path(const char *dir, const char *flag1,
+			  const char *flag2, char **path, struct err *e)
 {
 	struct gitargv args = GITARGV_INIT;
 	struct buf out = BUF_INIT(1 << 20), msg = BUF_INIT(1 << 20);
@@ -179,7 +232,9 @@ int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
 	int rc, n;
 
 	gitargv_push(&args, "rev-parse");
-	gitargv_push(&args, "--absolute-git-dir");
+	gitargv_push(&args, flag1);
+	if (flag2)
+		gitargv_push(&args, flag2);
 	rc = run_captured(dir, &args, NULL, &out, &msg, e);
 	if (rc > 0) {
 		/* git's first line inside our message */
@@ -190,12 +245,23 @@ int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
 				    dir ? dir : ".");
 	} else if (rc == 0) {
 		gitcmd_chomp(&out);
-		*gitdir = buf_detach(&out, NULL);
+		*path = buf_detach(&out, NULL);
 	}
 	buf_release(&out);
 	buf_release(&msg);
 	gitargv_clear(&args);
 	return rc < 0 ? -1 : 0;
+}
+
+int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
+{
+	return rev_parse_path(dir, "--absolute-git-dir", NULL, gitdir, e);
+}
+
+int gitcmd_common_dir(const char *dir, char **common, struct err *e)
+{
+	return rev_parse_path(dir, "--path-format=absolute",
+			      "--git-common-dir", common, e);
 }
 
 int gitcmd_parse_date(const char *date, struct buf *raw, struct err *e)

@@ -3,8 +3,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,49 +54,35 @@ void odb_free(struct odb *db)
 
 static int odb_start(struct odb *db, struct err *e)
 {
-	int in[2], out[2], err[2];
-	pid_t pid;
+	struct gitargv args = GITARGV_INIT;
+	int to, from, rc;
 
 	if (db->broken)
 		return err_set(e, ERR_IO, "repository %s: object reader failed earlier",
 			       odb_name(db));
-	/* close-on-exec: another child (the other repository's reader,
-	 * fast-import under migrate run) must not hold our pipe ends open, or
-	 * this reader never sees the end of its input (dup2 clears the flag
-	 * on 0 and 1 in our own child) */
-	/* git's own messages ("fatal: not a git repository") go to a pipe
-	 * we read when the reader fails, never to the user's terminal; a
-	 * reader that only ever writes a line or two there cannot fill it */
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-	    pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0)
-		return err_errno(e, ERR_IO, "pipe");
-	pid = fork();
-	if (pid < 0)
-		return err_errno(e, ERR_IO, "fork");
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-		close(err[0]); close(err[1]);
-		if (db->dir)
-			execlp("git", "git", "-C", db->dir, "cat-file",
-			       "--batch-command", (char *)NULL);
-		else
-			execlp("git", "git", "cat-file", "--batch-command",
-			       (char *)NULL);
-		_exit(127);
+	/* git's own messages ("fatal: not a git repository") go to
+	 * db->err_fd, read when the reader fails */
+	gitargv_push(&args, "cat-file");
+	gitargv_push(&args, "--batch-command");
+	rc = gitcmd_spawn_piped(&db->pid, db->dir, &args, &to, &from,
+				&db->err_fd, e);
+	gitargv_clear(&args);
+	if (rc < 0) {
+		db->pid = -1;
+		return -1;
 	}
-	close(in[0]);
-	close(out[1]);
-	close(err[1]);
-	db->err_fd = err[0];
-	pipe_widen(out[0]);	/* objects stream in while we write them out */
-	db->pid = pid;
-	db->to = fdopen(in[1], "w");
-	db->from = fdopen(out[0], "r");
-	if (!db->to || !db->from)
-		return err_errno(e, ERR_IO, "fdopen");
+	pipe_widen(from);	/* objects stream in while we write them out */
+	db->to = fdopen(to, "w");
+	db->from = fdopen(from, "r");
+	if (!db->to || !db->from) {
+		rc = err_errno(e, ERR_IO, "fdopen");
+		db->broken = 1;	/* odb_free ends the reader */
+		if (!db->to)
+			close(to);
+		if (!db->from)
+			close(from);
+		return rc;
+	}
 	return 0;
 }
 
