@@ -18,25 +18,23 @@
  * directory's repository (git lfs's own place). */
 static int open_store(struct blobs *b, struct err *e)
 {
-	char dir[4096];
-	FILE *p;
-	size_t n;
+	struct err ignored = ERR_INIT;
+	struct buf dir = BUF_INIT(BUF_MAX_DEFAULT);
+	char *common = NULL;
+	int r;
 
 	if (b->opt.store)
 		return ptr_store_open(&b->store, b->opt.store, e);
-	p = popen("git rev-parse --path-format=absolute --git-common-dir 2>/dev/null", "r");
-	if (!p || !fgets(dir, sizeof(dir) - 16, p)) {
-		if (p)
-			pclose(p);
+	if (gitcmd_common_dir(NULL, &common, &ignored) < 0)
 		return err_set(e, ERR_USAGE,
 			       "the rules convert files to LFS, but there is no "
 			       "store: pass --store DIR or run inside the "
 			       "repository whose .git/lfs/objects should hold them");
-	}
-	pclose(p);
-	n = strcspn(dir, "\n");
-	snprintf(dir + n, sizeof(dir) - n, "/lfs/objects");
-	return ptr_store_open(&b->store, dir, e);
+	buf_printf(&dir, "%s/lfs/objects", common);
+	r = ptr_store_open(&b->store, dir.ptr, e);
+	free(common);
+	buf_release(&dir);
+	return r;
 }
 
 int blobs_new(struct blobs **out, const struct blob_options *opt,

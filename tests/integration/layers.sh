@@ -10,8 +10,8 @@
 #
 # Checked twice: in the sources (every #include), and in the built static
 # libraries (every symbol a library needs from another one must come from
-# a library below it; nm judges). Also: only rewrite/git/gitcmd.c starts a
-# process, and only rewrite/cli calls exit() or writes to stderr (besides
+# a library below it; nm judges). Also: only rewrite/cli calls exit() or
+# writes to stderr (besides
 # rewrite/out, whose job that is; die() and warning() hand their text to
 # routines the command line sets: common.h).
 set -euo pipefail
@@ -98,12 +98,7 @@ done
 [ "$upward" = 0 ] || exit 1
 info "the ${#libs[@]} libraries link downwards only (nm)"
 
-# one process spawner, one place that exits
-spawn="$(grep -nE '\b(fork|vfork|popen|system|posix_spawnp?|exec[lv]p?e?)\s*\(' \
-	common/*.c stream/*.c rules/*.c split/*.c pointerize/*.c rewrite/*/*.c |
-	grep -v '^rewrite/git/gitcmd\.c:' || true)"
-[ -z "$spawn" ] || die "a process started outside rewrite/git/gitcmd.c:
-$spawn"
+# one place that exits (one_spawner.sh: one place that starts a process)
 exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c \
 	pointerize/*.c rewrite/git/*.c rewrite/out/*.c rewrite/blob/*.c \
 	rewrite/engine/*.c || true)"
@@ -114,5 +109,5 @@ prints="$(grep -nE '(fprintf|vfprintf|fflush)\(stderr|, *stderr\)|perror\(' comm
 	pointerize/*.c rewrite/git/*.c rewrite/blob/*.c rewrite/engine/*.c || true)"
 [ -z "$prints" ] || die "stderr used below the command line:
 $prints"
-info "processes start in gitcmd.c only; exit() and stderr are the command line's"
+info "exit() and stderr are the command line's"
 echo "layers: ok"

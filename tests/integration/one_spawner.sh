@@ -13,13 +13,6 @@
 . "$(dirname "$0")/lib.sh"
 
 ALLOWED=rewrite/git/gitcmd.c
-# The one exception left, for as long as it lasts: the LFS store's
-# popen("git rev-parse ... --git-common-dir") in open_store() (lfs.c, then
-# apply.c), to become gitcmd_common_dir(NULL, &dir, e) (issue 10). Only
-# that popen, only in rewrite/blob/.
-PENDING=rewrite/blob/
-PENDING_CALL=popen
-PENDING_ARGS=--git-common-dir
 CALLS='fork|vfork|clone|clone3|execl|execlp|execle|execv|execve|execvp|execvpe|fexecve|popen|system|posix_spawn|posix_spawnp'
 
 # --- the sources -----------------------------------------------------------------
@@ -30,17 +23,9 @@ while IFS= read -r f; do
 	rel="${f#"$ROOT"/}"
 	[ "$rel" = "$ALLOWED" ] && continue
 	# -fpreprocessed: comments go, nothing is included or expanded
-	pending='^$'
-	case "$rel" in
-	"$PENDING"*)
-		pending="$PENDING_CALL[[:space:]]*\(\"git rev-parse [^\"]*$PENDING_ARGS"
-		grep -qE "$pending" "$f" &&
-			info "pending: $rel still calls $PENDING_CALL() (the exception above)"
-		;;
-	esac
 	gcc -fpreprocessed -dD -E -P -x c "$f" 2>/dev/null |
 		grep -nE "(^|[^A-Za-z0-9_.>])($CALLS)[[:space:]]*\(" |
-		grep -vE "$pending" | sed "s|^|$rel:|" >>"$SCRATCH/calls" || true
+		sed "s|^|$rel:|" >>"$SCRATCH/calls" || true
 done < <(find "$ROOT" \( -path "$ROOT/build*" -o -path "$ROOT/.*" -o \
 	-path "$ROOT/tests" \) -prune -o \( -name '*.c' -o -name '*.h' \) -print)
 [ "$nfiles" -gt 20 ] || die "found only $nfiles source files under $ROOT"
@@ -53,35 +38,30 @@ if [ -s "$SCRATCH/calls" ]; then
 fi
 info "sources: $nfiles files, no process started outside $ALLOWED"
 
-# --- the object files of the binary under test -------------------------------------
-objs="$(dirname "$MIGRATE")/CMakeFiles"
-if ! command -v nm >/dev/null || [ ! -d "$objs" ]; then
+# --- the libraries the binary under test is linked from ---------------------------
+build="$(dirname "$MIGRATE")"
+libs=()
+for f in common stream rules split pointerize git out blob engine cli; do
+	libs+=("$build/libmigrate_$f.a")
+done
+if ! command -v nm >/dev/null || [ ! -f "${libs[5]}" ]; then
 	info "objects: skipped (no nm, or $MIGRATE is not in a CMake build folder)"
 	echo "one_spawner: ok"
 	exit 0
 fi
-: >"$SCRATCH/syms"
-nobjs=0
-seen_allowed=0
-while IFS= read -r o; do
-	nobjs=$((nobjs + 1))
-	case "$o" in
-	*/"$ALLOWED".o) seen_allowed=1; continue ;;
-	esac
-	calls="$CALLS"
-	case "$o" in
-	*/"$PENDING"*.o) calls="$(printf '%s' "$CALLS" | tr '|' '\n' | grep -vx "$PENDING_CALL" | paste -sd'|')" ;;
-	esac
-	nm -u "$o" | awk -v o="${o#"$objs"/}" -v re="^($calls)(@.*)?\$" \
-		'$NF ~ re { print o ": calls " $NF }' >>"$SCRATCH/syms"
-done < <(find "$objs" -path "$objs/migrate*.dir/*" -name '*.o')
-[ "$nobjs" -gt 20 ] && [ "$seen_allowed" = 1 ] ||
-	die "the check is blind: $nobjs object files under $objs, $ALLOWED.o among them: $seen_allowed"
-nm -u "$objs"/migrate_git.dir/"$ALLOWED".o | grep -qE '^ *U fork(@|$)' ||
-	die "the check is blind: nm finds no fork in $ALLOWED.o"
+# every member of every library (what is linked, not what an old build
+# folder may still hold), and main.c's object
+nm -A -u "${libs[@]}" "$build"/CMakeFiles/migrate.dir/rewrite/cli/main.c.o 2>/dev/null |
+	awk -v re="^($CALLS)(@.*)?\$" '$NF ~ re { sub(/:$/, "", $1); print $1 ": calls " $NF }' |
+	sed "s|$build/||" >"$SCRATCH/syms.all"
+nmembers="$(for l in "${libs[@]}"; do ar t "$l"; done | wc -l)"
+grep -q "libmigrate_git.a:gitcmd.c.o.*: calls fork" "$SCRATCH/syms.all" ||
+	die "the check is blind: nm finds no fork in libmigrate_git.a's gitcmd.c.o"
+grep -v "^libmigrate_git.a:gitcmd.c.o" "$SCRATCH/syms.all" >"$SCRATCH/syms" || true
+[ "$nmembers" -gt 20 ] || die "the check is blind: $nmembers objects in ${#libs[@]} libraries"
 if [ -s "$SCRATCH/syms" ]; then
 	cat "$SCRATCH/syms" >&2
-	die "object files outside $ALLOWED.o start processes (above)"
+	die "objects outside $ALLOWED start processes (above)"
 fi
-info "objects: $nobjs files of $(basename "$(dirname "$MIGRATE")")/, only $ALLOWED.o calls fork/exec"
+info "objects: $nmembers in ${#libs[@]} libraries of $(basename "$build")/, only $ALLOWED calls fork/exec"
 echo "one_spawner: ok"
