@@ -519,7 +519,7 @@ int rw_cmd_remap(int argc, char **argv, struct err *e)
 		rc = default_map(&r, &owned, e);
 	if (rc == 0)
 		rc = remap_all(&r, e);
-	msgids_destroy(r.ids);
+	msgids_free(r.ids);
 	cmap_free(r.map);
 	free(r.news);
 	free(r.head_ref);

@@ -587,8 +587,12 @@ static int do_commit(struct rw *rw, struct err *e)
 	c->nparents = 0;
 	c->mark = cmd->mark;
 	rw->commits_seen++;
-	if (rw->opt->rewrite_message_ids && cmd->message.len)
-		msgids_rewrite(rw, &cmd->message);
+	if (rw->opt->rewrite_message_ids && cmd->message.len) {
+		/* made at the first message: the map grows as commits go */
+		if (!rw->msgids)
+			rw->msgids = msgids_new(rw->cmap);
+		msgids_apply(rw->msgids, cmd->message.ptr, cmd->message.len);
+	}
 	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
 		return err_at_input(e);
 	if (!rw->no_ids && commit_from(rw, b, e) < 0)
@@ -1125,7 +1129,7 @@ static void rw_release(struct rw *rw)
 	buf_release(&rw->scratch);
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
-	msgids_free(rw);
+	msgids_free(rw->msgids);
 	blobs_free(rw->blobs);
 	report_free(rw->report);
 	stream_writer_free(rw->out);

@@ -94,7 +94,7 @@ struct msgids;
  * last call are indexed at the next msgids_judge or msgids_apply. Never
  * fails (out of memory aborts, as everywhere). */
 struct msgids *msgids_new(const struct cmap *map);
-void msgids_destroy(struct msgids *m);
+void msgids_free(struct msgids *m);
 
 /* The verdict on the len characters at hex (any characters: a word that
  * is not id-like is MSGID_UNKNOWN); for FULL and UNIQUE, *old (may be

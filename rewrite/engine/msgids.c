@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include <uthash.h>
+
+#include "../git/git.h"
+#include "engine.h"
 
 static int is_hex(char c)
 {
@@ -75,7 +78,7 @@ struct msgids *msgids_new(const struct cmap *map)
 	return m;
 }
 
-void msgids_destroy(struct msgids *m)
+void msgids_free(struct msgids *m)
 {
 	struct prefix_ent *p, *t;
 
@@ -194,19 +197,4 @@ size_t msgids_apply(struct msgids *m, char *text, size_t len)
 
 	msgids_scan(m, text, len, apply_one, &a);
 	return a.changed;
-}
-
-/* The filter's side (state.h): rw->msgids over rw->cmap, made at the
- * first message. */
-int msgids_rewrite(struct rw *rw, struct buf *msg)
-{
-	if (!rw->msgids)
-		rw->msgids = msgids_new(rw->cmap);
-	return (int)msgids_apply(rw->msgids, msg->ptr, msg->len);
-}
-
-void msgids_free(struct rw *rw)
-{
-	msgids_destroy(rw->msgids);
-	rw->msgids = NULL;
 }

@@ -122,10 +122,6 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	      struct err *e);
 int modify_id(struct rw *rw, struct oid *id, struct err *e);
 
-/* msgids.c: old ids in commit messages become new ids; returns how many */
-int msgids_rewrite(struct rw *rw, struct buf *msg);
-void msgids_free(struct rw *rw);
-
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);
 int64_t notes_change_fanout(struct rw *rw, struct tnode **root,

@@ -77,7 +77,7 @@ static void test_verdicts(void **state)
 	/* the map grows: the new entry is seen at the next call */
 	put(map, "eeeeeee" "000000000000000000000000000000000", C_NEW);
 	assert_int_equal(msgids_judge(m, "eeeeeee", 7, NULL), MSGID_UNIQUE);
-	msgids_destroy(m);
+	msgids_free(m);
 	cmap_free(map);
 }
 
@@ -113,7 +113,7 @@ static void test_scan_words(void **state)
 	msgids_scan(m, text, strlen(text), note, &s);
 	assert_string_equal(s.text, "0+7:unique 53+7:ambiguous 68+7:unknown "
 				    "76+40:full ");
-	msgids_destroy(m);
+	msgids_free(m);
 	cmap_free(map);
 }
 
@@ -130,7 +130,7 @@ static void test_apply(void **state)
 	assert_string_equal(text, "Fixes " C_NEW ", after 222222222 and 1111111111;\n"
 			    "not abcdef0 (two), abcdef012b (unchanged), ddddddd "
 			    "(dropped), 1234567.");
-	msgids_destroy(m);
+	msgids_free(m);
 	cmap_free(map);
 }
 
