@@ -1,6 +1,7 @@
 /*
  * cli.h - what the files of rewrite/cli/ share: the commands (run.c,
- * remap.c), option errors (options.c) and run's journal (journal.c).
+ * remap.c), the options and their errors (options.c) and run's journal
+ * (journal.c).
  * The command line is the only code that prints errors and picks the
  * exit status; everything below it returns a struct err.
  */
@@ -8,6 +9,7 @@
 #define MIGRATE_CLI_H
 
 #include "../git/git.h"
+#include "../engine/engine.h"
 
 /*
  * migrate run (argv[0] is "run"): fast-export | filter | fast-import with
@@ -21,6 +23,63 @@ int rw_cmd_run(int argc, char **argv, struct err *e);
  * 0, or -1 with e set (some branch not moved: ERR_IO).
  */
 int rw_cmd_remap(int argc, char **argv, struct err *e);
+
+/*
+ * The options of the command line (options.c), declared once: the
+ * options the filter and `migrate run` share live in one table there
+ * (struct rw_options fields, help text), each marked with the commands
+ * that take it; a command adds its own in a table of the same shape over
+ * its own struct (run.c: --to, --in-place, ...).
+ */
+enum cli_kind {
+	CLI_STRING,	/* --NAME ARG: field is a const char * */
+	CLI_SET,	/* --NAME: field is an int, set to value */
+	CLI_HELP,	/* prints the usage and the option list */
+	CLI_VERSION,	/* the caller prints the version */
+};
+
+#define CLI_FILTER 1u	/* the filter (no command) and check-rules */
+#define CLI_RUN 2u	/* migrate run */
+
+struct cli_option {
+	const char *name;	/* the long name, without -- */
+	int short_name;		/* 'q', or 0 */
+	enum cli_kind kind;
+	const char *arg;	/* CLI_STRING: the value's name in --help */
+	size_t field;		/* offsetof the field in the options struct */
+	int value;		/* CLI_SET: what the field becomes */
+	/* after the field is set: refuses a bad value (-1, e set) or sets
+	 * what the option implies; may be NULL */
+	int (*check)(void *opts, const char *arg, struct err *e);
+	/* --help: what it does, lines apart by '\n'; NULL: listed on one
+	 * line with the option after it, which says it */
+	const char *help;
+	unsigned cmds;		/* the shared table: CLI_FILTER, CLI_RUN */
+};
+
+/* What a command's parse needs besides argv. */
+struct cli_command_options {
+	unsigned cmd;			/* CLI_FILTER or CLI_RUN */
+	const struct cli_option *own;	/* the command's own, NULL-ended, or NULL */
+	void *own_opts;			/* the struct their fields are in */
+	const char *usage;		/* --help: the text before the options */
+	const char *usage_tail;		/* after them, or NULL */
+	int stop_at_arg;		/* options end at the first argument */
+};
+
+#define CLI_PARSED 0
+#define CLI_DONE_HELP 1		/* --help: the usage is printed */
+#define CLI_DONE_VERSION 2	/* --version: for the caller to print */
+
+/*
+ * Parses argv[1..] (argv[0] names the command) into opt (the shared
+ * options that c->cmd takes) and c->own_opts. CLI_PARSED with optind at
+ * the first argument, CLI_DONE_HELP or CLI_DONE_VERSION at once when that
+ * option comes, or -1 with e set (ERR_USAGE: rw_option_error's message,
+ * or a check's).
+ */
+int cli_parse_options(const struct cli_command_options *c, int argc,
+		      char **argv, struct rw_options *opt, struct err *e);
 
 /*
  * After getopt_long (opterr = 0) returned '?' with optind next and optopt

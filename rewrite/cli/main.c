@@ -29,48 +29,10 @@ static const char usage_text[] =
 "in a pipe:\n"
 "\n"
 "  git fast-export --all --show-original-ids --signed-tags=verbatim \\\n"
-"      --reencode=no --mark-tags | migrate --commit-map MAP | git fast-import\n"
-"\n"
-"Options:\n"
-"  --rules FILE            the rule file: 'PATTERN [size>N] ACTION' per line,\n"
-"                          first match wins; patterns as in .gitattributes or\n"
-"                          re:REGEX; actions lfs, drop, keep, split (see\n"
-"                          examples/)\n"
-"  --store DIR             where LFS objects go (default <git-dir>/lfs/objects)\n"
-"  --commit-map FILE       write the old->new commit map; an existing file is\n"
-"                          loaded first (raw ids it knows are translated) and\n"
-"                          extended: that continues an earlier run\n"
-"  --commit-map-format F   filter-repo (default: header, every commit),\n"
-"                          lfs (old,new CSV, changed commits), bfg (old new,\n"
-"                          sorted)\n"
-"  --ref-map FILE          write '<old> <new> <ref>' for every ref set\n"
-"  --export-marks FILE     write ':<mark> <id>' for every mark written, as\n"
-"                          git fast-import --export-marks would\n"
-"  --source-repo DIR       repository holding commits the stream names by id\n"
-"                          (default: the current directory's)\n"
-"  --target-repo DIR       repository holding the new commits of an earlier\n"
-"                          run (default: the source repository)\n"
-"  --verify-split          report every version of a split file that does\n"
-"                          not reassemble from its parts byte for byte\n"
-"  --dry-run               read and decide everything, store nothing, write\n"
-"                          no stream (unless -o); maps and reports as usual\n"
-"  -o, --output FILE       with --dry-run: write the stream to FILE\n"
-"  --report FILE           a table of what moves and how much history\n"
-"                          shrinks ('-': standard error)\n"
-"  --report-json FILE      the same as JSON\n"
-"  --progress              a progress line on standard error even when it\n"
-"                          is not a terminal\n"
-"  --no-rewrite-message-ids, --rewrite-message-ids\n"
-"                          old commit ids in messages become the new ids\n"
-"                          (default: with --rules; without, nothing changes)\n"
-"  --date-format FMT       raw (default) or raw-permissive: the value given\n"
-"                          to git fast-import, which overrides the stream's\n"
-"                          'feature date-format' (rfc2822: parsed by git\n"
-"                          itself; now: refused)\n"
-"  -q, --quiet             no warnings, no progress\n"
-"  -h, --help              this text\n"
-"  --version               the version (and git describe of a clone build)\n"
-"\n"
+"      --reencode=no --mark-tags | migrate --commit-map MAP | git fast-import\n";
+
+/* after the option list */
+static const char usage_tail[] =
 "The output starts with 'feature done' and ends with 'done' only when the\n"
 "whole run succeeded, so git fast-import commits nothing from a failed run;\n"
 "the map files are then left as they were.\n"
@@ -89,79 +51,22 @@ static const char usage_text[] =
 "Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
 "3 I/O, store or repository failure.\n";
 
-enum {
-	OPT_RULES = 256, OPT_STORE, OPT_COMMIT_MAP, OPT_COMMIT_MAP_FORMAT,
-	OPT_REF_MAP, OPT_EXPORT_MARKS, OPT_SOURCE_REPO, OPT_TARGET_REPO,
-	OPT_VERIFY_SPLIT, OPT_DRY_RUN, OPT_REPORT, OPT_REPORT_JSON, OPT_PROGRESS,
-	OPT_NO_MSG_IDS, OPT_MSG_IDS, OPT_DATE_FORMAT, OPT_VERSION,
+/* The filter's and check-rules' options: the shared ones (options.c). */
+static const struct cli_command_options filter_options = {
+	CLI_FILTER, NULL, NULL, usage_text, usage_tail, 0,
 };
 
-static const struct option long_options[] = {
-	{ "rules", required_argument, NULL, OPT_RULES },
-	{ "store", required_argument, NULL, OPT_STORE },
-	{ "commit-map", required_argument, NULL, OPT_COMMIT_MAP },
-	{ "commit-map-format", required_argument, NULL, OPT_COMMIT_MAP_FORMAT },
-	{ "ref-map", required_argument, NULL, OPT_REF_MAP },
-	{ "export-marks", required_argument, NULL, OPT_EXPORT_MARKS },
-	{ "source-repo", required_argument, NULL, OPT_SOURCE_REPO },
-	{ "target-repo", required_argument, NULL, OPT_TARGET_REPO },
-	{ "verify-split", no_argument, NULL, OPT_VERIFY_SPLIT },
-	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-	{ "output", required_argument, NULL, 'o' },
-	{ "report", required_argument, NULL, OPT_REPORT },
-	{ "report-json", required_argument, NULL, OPT_REPORT_JSON },
-	{ "progress", no_argument, NULL, OPT_PROGRESS },
-	{ "no-rewrite-message-ids", no_argument, NULL, OPT_NO_MSG_IDS },
-	{ "rewrite-message-ids", no_argument, NULL, OPT_MSG_IDS },
-	{ "date-format", required_argument, NULL, OPT_DATE_FORMAT },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
-};
-
+/* The filter's options into opt; 0, 1 when --help or --version was
+ * answered, -1 with e set. */
 static int parse_options(int argc, char **argv, struct rw_options *opt,
 			 struct err *e, int allow_args)
 {
-	int c;
+	int rc = cli_parse_options(&filter_options, argc, argv, opt, e);
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "qho:", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_RULES: opt->rules = optarg; break;
-		case OPT_STORE: opt->store = optarg; break;
-		case OPT_COMMIT_MAP: opt->commit_map = optarg; break;
-		case OPT_COMMIT_MAP_FORMAT: opt->commit_map_format = optarg; break;
-		case OPT_REF_MAP: opt->ref_map = optarg; break;
-		case OPT_EXPORT_MARKS: opt->export_marks = optarg; break;
-		case OPT_SOURCE_REPO: opt->source_repo = optarg; break;
-		case OPT_TARGET_REPO: opt->target_repo = optarg; break;
-		case OPT_VERIFY_SPLIT: opt->verify_split = 1; break;
-		case OPT_DRY_RUN: opt->dry_run = 1; break;
-		case 'o': opt->output = optarg; break;
-		case OPT_REPORT: opt->report = optarg; break;
-		case OPT_REPORT_JSON: opt->report_json = optarg; break;
-		case OPT_PROGRESS: opt->progress = 1; break;
-		case OPT_NO_MSG_IDS: opt->rewrite_message_ids = 0; break;
-		case OPT_MSG_IDS: opt->rewrite_message_ids = 1; break;
-		case OPT_DATE_FORMAT:
-			if (strcmp(optarg, "raw") && strcmp(optarg, "raw-permissive"))
-				return err_set(e, ERR_USAGE, "--date-format: expected raw "
-					       "or raw-permissive, got '%s'", optarg);
-			opt->date_format = optarg;
-			break;
-		case 'q': opt->quiet = 1; opt->progress = -1; break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		case OPT_VERSION:
-			printf("migrate %s\n", MIGRATE_VERSION);
-			exit(0);
-		default:
-			return rw_option_error(e, long_options, argv, optind,
-					       optopt);
-		}
-	}
+	if (rc == CLI_DONE_VERSION)
+		printf("migrate %s\n", MIGRATE_VERSION);
+	if (rc != CLI_PARSED)
+		return rc < 0 ? -1 : 1;
 	if (optind < argc && !allow_args)
 		return err_set(e, ERR_USAGE, "unexpected argument '%s'", argv[optind]);
 	return 0;
@@ -218,10 +123,10 @@ static int check_rules(int argc, char **argv, struct err *e)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int i, r = 0;
+	int i, r = parse_options(argc, argv, &opt, e, 1);
 
-	if (parse_options(argc, argv, &opt, e, 1) < 0)
-		return -1;
+	if (r != 0)
+		return r < 0 ? -1 : 0;
 	if (!opt.rules)
 		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE");
 	if (rules_load(&rules, opt.rules, e) < 0)
@@ -257,27 +162,6 @@ static int dry_run_output(const struct rw_options *opt, struct err *e)
 	return fd;
 }
 
-/* migrate help [COMMAND]: the usage of COMMAND, as COMMAND --help. */
-static int help(int argc, char **argv, struct err *e)
-{
-	char *run_help[] = { "run", "--help", NULL };
-	char *remap_help[] = { "remap", "--help", NULL };
-
-	if (argc > 2)
-		return err_set(e, ERR_USAGE, "help takes one command, not '%s'",
-			       argv[2]);
-	if (argc < 2 || !strcmp(argv[1], "check-rules")) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "run"))
-		return rw_cmd_run(2, run_help, e);
-	if (!strcmp(argv[1], "remap"))
-		return rw_cmd_remap(2, remap_help, e);
-	return err_set(e, ERR_USAGE, "help: no command '%s' (commands: run, "
-		       "remap, check-rules)", argv[1]);
-}
-
 /*
  * The one shape of every error: "migrate: error: MSG" for the filter,
  * "migrate CMD: error: MSG" for a command (a "CMD: " the message starts
@@ -299,6 +183,90 @@ static int report_error(const char *cmd, const struct err *e)
 	return e->kind ? e->kind : 3;
 }
 
+/* migrate [OPTIONS]: the filter, standard input to standard output. */
+static int cmd_filter(int argc, char **argv, struct err *e)
+{
+	struct rw_options opt = { 0 };
+	int out, rc;
+
+	opt.input_name = "<stdin>";
+	opt.rewrite_message_ids = -1; /* default: with rules only */
+	rc = parse_options(argc, argv, &opt, e, 0);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	if (isatty(0)) {
+		fprintf(stderr, "migrate: reading a fast-export stream from a "
+				"terminal; see migrate --help\n");
+	}
+	/* without rules migrate changes nothing, messages included */
+	if (opt.rewrite_message_ids < 0)
+		opt.rewrite_message_ids = opt.rules != NULL;
+	if (opt.output && !opt.dry_run)
+		return err_set(e, ERR_USAGE, "-o is for --dry-run; the stream goes "
+			       "to standard output");
+	out = dry_run_output(&opt, e);
+	if (out < 0 || rw_filter(&opt, 0, out, e) < 0)
+		return -1;
+	return 0;
+}
+
+static int cmd_help(int argc, char **argv, struct err *e);
+
+#define CMD_NO_HELP 1u	/* `migrate help NAME` does not know it */
+
+/*
+ * The commands, as git's commands[]: argv[1] names one, which gets argv
+ * from there on (its argv[0] is its name); no command is the filter, which
+ * gets the whole argv (an unknown word is then its unexpected argument).
+ */
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct err *e);
+	unsigned flags;
+} commands[] = {
+	{ "run", rw_cmd_run, 0 },
+	{ "remap", rw_cmd_remap, 0 },
+	{ "check-rules", check_rules, 0 },
+	{ "help", cmd_help, CMD_NO_HELP },
+}, filter_command = { NULL, cmd_filter, 0 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* migrate help [COMMAND]: the usage of COMMAND, as COMMAND --help. */
+static int cmd_help(int argc, char **argv, struct err *e)
+{
+	const struct command *c = argc < 2 ? &filter_command : find_command(argv[1]);
+	char *help_argv[] = { c && c->name ? (char *)c->name : "migrate",
+			      "--help", NULL };
+	struct buf names = BUF_INIT(BUF_MAX_DEFAULT);
+	size_t i;
+	int rc;
+
+	if (argc > 2)
+		return err_set(e, ERR_USAGE, "help takes one command, not '%s'",
+			       argv[2]);
+	if (c && !(c->flags & CMD_NO_HELP))
+		return c->fn(2, help_argv, e);
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!(commands[i].flags & CMD_NO_HELP))
+			buf_printf(&names, "%s%s", names.len ? ", " : "",
+				   commands[i].name);
+	rc = err_set(e, ERR_USAGE, "help: no command '%s' (commands: %s)",
+		     argv[1], names.ptr);
+	buf_release(&names);
+	return rc;
+}
+
 /* warning(): a line for the user (common.h) */
 static void warn_line(const char *line)
 {
@@ -314,48 +282,16 @@ static void fatal(const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct rw_options opt = { 0 };
+	const struct command *c = argc > 1 ? find_command(argv[1]) : NULL;
 	struct err e = ERR_INIT;
-	int out;
 
 	/* a closed pipe is an error we report, not a silent death */
 	signal(SIGPIPE, SIG_IGN);
 	set_die_routine(fatal);
 	set_warning_routine(warn_line);
-	opt.input_name = "<stdin>";
-	opt.rewrite_message_ids = -1; /* default: with rules only */
-	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "remap"))) {
-		if ((!strcmp(argv[1], "run") ? rw_cmd_run(argc - 1, argv + 1, &e)
-					     : rw_cmd_remap(argc - 1, argv + 1, &e)) < 0)
-			return report_error(argv[1], &e);
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "help")) {
-		if (help(argc - 1, argv + 1, &e) < 0)
-			return report_error("help", &e);
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "check-rules")) {
-		if (check_rules(argc - 1, argv + 1, &e) < 0)
-			return report_error("check-rules", &e);
-		return 0;
-	}
-	if (parse_options(argc, argv, &opt, &e, 0) < 0)
-		return report_error(NULL, &e);
-	if (isatty(0)) {
-		fprintf(stderr, "migrate: reading a fast-export stream from a "
-				"terminal; see migrate --help\n");
-	}
-	/* without rules migrate changes nothing, messages included */
-	if (opt.rewrite_message_ids < 0)
-		opt.rewrite_message_ids = opt.rules != NULL;
-	if (opt.output && !opt.dry_run) {
-		err_set(&e, ERR_USAGE, "-o is for --dry-run; the stream goes "
-			"to standard output");
-		return report_error(NULL, &e);
-	}
-	out = dry_run_output(&opt, &e);
-	if (out < 0 || rw_filter(&opt, 0, out, &e) < 0)
-		return report_error(NULL, &e);
+	if (!c)
+		return cmd_filter(argc, argv, &e) < 0 ? report_error(NULL, &e) : 0;
+	if (c->fn(argc - 1, argv + 1, &e) < 0)
+		return report_error(c->name, &e);
 	return 0;
 }

@@ -1,11 +1,16 @@
 /*
- * options.c - the message for a command-line option getopt_long refused:
- * which option, and the nearest one that exists (git's "did you mean").
+ * options.c - the options of the command line, declared once: the table
+ * the filter and `migrate run` share, the one parser of a command's
+ * options, the option list of --help, and the message for an option
+ * getopt_long refused: which option, and the nearest one that exists
+ * (git's "did you mean").
  */
 #include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../engine/engine.h"
 #include "cli.h"
 
 #define NAME_MAX_LEN 64
@@ -58,11 +63,24 @@ static const char *nearest(const struct option *opts, const char *name,
 	return best && best_d <= 2 && 2 * best_d < len ? best : NULL;
 }
 
+/* "unknown option 'NAME'", and "did you mean '--X'?" when one of opts is
+ * near. Returns -1. */
+static int unknown_option(struct err *e, const struct option *opts,
+			  const char *name, size_t len)
+{
+	const char *near = nearest(opts, name, len);
+
+	if (near)
+		return err_set(e, ERR_USAGE, "unknown option '%.*s'\n"
+			       "did you mean '--%s'?", (int)len, name, near);
+	return err_set(e, ERR_USAGE, "unknown option '%.*s'", (int)len, name);
+}
+
 int rw_option_error(struct err *e, const struct option *opts, char **argv,
 		    int next, int bad_short)
 {
 	const struct option *o;
-	const char *arg = argv[next - 1], *name, *near;
+	const char *arg = argv[next - 1], *name;
 	size_t len;
 
 	if (bad_short) {
@@ -79,9 +97,253 @@ int rw_option_error(struct err *e, const struct option *opts, char **argv,
 	while (*name == '-')
 		name++;
 	len = strcspn(name, "=");
-	near = nearest(opts, name, len);
-	if (near)
-		return err_set(e, ERR_USAGE, "unknown option '%.*s'\n"
-			       "did you mean '--%s'?", (int)len, name, near);
-	return err_set(e, ERR_USAGE, "unknown option '%.*s'", (int)len, name);
+	return unknown_option(e, opts, name, len);
+}
+
+static int check_quiet(void *opts, const char *arg, struct err *e)
+{
+	(void)arg;
+	(void)e;
+	((struct rw_options *)opts)->progress = -1;
+	return 0;
+}
+
+static int check_map_format(void *opts, const char *arg, struct err *e)
+{
+	enum cmap_format f;
+
+	(void)opts;
+	if (cmap_format_parse(arg, &f) < 0)
+		return err_set(e, ERR_USAGE, "--commit-map-format: expected "
+			       "filter-repo, lfs or bfg, got '%s'", arg);
+	return 0;
+}
+
+static int check_date_format(void *opts, const char *arg, struct err *e)
+{
+	(void)opts;
+	if (strcmp(arg, "raw") && strcmp(arg, "raw-permissive"))
+		return err_set(e, ERR_USAGE, "--date-format: expected raw or "
+			       "raw-permissive, got '%s'", arg);
+	return 0;
+}
+
+#define F(field) offsetof(struct rw_options, field)
+#define BOTH (CLI_FILTER | CLI_RUN)
+
+/*
+ * The options of the filter and of `migrate run`, in the order --help
+ * lists them. An option run takes means there what it means to the
+ * filter: run hands these fields to the filter it runs (run.c).
+ */
+static const struct cli_option shared_options[] = {
+	{ "rules", 0, CLI_STRING, "FILE", F(rules), 0, NULL,
+	  "the rule file: 'PATTERN [size>N] ACTION' per line,\n"
+	  "first match wins; patterns as in .gitattributes or\n"
+	  "re:REGEX; actions lfs, drop, keep, split (see\n"
+	  "examples/)", BOTH },
+	{ "store", 0, CLI_STRING, "DIR", F(store), 0, NULL,
+	  "where LFS objects go (default <git-dir>/lfs/objects)", CLI_FILTER },
+	{ "commit-map", 0, CLI_STRING, "FILE", F(commit_map), 0, NULL,
+	  "write the old->new commit map; an existing file is\n"
+	  "loaded first (raw ids it knows are translated) and\n"
+	  "extended: that continues an earlier run", CLI_FILTER },
+	{ "commit-map-format", 0, CLI_STRING, "F", F(commit_map_format), 0,
+	  check_map_format,
+	  "filter-repo (default: header, every commit),\n"
+	  "lfs (old,new CSV, changed commits), bfg (old new,\n"
+	  "sorted)", BOTH },
+	{ "ref-map", 0, CLI_STRING, "FILE", F(ref_map), 0, NULL,
+	  "write '<old> <new> <ref>' for every ref set", CLI_FILTER },
+	{ "export-marks", 0, CLI_STRING, "FILE", F(export_marks), 0, NULL,
+	  "write ':<mark> <id>' for every mark written, as\n"
+	  "git fast-import --export-marks would", CLI_FILTER },
+	{ "source-repo", 0, CLI_STRING, "DIR", F(source_repo), 0, NULL,
+	  "repository holding commits the stream names by id\n"
+	  "(default: the current directory's)", CLI_FILTER },
+	{ "target-repo", 0, CLI_STRING, "DIR", F(target_repo), 0, NULL,
+	  "repository holding the new commits of an earlier\n"
+	  "run (default: the source repository)", CLI_FILTER },
+	{ "verify-split", 0, CLI_SET, NULL, F(verify_split), 1, NULL,
+	  "report every version of a split file that does\n"
+	  "not reassemble from its parts byte for byte", BOTH },
+	{ "dry-run", 0, CLI_SET, NULL, F(dry_run), 1, NULL,
+	  "read and decide everything, store nothing, write\n"
+	  "no stream (unless -o); maps and reports as usual", CLI_FILTER },
+	{ "output", 'o', CLI_STRING, "FILE", F(output), 0, NULL,
+	  "with --dry-run: write the stream to FILE", CLI_FILTER },
+	{ "report", 0, CLI_STRING, "FILE", F(report), 0, NULL,
+	  "a table of what moves and how much history\n"
+	  "shrinks ('-': standard error)", CLI_FILTER },
+	{ "report-json", 0, CLI_STRING, "FILE", F(report_json), 0, NULL,
+	  "the same as JSON", CLI_FILTER },
+	{ "progress", 0, CLI_SET, NULL, F(progress), 1, NULL,
+	  "a progress line on standard error even when it\n"
+	  "is not a terminal", BOTH },
+	{ "no-rewrite-message-ids", 0, CLI_SET, NULL, F(rewrite_message_ids),
+	  0, NULL, NULL, BOTH },
+	{ "rewrite-message-ids", 0, CLI_SET, NULL, F(rewrite_message_ids), 1,
+	  NULL,
+	  "old commit ids in messages become the new ids\n"
+	  "(default: with --rules; without, nothing changes)", BOTH },
+	{ "date-format", 0, CLI_STRING, "FMT", F(date_format), 0,
+	  check_date_format,
+	  "raw (default) or raw-permissive: the value given\n"
+	  "to git fast-import, which overrides the stream's\n"
+	  "'feature date-format' (rfc2822: parsed by git\n"
+	  "itself; now: refused)", CLI_FILTER },
+	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
+	  "no warnings, no progress", BOTH },
+	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text", BOTH },
+	{ "version", 0, CLI_VERSION, NULL, 0, 0, NULL,
+	  "the version (and git describe of a clone build)", CLI_FILTER },
+	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
+};
+
+#undef F
+#undef BOTH
+
+/* The options command c takes, in --help's order (its own, then the
+ * shared ones); *opts_of[i] is where the fields of the i-th are. Caller
+ * frees the array. */
+static const struct cli_option **options_of(const struct cli_command_options *c,
+					    struct rw_options *opt,
+					    void ***opts_of, size_t *n)
+{
+	const struct cli_option **v;
+	const struct cli_option *o;
+	size_t k = 0;
+
+	*n = 0;
+	for (o = c->own; o && o->name; o++)
+		(*n)++;
+	for (o = shared_options; o->name; o++)
+		*n += !!(o->cmds & c->cmd);
+	v = xmalloc((*n + 1) * sizeof(*v));
+	*opts_of = xmalloc((*n + 1) * sizeof(**opts_of));
+	for (o = c->own; o && o->name; o++) {
+		(*opts_of)[k] = c->own_opts;
+		v[k++] = o;
+	}
+	for (o = shared_options; o->name; o++)
+		if (o->cmds & c->cmd) {
+			(*opts_of)[k] = opt;
+			v[k++] = o;
+		}
+	return v;
+}
+
+#define HELP_COLUMN 26
+
+/* The option list of --help: "  -q, --quiet             no warnings..." */
+static void print_options(FILE *f, const struct cli_option *const *v, size_t n)
+{
+	struct buf left = BUF_INIT(BUF_MAX_DEFAULT);
+	const char *h, *nl;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (left.len)
+			buf_printf(&left, ", ");
+		if (v[i]->short_name)
+			buf_printf(&left, "-%c, ", v[i]->short_name);
+		buf_printf(&left, "--%s%s%s", v[i]->name, v[i]->arg ? " " : "",
+			   v[i]->arg ? v[i]->arg : "");
+		if (!v[i]->help)
+			continue;	/* said with the next one */
+		if (left.len + 2 > HELP_COLUMN - 2)
+			fprintf(f, "  %s\n%*s", left.ptr, HELP_COLUMN, "");
+		else
+			fprintf(f, "  %-*s", HELP_COLUMN - 2, left.ptr);
+		for (h = v[i]->help; (nl = strchr(h, '\n')); h = nl + 1)
+			fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+		fprintf(f, "%s\n", h);
+		buf_reset(&left);
+	}
+	buf_release(&left);
+}
+
+/*
+ * The getopt_long table of the n options v, then the shared options the
+ * command does not take ("foreign": val 0, no value), so that
+ * `run --commit-map M` is an unknown option rather than getopt_long's
+ * abbreviation of --commit-map-format. Caller frees.
+ */
+static struct option *getopt_table(const struct cli_command_options *c,
+				   const struct cli_option *const *v, size_t n,
+				   struct buf *shorts)
+{
+	const struct cli_option *o;
+	struct option *lo;
+	size_t i, k = n;
+
+	for (o = shared_options; o->name; o++)
+		k += !(o->cmds & c->cmd);
+	lo = xcalloc(k + 1, sizeof(*lo));
+	buf_printf(shorts, "%s", c->stop_at_arg ? "+" : "");
+	for (i = 0; i < n; i++) {
+		lo[i].name = v[i]->name;
+		lo[i].has_arg = v[i]->kind == CLI_STRING ? required_argument
+							 : no_argument;
+		lo[i].val = v[i]->short_name ? v[i]->short_name : 256 + (int)i;
+		if (v[i]->short_name)
+			buf_printf(shorts, "%c%s", v[i]->short_name,
+				   v[i]->kind == CLI_STRING ? ":" : "");
+	}
+	for (o = shared_options; o->name; o++)
+		if (!(o->cmds & c->cmd))
+			lo[i++].name = o->name;
+	return lo;
+}
+
+int cli_parse_options(const struct cli_command_options *c, int argc,
+		      char **argv, struct rw_options *opt, struct err *e)
+{
+	struct buf shorts = BUF_INIT(BUF_MAX_DEFAULT);
+	struct option *lo;
+	const struct cli_option **v, *o;
+	void **opts_of;
+	size_t n, i;
+	int ch, rc = CLI_PARSED;
+
+	v = options_of(c, opt, &opts_of, &n);
+	lo = getopt_table(c, v, n, &shorts);
+	opterr = 0;
+	optind = 1;
+	while (rc == CLI_PARSED) {
+		ch = getopt_long(argc, argv, shorts.ptr, lo, NULL);
+		if (ch == -1)
+			break;
+		for (i = 0; i < n && lo[i].val != ch; i++)
+			;
+		if (ch == '?' || ch == 0 || i == n) {
+			/* a foreign option (0) is unknown as typed; suggestions
+			 * come from the options the command takes */
+			lo[n].name = NULL;
+			rc = rw_option_error(e, lo, argv, optind, ch ? optopt : 0);
+			break;
+		}
+		o = v[i];
+		if (o->kind == CLI_STRING)
+			*(const char **)((char *)opts_of[i] + o->field) = optarg;
+		else if (o->kind == CLI_SET)
+			*(int *)((char *)opts_of[i] + o->field) = o->value;
+		else if (o->kind == CLI_VERSION)
+			rc = CLI_DONE_VERSION;
+		else {
+			fputs(c->usage, stdout);
+			fputs("\nOptions:\n", stdout);
+			print_options(stdout, v, n);
+			if (c->usage_tail)
+				printf("\n%s", c->usage_tail);
+			rc = CLI_DONE_HELP;
+		}
+		if (o->check && o->check(opts_of[i], optarg, e) < 0)
+			rc = -1;
+	}
+	free(lo);
+	free(v);
+	free(opts_of);
+	buf_release(&shorts);
+	return rc;
 }

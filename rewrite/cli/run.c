@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,9 @@ static const char run_usage[] =
 "marks against the repository again.\n";
 
 struct run_opts {
-	const char *rules, *repo, *to, *map_format;
-	int in_place, quiet, progress, verify_only, verify_split, msg_ids;
-	int rollback;
+	struct rw_options f;	/* the options shared with the filter */
+	const char *repo, *to;
+	int in_place, verify_only, rollback;
 	char **revs;
 	int nrevs;
 };
@@ -178,84 +179,58 @@ static int git_line(char **out, const char *dir, struct err *e, ...)
 
 /* ---- options ---- */
 
-enum {
-	RO_RULES = 256, RO_REPO, RO_TO, RO_IN_PLACE, RO_MAP_FORMAT, RO_PROGRESS,
-	RO_VERIFY_ONLY, RO_VERIFY_SPLIT, RO_NO_MSG_IDS, RO_ROLLBACK,
+#define F(field) offsetof(struct run_opts, field)
+
+/* run's own options; the shared ones (--rules, -q, ...) are options.c's */
+static const struct cli_option run_only_options[] = {
+	{ "repo", 0, CLI_STRING, "DIR", F(repo), 0, NULL,
+	  "the repository to migrate (default: the current\n"
+	  "directory's)", 0 },
+	{ "to", 0, CLI_STRING, "NEWDIR", F(to), 0, NULL,
+	  "write the new history into NEWDIR: a new\n"
+	  "repository, or the target of an earlier run", 0 },
+	{ "in-place", 0, CLI_SET, NULL, F(in_place), 1, NULL,
+	  "rewrite REPO's refs (the old ones are kept under\n"
+	  "refs/migrate/original/)", 0 },
+	{ "verify-only", 0, CLI_SET, NULL, F(verify_only), 1, NULL,
+	  "check the last run's maps and marks against the\n"
+	  "repository again; change nothing", 0 },
+	{ "rollback", 0, CLI_SET, NULL, F(rollback), 1, NULL,
+	  "undo a run that was interrupted instead of\n"
+	  "finishing it", 0 },
+	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
 };
 
-static const struct option run_options[] = {
-	{ "rules", required_argument, NULL, RO_RULES },
-	{ "repo", required_argument, NULL, RO_REPO },
-	{ "to", required_argument, NULL, RO_TO },
-	{ "in-place", no_argument, NULL, RO_IN_PLACE },
-	{ "commit-map-format", required_argument, NULL, RO_MAP_FORMAT },
-	{ "progress", no_argument, NULL, RO_PROGRESS },
-	{ "verify-only", no_argument, NULL, RO_VERIFY_ONLY },
-	{ "verify-split", no_argument, NULL, RO_VERIFY_SPLIT },
-	{ "no-rewrite-message-ids", no_argument, NULL, RO_NO_MSG_IDS },
-	{ "rollback", no_argument, NULL, RO_ROLLBACK },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
+#undef F
 
-static int run_option(struct run_opts *o, int c, const char *arg,
-		      struct err *e)
-{
-	switch (c) {
-	case RO_RULES: o->rules = arg; break;
-	case RO_REPO: o->repo = arg; break;
-	case RO_TO: o->to = arg; break;
-	case RO_IN_PLACE: o->in_place = 1; break;
-	case RO_MAP_FORMAT: o->map_format = arg; break;
-	case RO_PROGRESS: o->progress = 1; break;
-	case RO_VERIFY_ONLY: o->verify_only = 1; break;
-	case RO_VERIFY_SPLIT: o->verify_split = 1; break;
-	case RO_NO_MSG_IDS: o->msg_ids = 0; break;
-	case RO_ROLLBACK: o->rollback = 1; break;
-	case 'q': o->quiet = 1; o->progress = -1; break;
-	case 'h':
-		fputs(run_usage, stdout);
-		exit(0);
-	default:
-		return err_set(e, ERR_USAGE, "run: unknown option or missing "
-			       "value; see migrate run --help");
-	}
-	return 0;
-}
-
+/* 0 parsed, 1 --help answered, -1 e set */
 static int parse_run_options(struct run_opts *o, int argc, char **argv,
 			     struct err *e)
 {
-	enum cmap_format f;
-	int c;
+	const struct cli_command_options c = {
+		CLI_RUN, run_only_options, o, run_usage, NULL, 1,
+	};
+	int rc;
 
 	o->repo = ".";
-	o->msg_ids = -1; /* as the filter: with rules only */
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+qh", run_options, NULL)) != -1)
-		if (c == '?')
-			return rw_option_error(e, run_options, argv, optind, optopt);
-		else if (run_option(o, c, optarg, e) < 0)
-			return -1;
+	o->f.rewrite_message_ids = -1; /* as the filter: with rules only */
+	rc = cli_parse_options(&c, argc, argv, &o->f, e);
+	if (rc != CLI_PARSED)
+		return rc < 0 ? -1 : 1;
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0)
-		return err_set(e, ERR_USAGE, "run: unexpected argument '%s' "
+		return err_set(e, ERR_USAGE, "unexpected argument '%s' "
 			       "(revision arguments go after --)", argv[optind]);
 	o->revs = argv + optind;
 	o->nrevs = argc - optind;
 	if (o->to && o->in_place)
-		return err_set(e, ERR_USAGE, "run: --to and --in-place exclude "
+		return err_set(e, ERR_USAGE, "--to and --in-place exclude "
 			       "each other");
 	if (!o->to && !o->in_place)
-		return err_set(e, ERR_USAGE, "run: say where the result goes: "
+		return err_set(e, ERR_USAGE, "say where the result goes: "
 			       "--to NEWDIR or --in-place");
 	if (o->rollback && o->verify_only)
-		return err_set(e, ERR_USAGE, "run: --rollback and --verify-only "
+		return err_set(e, ERR_USAGE, "--rollback and --verify-only "
 			       "exclude each other");
-	if (o->map_format && cmap_format_parse(o->map_format, &f) < 0)
-		return err_set(e, ERR_USAGE, "--commit-map-format: expected "
-			       "filter-repo, lfs or bfg, got '%s'", o->map_format);
 	return 0;
 }
 
@@ -281,10 +256,10 @@ static int setup_to(struct run *r, struct err *e)
 		free(srcfile);
 		gitcmd_chomp(&src);
 		if (rc == 0)
-			rc = err_set(e, ERR_USAGE, "run: %s exists, is not empty and "
+			rc = err_set(e, ERR_USAGE, "%s exists, is not empty and "
 				     "holds no earlier migrate run", r->o.to);
 		else if (rc > 0 && strcmp(src.ptr, r->src_gitdir) != 0)
-			rc = err_set(e, ERR_USAGE, "run: %s was migrated from %s, "
+			rc = err_set(e, ERR_USAGE, "%s was migrated from %s, "
 				     "not from %s", r->o.to, src.ptr, r->src_gitdir);
 		buf_release(&src);
 		if (rc < 0)
@@ -335,7 +310,7 @@ static int check_sha1(const char *dir, struct err *e)
 
 	if (git_line(&fmt, dir, &ignored, "rev-parse", "--show-object-format",
 		     (char *)NULL) == 0 && strcmp(fmt, "sha1"))
-		rc = err_set(e, ERR_USAGE, "run: %s uses %s object ids; %s "
+		rc = err_set(e, ERR_USAGE, "%s uses %s object ids; %s "
 			     "repositories are not supported yet", dir, fmt, fmt);
 	free(fmt);
 	return rc;
@@ -356,12 +331,12 @@ static int recover(struct run *r, struct err *e)
 		return -1;
 	if (!found) {
 		n = state_clean(r->state, r->store);
-		if (n && !r->o.quiet)
+		if (n && !r->o.f.quiet)
 			fprintf(stderr, "migrate run: removed %zu file(s) an interrupted "
 				"run left in %s and %s/tmp; no ref had moved\n", n,
 				r->state, r->store);
 		if (r->o.rollback)
-			return err_set(e, ERR_USAGE, "run --rollback: no interrupted "
+			return err_set(e, ERR_USAGE, "--rollback: no interrupted "
 				       "run in %s", r->state);
 		return 0;
 	}
@@ -372,7 +347,7 @@ static int recover(struct run *r, struct err *e)
 		snprintf(e->msg + n, sizeof(e->msg) - n, " (while %s the "
 			 "interrupted run journaled in %s/journal)",
 			 r->o.rollback ? "rolling back" : "finishing", r->state);
-	} else if (!r->o.quiet) {
+	} else if (!r->o.f.quiet) {
 		fprintf(stderr, "migrate run: an interrupted run was found in %s: "
 			"%s (%zu ref(s)%s, %zu stale lock file(s) removed)\n",
 			r->state, r->o.rollback ? "rolled back" : "finished",
@@ -659,10 +634,12 @@ static void filter_options(const struct run *r, const struct state_files *f,
 			   struct rw_options *opt, char **report,
 			   char **report_json)
 {
-	memset(opt, 0, sizeof(*opt));
+	/* the shared options mean what they mean to the filter; the state
+	 * holds the filter-repo map (write_map_format adds the other) */
+	*opt = r->o.f;
+	opt->commit_map_format = NULL;
 	*report = path_of(r->state, "report.txt");
 	*report_json = path_of(r->state, "report.json");
-	opt->rules = r->o.rules;
 	opt->store = r->store;
 	opt->commit_map = f->map;
 	opt->ref_map = f->refmap;
@@ -670,13 +647,9 @@ static void filter_options(const struct run *r, const struct state_files *f,
 	opt->source_repo = r->o.repo;
 	opt->target_repo = r->dst;
 	opt->input_name = "git fast-export";
-	opt->quiet = r->o.quiet;
-	opt->verify_split = r->o.verify_split;
 	opt->report = *report;
 	opt->report_json = *report_json;
-	opt->progress = r->o.progress;
 	opt->progress_total = r->total;
-	opt->rewrite_message_ids = r->o.msg_ids;
 	opt->date_format = "raw-permissive";	/* as import_args gives it */
 }
 
@@ -926,7 +899,7 @@ static int write_map_format(struct run *r, const char *map_path,
 	char *path;
 	int rc;
 
-	if (!r->o.map_format || cmap_format_parse(r->o.map_format, &fmt) < 0 ||
+	if (!r->o.f.commit_map_format || cmap_format_parse(r->o.f.commit_map_format, &fmt) < 0 ||
 	    fmt == CMAP_FILTER_REPO)
 		return 0;
 	m = cmap_new();
@@ -1234,7 +1207,7 @@ static int refuse_in_progress(const char *dir, const char *gitdir,
 		int there = file_exists(p);
 		free(p);
 		if (there)
-			return err_set(e, ERR_USAGE, "run: %s is in the middle of a %s "
+			return err_set(e, ERR_USAGE, "%s is in the middle of a %s "
 				       "(%s/%s exists); finish or abort it first",
 				       dir, ops[i][1], gitdir, ops[i][0]);
 	}
@@ -1289,7 +1262,7 @@ static int refuse_untracked(const char *top, const char *what,
 			if (cut != end && S_ISDIR(st.st_mode))
 				continue;
 			if (!tracked_in(top, old, path, (size_t)(cut - path)))
-				rc = err_set(e, ERR_USAGE, "run: the untracked file %s "
+				rc = err_set(e, ERR_USAGE, "the untracked file %s "
 					     "would be overwritten by the new history "
 					     "of %s; move it away first", p.ptr, what);
 			break;
@@ -1314,7 +1287,7 @@ static int prepare(struct run *r, const struct state_files *fin,
 		if (clean < 0)
 			return -1;
 		if (!clean)
-			return err_set(e, ERR_USAGE, "run: %s has uncommitted "
+			return err_set(e, ERR_USAGE, "%s has uncommitted "
 				       "changes; commit or stash them first", r->dst);
 	}
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
@@ -1491,7 +1464,7 @@ static int check_worktree(const char *dir, const char *what,
 	if (oid_is_null(old) || oid_eq(old, new))
 		return 0;
 	if (clean_needed && (rc = worktree_clean(dir, e)) == 0)
-		return err_set(e, ERR_USAGE, "run: the work tree %s has uncommitted "
+		return err_set(e, ERR_USAGE, "the work tree %s has uncommitted "
 			       "changes and its branch %s would be rewritten; "
 			       "commit or stash them first", dir, what);
 	if (rc < 0)
@@ -1607,7 +1580,7 @@ static void summary(const struct run *r, const struct state_files *f)
 	struct buf refmap = BUF_INIT(SIZE_MAX / 2);
 	size_t after = 0, refs = 0, i;
 
-	if (r->o.quiet)
+	if (r->o.f.quiet)
 		return;
 	map_entries(&after, f->map, &ignored);
 	if (read_file(f->refmap, &refmap, &ignored) > 0)
@@ -1653,7 +1626,7 @@ static int verify_only(const struct run *r, struct err *e)
 
 	gitcmd_chomp(&text);
 	if (rc == 0)
-		rc = err_set(e, ERR_USAGE, "run --verify-only: %s: no earlier run",
+		rc = err_set(e, ERR_USAGE, "--verify-only: %s: no earlier run",
 			     path);
 	else if (rc > 0 && (text.len <= k || strncmp(text.ptr, "map-entries-before ", k) ||
 			    parse_u64(text.ptr + k, text.len - k, SIZE_MAX, &before) < 0))
@@ -1661,7 +1634,7 @@ static int verify_only(const struct run *r, struct err *e)
 	state_files_init(&f, r->state, "");
 	if (rc > 0)
 		rc = verify_run(r->dst, &f, (size_t)before, e);
-	if (rc == 0 && !r->o.quiet)
+	if (rc == 0 && !r->o.f.quiet)
 		fprintf(stderr, "migrate run: verified: the marks, commit map and "
 			"ref map in %s agree with %s\n", r->state, r->dst);
 	state_files_free(&f);
@@ -1677,6 +1650,8 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 
 	memset(&r, 0, sizeof(r));
 	rc = parse_run_options(&r.o, argc, argv, e);
+	if (rc > 0)
+		return 0;	/* --help */
 	if (rc == 0)
 		rc = setup(&r, e);
 	if (rc == 0 && !r.o.rollback)
