@@ -54,7 +54,7 @@ _migrate() {
 		;;
 	run)
 		words="--rules --repo --to --in-place --commit-map-format --progress
-			--verify-only --rollback --verify-split --no-rewrite-message-ids --quiet
+			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --quiet
 			--help"
 		;;
 	remap)

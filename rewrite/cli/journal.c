@@ -112,10 +112,10 @@ int journal_write(const struct journal *j, struct err *e)
 	buf_adds(&b, "end\n");
 	/* a newline in a path would break the line format */
 	if (strchr(j->dir, '\n') || strchr(j->gitdir, '\n') || strchr(j->commondir, '\n'))
-		r = err_set(e, ERR_USAGE, "run: a repository path holds a newline");
+		r = err_set(e, ERR_USAGE, "a repository path holds a newline");
 	for (i = 0; r == 0 && i < j->nwts; i++)
 		if (strchr(j->wts[i], '\n'))
-			r = err_set(e, ERR_USAGE, "run: a work tree path holds a newline");
+			r = err_set(e, ERR_USAGE, "a work tree path holds a newline");
 	path = path2(j->state, "journal", "");
 	if (r == 0)
 		r = rw_atomic_prepare(path, &b, &tmp, e);
@@ -275,7 +275,7 @@ static int move_refs(const struct journal *j, int forward, struct err *e)
 		if (oid_eq(&cur, want))
 			continue;
 		if (!oid_eq(&cur, from)) {
-			r = err_set(e, ERR_IO, "run: %s is %s, neither its value before "
+			r = err_set(e, ERR_IO, "%s is %s, neither its value before "
 				    "(%s) nor after (%s) the interrupted run; nothing "
 				    "was moved", x->name, oid_hex(&cur, h1),
 				    oid_hex(&x->old, h2), oid_hex(&x->new, h3));
@@ -446,7 +446,7 @@ int state_lock(const char *state, int *fd, struct err *e)
 	}
 	if (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			err_set(e, ERR_USAGE, "run: another migrate run holds %s; "
+			err_set(e, ERR_USAGE, "another migrate run holds %s; "
 				"wait for it to end", path);
 		else
 			err_errno(e, ERR_IO, "%s: cannot lock", path);

@@ -164,17 +164,13 @@ static int dry_run_output(const struct rw_options *opt, struct err *e)
 
 /*
  * The one shape of every error: "migrate: error: MSG" for the filter,
- * "migrate CMD: error: MSG" for a command (a "CMD: " the message starts
- * with is not said twice); a usage error adds where help is. Returns the
- * exit status.
+ * "migrate CMD: error: MSG" for a command; a usage error adds where help
+ * is. Returns the exit status.
  */
 static int report_error(const char *cmd, const struct err *e)
 {
 	const char *msg = e->msg;
-	size_t n = cmd ? strlen(cmd) : 0;
 
-	if (cmd && !strncmp(msg, cmd, n) && msg[n] == ':' && msg[n + 1] == ' ')
-		msg += n + 2;
 	fprintf(stderr, "migrate%s%s: error: %s\n", cmd ? " " : "",
 		cmd ? cmd : "", msg);
 	if (e->kind == ERR_USAGE && !strncmp(msg, "unknown ", 8))

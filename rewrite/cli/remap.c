@@ -60,7 +60,7 @@ static int load_map(struct remap *r, struct err *e)
 
 	r->map = cmap_new();
 	if (access(r->map_path, R_OK) < 0)
-		return err_errno(e, ERR_USAGE, "remap: %s", r->map_path);
+		return err_errno(e, ERR_USAGE, "%s", r->map_path);
 	if (cmap_load(r->map, r->map_path, e) < 0)
 		return -1;
 	n = cmap_count(r->map);
@@ -410,7 +410,7 @@ static int branches(struct gitrefs *out, const struct remap *r,
 		snprintf(ref, sizeof(ref), "refs/heads/%s", r->branches[i]);
 		if (!(g = gitrefs_find(&all, ref))) {
 			gitrefs_free(&all);
-			return err_set(e, ERR_USAGE, "remap: no branch '%s'",
+			return err_set(e, ERR_USAGE, "no branch '%s'",
 				       r->branches[i]);
 		}
 		out->v[out->n] = *g;
@@ -427,7 +427,7 @@ static int clean_tree(struct err *e)
 			 (char *)NULL);
 
 	if (rc == 0 && out.len)
-		rc = err_set(e, ERR_USAGE, "remap: the work tree has uncommitted "
+		rc = err_set(e, ERR_USAGE, "the work tree has uncommitted "
 			     "changes; commit or stash them first");
 	else if (rc > 0)
 		rc = err_set(e, ERR_IO, "git status failed");
@@ -456,7 +456,7 @@ static int remap_all(struct remap *r, struct err *e)
 		rc = remap_branch(r, &list.v[i], e);
 	/* other branches were rebased aside: HEAD never left its branch */
 	if (rc == 0 && r->refused)
-		rc = err_set(e, ERR_IO, "remap: %d branch(es) not moved (see above)",
+		rc = err_set(e, ERR_IO, "%d branch(es) not moved (see above)",
 			     r->refused);
 	gitrefs_free(&list);
 	buf_release(&head);
@@ -487,7 +487,7 @@ static int default_map(struct remap *r, char **owned, struct err *e)
 		r->map_path = *owned = xstrdup(dir.ptr);
 	buf_release(&dir);
 	if (!r->map_path)
-		return err_set(e, ERR_USAGE, "remap: no .git/migrate/commit-map "
+		return err_set(e, ERR_USAGE, "no .git/migrate/commit-map "
 			       "here: give --commit-map FILE (the map of the "
 			       "migration, from whoever ran it)");
 	return 0;
