@@ -118,9 +118,9 @@ int journal_write(const struct journal *j, struct err *e)
 			r = err_set(e, ERR_USAGE, "a work tree path holds a newline");
 	path = path2(j->state, "journal", "");
 	if (r == 0)
-		r = rw_atomic_prepare(path, &b, &tmp, e);
+		r = atomic_write_prepare(path, &b, &tmp, e);
 	if (r == 0)
-		r = rw_atomic_commit(tmp, path, e);
+		r = atomic_write_commit(tmp, path, e);
 	if (r == 0 && fsync_dir(j->state) < 0)
 		r = err_errno(e, ERR_IO, "%s: cannot sync", j->state);
 	free(tmp);
@@ -467,7 +467,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-/* "<anything>.tmp-" and six characters: rw_atomic_prepare's names. */
+/* "<anything>.tmp-" and six characters: atomic_write_prepare's names. */
 static int is_atomic_tmp(const char *name)
 {
 	const char *t = strstr(name, ".tmp-");

@@ -118,10 +118,10 @@ static int read_file(const char *path, struct buf *out, struct err *e)
 static int write_file(const char *path, const struct buf *data, struct err *e)
 {
 	char *tmp = NULL;
-	int r = rw_atomic_prepare(path, data, &tmp, e);
+	int r = atomic_write_prepare(path, data, &tmp, e);
 
 	if (r == 0)
-		r = rw_atomic_commit(tmp, path, e);
+		r = atomic_write_commit(tmp, path, e);
 	free(tmp);
 	return r;
 }

@@ -268,13 +268,13 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
 
 /*
  * Atomic replacement of path by data: written to a temp file in the same
- * directory, fsynced, then renamed. rw_atomic_prepare leaves the temp file
+ * directory, fsynced, then renamed. atomic_write_prepare leaves the temp file
  * (its name in *tmp, caller frees) so that several files can be committed
- * together with rw_atomic_commit, or dropped with unlink.
+ * together with atomic_write_commit, or dropped with unlink.
  */
-int rw_atomic_prepare(const char *path, const struct buf *data, char **tmp,
+int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
 		      struct err *e);
-int rw_atomic_commit(const char *tmp, const char *path, struct err *e);
+int atomic_write_commit(const char *tmp, const char *path, struct err *e);
 
 /*
  * tree.c: the per-commit tree state fast-import keeps, copied so that

@@ -192,7 +192,7 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out)
 	return ret;
 }
 
-int rw_atomic_prepare(const char *path, const struct buf *data, char **tmp,
+int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
 		      struct err *e)
 {
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
@@ -231,7 +231,7 @@ fail:
 	return -1;
 }
 
-int rw_atomic_commit(const char *tmp, const char *path, struct err *e)
+int atomic_write_commit(const char *tmp, const char *path, struct err *e)
 {
 	if (rename(tmp, path) < 0) {
 		err_errno(e, ERR_IO, "%s: cannot rename into place", path);

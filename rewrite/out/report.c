@@ -520,12 +520,12 @@ int report_write(struct report *r, const struct report_totals *t,
 		if (!strcmp(r->txt, "-"))
 			fwrite(out.ptr, 1, out.len, stderr);
 		else
-			rc = rw_atomic_prepare(r->txt, &out, tmp_txt, e);
+			rc = atomic_write_prepare(r->txt, &out, tmp_txt, e);
 	}
 	if (rc == 0 && r->json) {
 		buf_reset(&out);
 		write_json(r, t, rules, &out);
-		rc = rw_atomic_prepare(r->json, &out, tmp_json, e);
+		rc = atomic_write_prepare(r->json, &out, tmp_json, e);
 	}
 	buf_release(&out);
 	return rc;
