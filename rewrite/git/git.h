@@ -273,7 +273,7 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
  * together with atomic_write_commit, or dropped with unlink.
  */
 int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
-		      struct err *e);
+			 struct err *e);
 int atomic_write_commit(const char *tmp, const char *path, struct err *e);
 
 /*

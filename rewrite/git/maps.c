@@ -193,7 +193,7 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out)
 }
 
 int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
-		      struct err *e)
+			 struct err *e)
 {
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
 	size_t off = 0;
