@@ -186,11 +186,10 @@ static int file_get(struct blobs *b, const char *path, size_t len,
 	}
 	f = xcalloc(1, sizeof(*f));
 	if (split_spec_new(&f->spec, record, into, head, e) < 0) {
-		char msg[sizeof(e->msg)];
-		memcpy(msg, e->msg, sizeof(msg));
 		free(f);
-		return err_set(e, ERR_USAGE, "%s:%zu: %s", b->opt.rules,
-			       rules_rule_line(rule), msg);
+		e->kind = ERR_USAGE;
+		return err_prefix(e, "%s:%zu: ", b->opt.rules,
+				  rules_rule_line(rule));
 	}
 	f->cache = split_cache_new(f->spec);
 	f->path = xmemdup(path, len);
@@ -355,11 +354,10 @@ static int learn_base(struct blobs *b, struct split_file *f,
 	/* a cache of its own: f's cache stays in step with f->ids */
 	cache = split_cache_new(f->spec);
 	if (split_run(cache, data, len, &res, e) < 0) {
-		char msg[sizeof(e->msg)];
-		memcpy(msg, e->msg, sizeof(msg));
 		split_cache_free(cache);
-		return err_set(e, ERR_USAGE, "%s in commit %.*s (of an earlier "
-			       "run): %s", f->path, OID_HEX, name, msg);
+		e->kind = ERR_USAGE;
+		return err_prefix(e, "%s in commit %.*s (of an earlier run): ",
+				  f->path, OID_HEX, name);
 	}
 	for (i = 0; i < split_result_count(res); i++) {
 		const struct split_part *p = split_result_part(res, i);
@@ -773,12 +771,11 @@ int splits_place(struct blobs *b, struct stream_cmd *c, struct blob_info *bi,
 	if (r == 0 && mem)
 		blob_forget_copy(b, bi);
 	if (r < 0) {
-		char msg[sizeof(e->msg)];
-		memcpy(msg, e->msg, sizeof(msg));
 		commit_name(b, where, sizeof(where));
 		/* the rule does not fit the data: a rule error (exit 1) */
-		return err_set(e, ERR_USAGE, "%.*s in commit %s: %s",
-			       (int)c->path.len, c->path.ptr, where, msg);
+		e->kind = ERR_USAGE;
+		return err_prefix(e, "%.*s in commit %s: ", (int)c->path.len,
+				  c->path.ptr, where);
 	}
 	if (b->opt.verify_split && !split_result_reassembles(res)) {
 		commit_name(b, where, sizeof(where));
