@@ -582,6 +582,8 @@ static void held_counted(size_t n, const char *orig_hex)
 	stream_blob(&input, 1, orig_hex, content, n);
 	fx_open(&f, input.ptr, input.len);
 	fx_read(&f, 1, orig_hex);
+	/* the data and the LF after it are read */
+	assert_int_equal(stream_reader_offset(f.in), input.len);
 	fx_at_end(&f);
 	bi = f.marks[1].blob;
 	assert_int_equal(bi->size, n);
@@ -635,6 +637,67 @@ static void test_held_in_memory_boundary(void **state)
 	held_counted(HELD_IN_MEMORY, NULL);
 	held_counted(HELD_IN_MEMORY + 1, NULL);
 	held_counted(0, NULL);
+}
+
+/*
+ * A large blob whose first chunks fit in memory: a blob of 600 KiB before
+ * it leaves the rest of the reader's buffer as its first chunk, so it is
+ * held in memory first and spooled when it outgrows HELD_IN_MEMORY; the
+ * memory is let go then (memory does not grow with the blob).
+ */
+static void test_held_memory_then_spool(void **state)
+{
+	const size_t pad = 600 << 10, n = HELD_IN_MEMORY + 5000;
+	char *padding = make_content(pad, 11);
+	struct buf input = BUF_INIT(SIZE_MAX), want = BUF_INIT(SIZE_MAX);
+	struct buf data = BUF_INIT(SIZE_MAX);
+	struct blob_info *bi;
+	struct oid id;
+	struct fx f;
+	char *content;
+	int delimited;
+
+	(void)state;
+	content = make_content(n, 12);
+	assert_null(memmem(content, n, "EOD", 3));	/* no delimiter line */
+	for (delimited = 0; delimited <= 1; delimited++) {
+		/* the blob's data: with <<EOD, the LF before the delimiter
+		 * line belongs to it */
+		buf_reset(&data);
+		assert_int_equal(buf_add(&data, content, n), 0);
+		if (delimited)
+			assert_int_equal(buf_addch(&data, '\n'), 0);
+		git_blob_id(data.ptr, data.len, &id);
+		buf_reset(&input);
+		stream_blob(&input, 1, NULL, padding, pad);
+		if (delimited) {
+			assert_int_equal(buf_adds(&input, "blob\nmark :2\ndata <<EOD\n"), 0);
+			assert_int_equal(buf_add(&input, data.ptr, data.len), 0);
+			assert_int_equal(buf_adds(&input, "EOD\n"), 0);
+		} else {
+			stream_blob(&input, 2, NULL, data.ptr, data.len);
+		}
+		fx_open(&f, input.ptr, input.len);
+		fx_read(&f, 1, NULL);
+		fx_read(&f, 2, NULL);
+		fx_at_end(&f);
+		bi = f.marks[2].blob;
+		assert_int_equal(bi->size, data.len);
+		assert_oid_equal(&f.ids[2], &id);
+		assert_non_null(bi->held->spool);
+		assert_int_equal(bi->held->mem.cap, 0);
+		assert_int_equal(bi->held->mem.len, 0);
+		fx_declare(&f, 2);
+		buf_reset(&want);
+		want_blob(&want, 2, data.ptr, data.len);
+		assert_buf_equal(fx_output(&f), &want);
+		fx_close(&f);
+	}
+	buf_release(&input);
+	buf_release(&want);
+	buf_release(&data);
+	free(padding);
+	free(content);
 }
 
 static void test_held_lazy(void **state)
@@ -792,10 +855,14 @@ static void held_delimited_large(const char *orig_hex)
 	assert_int_equal(buf_adds(&input, "XYZ\n"), 0);
 	fx_open(&f, input.ptr, input.len);
 	fx_read(&f, 3, orig_hex);
+	assert_int_equal(stream_reader_offset(f.in), input.len);
 	fx_at_end(&f);
 	bi = f.marks[3].blob;
 	assert_int_equal(bi->size, content.len);
+	/* line by line into memory, then spooled: the memory let go */
 	assert_non_null(bi->held->spool);
+	assert_int_equal(bi->held->mem.cap, 0);
+	assert_int_equal(bi->held->mem.len, 0);
 	if (orig_hex)
 		assert_true(oid_is_null(&f.ids[3]));
 	else
@@ -941,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_held_small),
 		cmocka_unit_test(test_held_large_spooled),
 		cmocka_unit_test(test_held_in_memory_boundary),
+		cmocka_unit_test(test_held_memory_then_spool),
 		cmocka_unit_test(test_held_lazy),
 		cmocka_unit_test(test_held_declare_twice),
 		cmocka_unit_test(test_held_flush),
