@@ -413,15 +413,15 @@ struct fx {
 	struct buf got;
 };
 
-/* The blob's way over the stream `input`, rules `*.bin lfs` (dry run: no
- * store), the source an empty repository (a blob that is nowhere else
- * is not found there either). */
-static void fx_open(struct fx *f, const void *input, size_t len)
+/* The blob's way over the stream `input` with this rule file (NULL: a
+ * path where no file is), dry run (no store), the source an empty
+ * repository (a blob that is nowhere else is not found there either).
+ * Returns what blobs_new does; f->b is set either way. */
+static int fx_open_rules(struct fx *f, const void *input, size_t len,
+			 const char *rules, struct err *e)
 {
-	static const char rules[] = "*.bin  lfs\n";
 	struct blob_options opt = { NULL, NULL, 1, 1, 0 };
 	struct blob_env env;
-	struct err e = ERR_INIT;
 	size_t i;
 
 	memset(f, 0, sizeof(*f));
@@ -429,7 +429,8 @@ static void fx_open(struct fx *f, const void *input, size_t len)
 	tmp_path(f->out_path, sizeof(f->out_path), "out");
 	tmp_path(f->rules_path, sizeof(f->rules_path), "rules");
 	write_file(f->in_path, input, len);
-	write_file(f->rules_path, rules, sizeof(rules) - 1);
+	if (rules)
+		write_file(f->rules_path, rules, strlen(rules));
 	f->in_fd = open(f->in_path, O_RDONLY);
 	f->out_fd = open(f->out_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(f->in_fd >= 0 && f->out_fd >= 0);
@@ -447,7 +448,15 @@ static void fx_open(struct fx *f, const void *input, size_t len)
 	env = (struct blob_env){ f->in, f->out, &f->cmd, f->ts, f->src,
 				 f->src, f->hash, NULL };
 	opt.rules = f->rules_path;
-	if (blobs_new(&f->b, &opt, &env, &e) < 0)
+	return blobs_new(&f->b, &opt, &env, e);
+}
+
+/* ... with the rules `*.bin lfs`. */
+static void fx_open(struct fx *f, const void *input, size_t len)
+{
+	struct err e = ERR_INIT;
+
+	if (fx_open_rules(f, input, len, "*.bin  lfs\n", &e) < 0)
 		fail_msg("blobs_new: %s", e.msg);
 }
 
@@ -793,35 +802,43 @@ static void test_held_delimited(void **state)
 {
 	static const char delimited[] =
 		"blob\nmark :1\ndata <<EOF\nhello\nEOF\n"
-		"blob\nmark :2\ndata <<END\nline one\nEOF\n\nline three\nEND\n";
+		"blob\nmark :2\ndata <<END\nline one\nEOF\n\nline three\nEND\n"
+		"blob\nmark :3\ndata <<EOF\nEOF\n";
 	static const char two[] = "line one\nEOF\n\nline three\n";
 	struct buf want = BUF_INIT(SIZE_MAX), counted = BUF_INIT(SIZE_MAX);
-	struct oid id1, id2;
+	struct oid id1, id2, id3;
 	struct fx f;
 
 	(void)state;
 	git_blob_id("hello\n", 6, &id1);
 	git_blob_id(two, sizeof(two) - 1, &id2);
+	git_blob_id("", 0, &id3);
 	fx_open(&f, delimited, sizeof(delimited) - 1);
 	fx_read(&f, 1, NULL);
 	fx_read(&f, 2, NULL);
+	fx_read(&f, 3, NULL);
 	fx_at_end(&f);
 	assert_oid_equal(&f.ids[1], &id1);
 	assert_oid_equal(&f.ids[2], &id2);
+	assert_oid_equal(&f.ids[3], &id3);
 	assert_int_equal(f.marks[1].blob->size, 6);
 	assert_int_equal(f.marks[2].blob->size, sizeof(two) - 1);
+	assert_int_equal(f.marks[3].blob->size, 0);
 	fx_flush(&f);
 	want_blob(&want, 1, "hello\n", 6);
 	want_blob(&want, 2, two, sizeof(two) - 1);
+	want_blob(&want, 3, "", 0);
 	assert_buf_equal(fx_output(&f), &want);
 	fx_close(&f);
 
 	/* the same blobs, counted: the same output */
 	stream_blob(&counted, 1, NULL, "hello\n", 6);
 	stream_blob(&counted, 2, NULL, two, sizeof(two) - 1);
+	stream_blob(&counted, 3, NULL, "", 0);
 	fx_open(&f, counted.ptr, counted.len);
 	fx_read(&f, 1, NULL);
 	fx_read(&f, 2, NULL);
+	fx_read(&f, 3, NULL);
 	fx_at_end(&f);
 	fx_flush(&f);
 	assert_buf_equal(fx_output(&f), &want);
@@ -1020,6 +1037,42 @@ static void test_held_mark_defined_again(void **state)
 	fx_close(&f);
 }
 
+/* A rule file that cannot be used: -1 with one message naming the file
+ * (and line), and what blobs_new made is freed by blobs_free. */
+static void test_blobs_new_errors(void **state)
+{
+	static const struct {
+		const char *rules, *at;	/* at: after the file name */
+	} cases[] = {
+		{ NULL, NULL },				/* no such file */
+		{ "*.bin  lfs\n*.iso  annex\n", ":2:" },	/* not supported */
+		{ "*.bin  lfs\n*.iso  size>  lfs\n", ":2:" },	/* syntax */
+		{ "*.bin  frobnicate\n", ":1:" },		/* no such action */
+	};
+	struct err e;
+	struct fx f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		e = (struct err)ERR_INIT;
+		assert_int_equal(fx_open_rules(&f, "", 0, cases[i].rules, &e), -1);
+		assert_int_equal(e.kind, ERR_USAGE);
+		assert_non_null(f.b);
+		if (!strstr(e.msg, f.rules_path))
+			fail_msg("case %zu: '%s' does not name %s", i, e.msg,
+				 f.rules_path);
+		if (cases[i].at) {
+			const char *p = strstr(e.msg, f.rules_path) +
+					strlen(f.rules_path);
+			if (strncmp(p, cases[i].at, strlen(cases[i].at)))
+				fail_msg("case %zu: '%s': want %s%s", i, e.msg,
+					 f.rules_path, cases[i].at);
+		}
+		fx_close(&f);
+	}
+}
+
 /* ---- group ---- */
 
 static int setup(void **state)
@@ -1054,6 +1107,7 @@ int main(void)
 		cmocka_unit_test(test_policy_protected),
 		cmocka_unit_test(test_policy_notes),
 		cmocka_unit_test(test_policy_regex_failure),
+		cmocka_unit_test(test_blobs_new_errors),
 		cmocka_unit_test(test_held_small),
 		cmocka_unit_test(test_held_large_spooled),
 		cmocka_unit_test(test_held_in_memory_boundary),
