@@ -948,6 +948,37 @@ static void test_held_truncated(void **state)
 	free(content);
 }
 
+/* The same content under three marks read before any commit (the second
+ * lazy): each mark gets its blob written, all with the one id. */
+static void test_held_same_content_three_marks(void **state)
+{
+	struct buf input = BUF_INIT(SIZE_MAX), want = BUF_INIT(SIZE_MAX);
+	struct oid id;
+	struct fx f;
+	int i;
+
+	(void)state;
+	git_blob_id("dup", 3, &id);
+	stream_blob(&input, 1, NULL, "dup", 3);
+	stream_blob(&input, 2, fake_orig, "dup", 3);
+	stream_blob(&input, 3, NULL, "dup", 3);
+	fx_open(&f, input.ptr, input.len);
+	fx_read(&f, 1, NULL);
+	fx_read(&f, 2, fake_orig);
+	fx_read(&f, 3, NULL);
+	fx_at_end(&f);
+	fx_flush(&f);
+	for (i = 1; i <= 3; i++) {
+		assert_int_equal(f.marks[i].declared, 1);
+		assert_oid_equal(&f.ids[i], &id);
+		want_blob(&want, (uint64_t)i, "dup", 3);
+	}
+	assert_buf_equal(fx_output(&f), &want);
+	buf_release(&input);
+	buf_release(&want);
+	fx_close(&f);
+}
+
 /*
  * The same content again under a new mark, after the first copy went
  * out: the second blob command carries the data, so declaring its mark
@@ -1122,6 +1153,7 @@ int main(void)
 		cmocka_unit_test(test_held_delimited),
 		cmocka_unit_test(test_held_delimited_large),
 		cmocka_unit_test(test_held_truncated),
+		cmocka_unit_test(test_held_same_content_three_marks),
 		cmocka_unit_test(test_held_same_content_after_written),
 		cmocka_unit_test(test_held_mark_defined_again),
 	};
