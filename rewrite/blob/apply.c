@@ -646,7 +646,8 @@ int blobs_flush(struct blobs *b, struct err *e)
 
 	for (i = 0; i < b->pending.n && r == 0; i++) {
 		struct emit_ent *p = &b->pending.v[i];
-		if (!p->m->consumed)
+		/* a mark defined again names its last blob only */
+		if (!p->m->consumed && p->m->blob == p->bi)
 			r = declare(b, p->m, p->bi, e);
 	}
 	for (i = 0; i < b->pending.n; i++) {

@@ -214,7 +214,8 @@ int blobs_read(struct blobs *b, struct blob_mark *m, const struct oid *orig,
 		return -1;
 	bi = lazy ? blob_new_lazy(b, size, orig) : blob_get(b, &id, size);
 	bi->est = b->data_est;
-	if (!bi->held && !bi->emitted)
+	/* even when the content went out already: this mark has not */
+	if (!bi->held)
 		bi->held = h;
 	else
 		held_free(h);
@@ -309,6 +310,7 @@ void content_close(struct content *c)
 /* Computes bi's id if it is not known yet (struct blob_info). */
 int ensure_id(struct blobs *b, struct blob_info *bi, struct err *e)
 {
+	struct blob_info *known;
 	struct content c;
 	ssize_t n;
 
@@ -324,7 +326,11 @@ int ensure_id(struct blobs *b, struct blob_info *bi, struct err *e)
 		return -1;
 	obj_hash_final(b->hash, &bi->id);
 	bi->id_known = 1;
-	HASH_ADD(hh, b->byid, id.hash, OID_RAW, bi);
+	/* a lazy blob of content already known stays out of the table (one
+	 * entry per id): lookups find the other */
+	HASH_FIND(hh, b->byid, bi->id.hash, OID_RAW, known);
+	if (!known)
+		HASH_ADD(hh, b->byid, id.hash, OID_RAW, bi);
 	if (bi->mark)
 		*bi->mark->id = bi->id;
 	return 0;

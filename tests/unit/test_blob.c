@@ -994,16 +994,11 @@ static void test_held_same_content_after_written(void **state)
 
 	(void)state;
 	/*
-	 * KNOWN BUG, skipped until fixed (TEST_BLOB_KNOWN_BUGS=1 runs it):
-	 * blobs_read finds the content's blob_info already emitted and
-	 * throws the new held copy away; blobs_declare then looks for the
-	 * content in the source repository and fails ("is needed again but
-	 * is neither in the stream any more nor in repository"). End to
-	 * end: such a stream (git fast-import takes it) makes `migrate
-	 * --rules` exit 3.
+	 * Was a bug: blobs_read found the content's blob_info already
+	 * emitted and threw the new held copy away; blobs_declare then
+	 * looked for the content in the source repository and failed (exit
+	 * 3 end to end, for a stream git fast-import takes).
 	 */
-	if (!getenv("TEST_BLOB_KNOWN_BUGS"))
-		skip();
 	stream_blob(&input, 1, NULL, "again", 5);
 	stream_blob(&input, 2, NULL, "again", 5);
 	fx_open(&f, input.ptr, input.len);
@@ -1039,16 +1034,11 @@ static void test_held_mark_defined_again(void **state)
 
 	(void)state;
 	/*
-	 * KNOWN BUG, skipped until fixed (TEST_BLOB_KNOWN_BUGS=1 runs it):
-	 * blobs_flush declares the pending entries in order, so the first
-	 * blob goes out under :1, the mark counts as declared and the
-	 * second is never written. End to end (blob :1 "first", blob :1
-	 * "second", a commit that does not use :1, then one with M :1 f):
-	 * fast-import of the input gives f = "second", of migrate --rules'
-	 * output f = "first", exit 0.
+	 * Was a bug: blobs_flush declared the pending entries in order, so
+	 * the first blob went out under :1, the mark counted as declared and
+	 * the second was never written (end to end: fast-import of the
+	 * input gives f = "second", of migrate --rules' output "first").
 	 */
-	if (!getenv("TEST_BLOB_KNOWN_BUGS"))
-		skip();
 	git_blob_id("second", 6, &id);
 	stream_blob(&input, 1, NULL, "first", 5);
 	stream_blob(&input, 1, NULL, "second", 6);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# marks_reused.sh - blobs and marks as frontends other than git
+# fast-export write them (no original-oid, no repository behind the
+# stream), through migrate with rules. git fast-import judges: the output
+# imports to the same commits as the input.
+#
+#  * the same content under a second mark after the first copy went out
+#    (migrate used to look for it in a repository and exit 3);
+#  * a mark defined twice before a commit uses it (fast-import takes the
+#    later blob; migrate used to write the earlier one under the mark,
+#    exit 0: a silently wrong file).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cd "$SCRATCH"
+printf '*.tmp drop\n*.bin size>1MB drop\n' >rules
+
+again() {
+	cat <<'EOF'
+blob
+mark :1
+data 6
+again
+
+commit refs/heads/main
+mark :2
+committer A <a@example.org> 1700000000 +0000
+data 2
+X
+M 100644 :1 a.txt
+
+blob
+mark :3
+data 6
+again
+
+commit refs/heads/main
+mark :4
+committer A <a@example.org> 1700000001 +0000
+data 2
+Y
+from :2
+M 100644 :3 b.txt
+
+EOF
+}
+
+twice() {
+	cat <<'EOF'
+blob
+mark :1
+data 6
+first
+
+blob
+mark :1
+data 7
+second
+
+commit refs/heads/main
+mark :2
+committer A <a@example.org> 1700000000 +0000
+data 2
+X
+M 100644 inline x.txt
+data 2
+x
+
+commit refs/heads/main
+mark :3
+committer A <a@example.org> 1700000001 +0000
+data 2
+Y
+from :2
+M 100644 :1 f.txt
+
+EOF
+}
+
+mkdir nowhere
+for case in again twice; do
+	"$case" >"$case.fi"
+	rc=0
+	(cd nowhere && GIT_CEILING_DIRECTORIES="$SCRATCH" \
+		"$MIGRATE" --rules ../rules <"../$case.fi" >"../$case.out" 2>"../$case.err") || rc=$?
+	[ "$rc" = 0 ] || die "$case: migrate exited $rc: $(cat "$case.err")"
+	for s in fi out; do
+		git init -q --bare "$case-$s.git"
+		git -C "$case-$s.git" fast-import --quiet <"$case.$s" ||
+			die "$case: fast-import refused the $s stream"
+	done
+	want="$(git -C "$case-fi.git" rev-parse main)"
+	got="$(git -C "$case-out.git" rev-parse main)"
+	[ "$want" = "$got" ] || die "$case: input imports to $want, output to $got:
+$(git -C "$case-out.git" ls-tree -r main)"
+done
+[ "$(git -C twice-out.git cat-file -p main:f.txt)" = second ] ||
+	die "twice: f.txt is not the later blob"
+info "a content again under a new mark, a mark defined twice: the commits fast-import makes of the input"
+echo "marks_reused: ok"
