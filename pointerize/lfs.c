@@ -53,10 +53,14 @@ static int encode(struct buf *b, const char *hex, uint64_t size,
 	if (buf_adds(b, "version " LFS_VERSION "\n") < 0)
 		return -1;
 	for (i = 0; ext && i < LFS_EXT_SLOTS; i++) {
+		/* names and values as bytes: a NUL in them is kept, as
+		 * git-lfs keeps it */
 		if (ext[i].set &&
-		    buf_printf(b, "ext-%d-%.*s %.*s\n", i,
-			       (int)ext[i].name_len, ext[i].name,
-			       (int)ext[i].value_len, ext[i].value) < 0)
+		    (buf_printf(b, "ext-%d-", i) < 0 ||
+		     buf_add(b, ext[i].name, ext[i].name_len) < 0 ||
+		     buf_addch(b, ' ') < 0 ||
+		     buf_add(b, ext[i].value, ext[i].value_len) < 0 ||
+		     buf_addch(b, '\n') < 0))
 			return -1;
 	}
 	return buf_printf(b, "oid sha256:%.64s\nsize %" PRIu64 "\n", hex, size);

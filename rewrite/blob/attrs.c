@@ -145,12 +145,18 @@ static int wants_lfs(struct blobs *b, const char *path, size_t len,
 	struct blob_info *bi;
 	const struct rule *rule;
 	enum blob_action action;
+	int r;
 
 	if (!blob_convertible(path, len, mode))
 		return 0;
 	HASH_FIND(hh_ptr, b->byptr, id->hash, OID_RAW, bi);
 	if (bi)
 		return 1;
+	/* a part of a split file: text this run wrote (inline, so in no
+	 * repository), never LFS */
+	r = splits_is_part(b, path, len, id, e);
+	if (r)
+		return r < 0 ? -1 : 0;
 	if (blob_for_entry(b, id, &bi, e) < 0)
 		return -1;
 	if (bi->size == 0) {
