@@ -256,6 +256,11 @@ uint64_t blobs_converted(const struct blobs *b)
 	return b->converted;
 }
 
+const char *blobs_store(const struct blobs *b)
+{
+	return b->store ? ptr_store_dir(b->store) : NULL;
+}
+
 uint64_t blobs_split_failures(const struct blobs *b)
 {
 	return b->split_failures;

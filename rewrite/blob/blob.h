@@ -121,6 +121,9 @@ void blobs_free(struct blobs *b);
 const struct rules *blobs_rules(const struct blobs *b);
 /* Blobs converted so far (progress). */
 uint64_t blobs_converted(const struct blobs *b);
+/* The LFS store's directory; NULL when nothing is stored (no lfs rule,
+ * or a dry run). */
+const char *blobs_store(const struct blobs *b);
 /* Split versions that did not reassemble (--verify-split). */
 uint64_t blobs_split_failures(const struct blobs *b);
 

@@ -595,6 +595,7 @@ static int do_commit(struct rw *rw, struct err *e)
 	}
 	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
 		return err_at_input(e);
+	rw->commits_with_orig += c->has_orig;
 	if (!rw->no_ids && commit_from(rw, b, e) < 0)
 		return -1;
 	if (!rw->no_ids && !oid_is_null(&b->tip))
@@ -1227,6 +1228,26 @@ static int run(struct rw *rw, struct err *e)
 	return rw->blobs ? blobs_flush(rw->blobs, e) : 0;
 }
 
+/*
+ * What the user cannot see from the stream and may not expect: a commit
+ * map that maps nothing, because the export had no original ids; and
+ * where the LFS objects went (a default store is the repository of the
+ * current directory, which need not be the one fast-import writes).
+ */
+static void summary(struct rw *rw)
+{
+	const char *store = rw->blobs ? blobs_store(rw->blobs) : NULL;
+	uint64_t n = rw->blobs ? blobs_converted(rw->blobs) : 0;
+
+	if (rw->opt->commit_map && rw->commits_seen && !rw->commits_with_orig)
+		warning("migrate: warning: no commit of the stream had an "
+			"original-oid, so the commit map maps none of them "
+			"(export with git fast-export --show-original-ids)");
+	if (store && n)
+		warning("migrate: %llu LFS object(s) stored in %s",
+			(unsigned long long)n, store);
+}
+
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	      struct err *e)
 {
@@ -1264,6 +1285,8 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 		r = outputs_commit(&rw, tmp, e);
 	else
 		outputs_drop(tmp);
+	if (r == 0 && !opt->quiet)
+		summary(&rw);
 	rw_release(&rw);
 	return r;
 }

@@ -94,6 +94,7 @@ struct rw {
 	struct progress progress;
 	uint64_t commits_seen;
 	uint64_t commits_rewritten;	/* this run: new id differs from old */
+	uint64_t commits_with_orig;	/* commits with an original-oid */
 	uint64_t data_size, data_est;	/* of the data copy_data last copied */
 	int seen_data;		/* a command other than feature/option came */
 	int date_strict;	/* raw dates: timezone at most 1400 */
