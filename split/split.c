@@ -85,10 +85,14 @@ static int name_reserved(const char *c, size_t n)
 					      "gitatt~", "gi7d29~", "gitign~",
 					      "gi250a~", "mailma~", "maba30~",
 					      "lfscon~" };
-	char name[64];
+	/* whole: ".git" with 60 trailing dots, or "git~" and 80 digits,
+	 * are reserved too (callers refuse longer components first) */
+	char name[SPLIT_MAX_NAME + 1];
 	size_t i, k = 0;
 
-	for (i = 0; i < n && k < sizeof(name) - 1; i++) {
+	if (n > SPLIT_MAX_NAME)
+		return 0;
+	for (i = 0; i < n; i++) {
 		const unsigned char *u = (const unsigned char *)c + i;
 		/* HFS+ ignores U+200C..U+200F, U+202A..U+202E, U+206A..U+206F
 		 * and U+FEFF */
@@ -110,8 +114,6 @@ static int name_reserved(const char *c, size_t n)
 			break;	/* NTFS: name:stream */
 		name[k++] = (char)(u[0] >= 'A' && u[0] <= 'Z' ? u[0] + 32 : u[0]);
 	}
-	if (i < n && k == sizeof(name) - 1)
-		return 0;	/* longer than any reserved name */
 	while (k > 0 && (name[k - 1] == '.' || name[k - 1] == ' '))
 		k--;		/* NTFS drops trailing dots and spaces */
 	name[k] = '\0';

@@ -580,10 +580,16 @@ static void test_reserved_names(void **state)
 		".GitModules ", "gitmod~1", "gi7eba~3", ".gitattributes",
 		"gitatt~1", "gi7d29~1", ".gitignore", ".mailmap", ".lfsconfig",
 		".LFSCONFIG.",
+		/* longer than 63 bytes, once let through (fuzz_split) */
+		"git~1111111111111111111111111111111111111111111111111111111111111111111111111111111",
+		".git...................................................................",
+		".gitmodules                                                             ",
 	};
 	static const char *const good[] = {
 		"git", ".gitx", ".g", "git~", "git~1a", "xgit~1", ".gitmodulesx",
 		"gitmod", ".git-foo", "..git", "a.git", ".lfs", "git\xe2\x80\x8c",
+		"git~111111111111111111111111111111111111111111111111111111111111111111x",
+		".git...................................................................x",
 	};
 	char line[600];
 	size_t i;
