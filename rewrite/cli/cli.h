@@ -171,5 +171,8 @@ int state_lock(const char *state, int *fd, struct err *e);
  * Returns how many entries it removed.
  */
 size_t state_clean(const char *state, const char *store);
+/* Removes dir and everything below it (symlinks themselves, never what
+ * they name). 0, or -1 (errno set) when something stayed. */
+int remove_tree(const char *dir);
 
 #endif

@@ -467,6 +467,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
+int remove_tree(const char *dir)
+{
+	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
 /* "<anything>.tmp-" and six characters: atomic_write_prepare's names. */
 static int is_atomic_tmp(const char *name)
 {

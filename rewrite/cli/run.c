@@ -66,6 +66,10 @@ struct run {
 	int first;		/* no earlier run in the state */
 	int bare;
 	int dst_clean;		/* --to: the work tree may be updated */
+	/* --to: this run made the target (-1: there was none, 1: it was an
+	 * empty directory, 0: neither), and takes it back if it fails */
+	int made_to;
+	mode_t to_mode;
 	struct gitrefs src_before, dst_before;
 	struct gitargv revs;
 	uint64_t total;
@@ -265,6 +269,15 @@ static int setup_to(struct run *r, struct err *e)
 		if (rc < 0)
 			return -1;
 	} else if (!r->o.verify_only) {
+		struct stat st;
+
+		/* a symlink to an empty directory is not ours to take back */
+		if (lstat(r->o.to, &st) < 0)
+			r->made_to = -1;
+		else if (S_ISDIR(st.st_mode)) {
+			r->made_to = 1;
+			r->to_mode = st.st_mode & 07777;
+		}
 		gitargv_push(&a, "init");
 		gitargv_push(&a, "-q");
 		gitargv_push(&a, r->o.to);
@@ -1643,6 +1656,21 @@ static int verify_only(const struct run *r, struct err *e)
 	return rc < 0 ? -1 : 0;
 }
 
+/*
+ * A --to run that failed before it moved any ref (no journal) leaves the
+ * target as it found it: gone again, or an empty directory again, so
+ * that a retry, from this checkout or another, starts afresh.
+ */
+static void take_back_target(struct run *r)
+{
+	if (!r->made_to || (r->state && journal_pending(r->state)))
+		return;
+	if (remove_tree(r->o.to) < 0)
+		return;	/* what stayed says what happened; nothing to undo */
+	if (r->made_to > 0 && mkdir(r->o.to, r->to_mode) == 0)
+		(void)chmod(r->o.to, r->to_mode);
+}
+
 int rw_cmd_run(int argc, char **argv, struct err *e)
 {
 	struct run r;
@@ -1656,6 +1684,8 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 		rc = setup(&r, e);
 	if (rc == 0 && !r.o.rollback)
 		rc = r.o.verify_only ? verify_only(&r, e) : run_all(&r, e);
+	if (rc < 0)
+		take_back_target(&r);
 	run_release(&r);
 	return rc;
 }

@@ -90,12 +90,24 @@ rc=0
 "$MIGRATE" run --repo "$SRC" --to "$FAIL" -q -- no-such-revision 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 3 ] || die "a failing fast-export gave exit $rc, not 3"
 grep -q 'fast-export' "$SCRATCH/err" || die "the message does not name fast-export: $(cat "$SCRATCH/err")"
-[ -z "$(git -C "$FAIL" for-each-ref)" ] || die "a failed run left refs in the target"
-[ ! -e "$FAIL/.git/migrate/commit-map" ] || die "a failed run left a commit map"
+[ ! -e "$FAIL" ] || die "a failed run left its new target behind: $(ls -A "$FAIL")"
 cmp -s "$SCRATCH/src.refs.before" <(refs_of "$SRC") || die "the source's refs changed"
-# the same target then works: a failed first run can be retried
+# a typo in the rules, into an empty directory: it stays, empty
+EMPTY="$SCRATCH/empty"
+mkdir -m 0750 "$EMPTY"
+printf '*.bin lfz\n' >"$SCRATCH/typo.rules"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/typo.rules" --repo "$SRC" --to "$EMPTY" -q 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || die "a rule typo gave exit $rc, not 1: $(cat "$SCRATCH/err")"
+[ -d "$EMPTY" ] && [ -z "$(ls -A "$EMPTY")" ] ||
+	die "a failed run left the empty target not empty: $(ls -A "$EMPTY")"
+[ "$(stat -c %a "$EMPTY")" = 750 ] || die "the empty target's mode changed"
+# a failed first run can be retried, from another checkout of the source too
+git clone -q "$SRC" "$SCRATCH/other-checkout"
+run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/other-checkout" --to "$EMPTY" -q ||
+	die "a retry from another checkout after a failed first run failed"
 run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$FAIL" -q ||
 	die "a retry after a failed first run failed"
 diff -u "$SCRATCH/manual.refs" <(refs_of "$FAIL") || die "the retry gave other refs"
-info "refusals: non-empty directory (1), no mode (1), failing fast-export (3, no refs, retry works)"
+info "refusals: non-empty directory (1), no mode (1), failing fast-export (3, target gone again), rule typo (1, empty target empty again), retries work"
 echo "run_to: ok"
