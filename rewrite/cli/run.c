@@ -985,16 +985,69 @@ static int write_small(const char *state, const char *name, const char *text,
 
 /* The state files besides the four of the filter and fast-import, as
  * <name>.new, each added to the journal. */
+/* The bytes of the rule file ("" without one): 1, 0 when it cannot be
+ * read (the filter says why), -1 with e set. */
+static int rules_text(const struct run *r, struct buf *out, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+
+	(void)e;
+	if (!r->o.f.rules)
+		return 1;
+	return read_file(r->o.f.rules, out, &ignored) > 0;
+}
+
+/*
+ * A run goes on with the conversion the first one started: new commits
+ * are converted with the rules the old ones were, or the history would
+ * mix two conversions. The rules of the last run are kept in the state;
+ * other rules are refused, saying what to do instead.
+ */
+static int check_rules(const struct run *r, struct err *e)
+{
+	struct buf before = BUF_INIT(SIZE_MAX / 2), now = BUF_INIT(SIZE_MAX / 2);
+	char *path = path_of(r->state, "rules");
+	int rc = read_file(path, &before, e);
+
+	if (rc > 0 && rules_text(r, &now, e) > 0 &&
+	    (before.len != now.len || memcmp(before.ptr, now.ptr, now.len)))
+		rc = err_set(e, ERR_USAGE, "the rules are not those of the "
+			     "last run (kept in %s): a run goes on with the "
+			     "conversion the first one started and cannot "
+			     "change it; to convert with other rules, start "
+			     "again from the original history into a fresh "
+			     "--to directory", path);
+	free(path);
+	buf_release(&before);
+	buf_release(&now);
+	return rc < 0 ? -1 : 0;
+}
+
 static int write_state(struct run *r, const struct state_files *f,
 		       const struct gitrefs *side, struct err *e)
 {
-	char line[64];
+	struct buf rules = BUF_INIT(SIZE_MAX / 2);
+	char line[64], *path;
+	int rc;
 
 	snprintf(line, sizeof(line), "map-entries-before %zu\n", r->map_before);
 	if (write_map_format(r, f->map, e) < 0 || write_tips(r, side, e) < 0 ||
 	    write_small(r->state, "last-run.new", line, e) < 0)
 		return -1;
 	journal_add_file(&r->j, "last-run");
+	/* the rules this conversion was made with (check_rules) */
+	if (rules_text(r, &rules, e) <= 0) {
+		buf_release(&rules);
+		return err_set(e, ERR_IO, "%s: cannot read the rules again",
+			       r->o.f.rules);
+	}
+	path = path_of(r->state, "rules.new");
+	rc = write_file(path, &rules, e);
+	free(path);
+	buf_release(&rules);
+	if (rc < 0)
+		return -1;
+	journal_add_file(&r->j, "rules");
 	return 0;
 }
 
@@ -1303,6 +1356,8 @@ static int prepare(struct run *r, const struct state_files *fin,
 			return err_set(e, ERR_USAGE, "%s has uncommitted "
 				       "changes; commit or stash them first", r->dst);
 	}
+	if (check_rules(r, e) < 0)
+		return -1;
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
 	    gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0)
 		return -1;

@@ -112,4 +112,17 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/r
 grep -q "^migrate run: 0 new commit(s) mapped" "$SCRATCH/run3.err" || die "run 3: $(cat "$SCRATCH/run3.err")"
 diff -u "$SCRATCH/refs2" <(refs_of "$NEW") || die "run 3 changed refs"
 
+# --- other rules: refused, saying what to do; nothing moves --------------------
+cmp -s "$SCRATCH/rules" "$ST/rules" || die "the state does not keep the rules of the last run"
+{ cat "$SCRATCH/rules"; printf '*.txt drop\n'; } >"$SCRATCH/rules.other"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || die "other rules gave exit $rc, not 1: $(cat "$SCRATCH/err")"
+grep -q 'not those of the last run' "$SCRATCH/err" && grep -q 'fresh --to' "$SCRATCH/err" ||
+	die "the refusal does not say what happened and what to do: $(cat "$SCRATCH/err")"
+diff -u "$SCRATCH/refs2" <(refs_of "$NEW") || die "a refused run changed refs"
+cmp -s "$SCRATCH/rules" "$ST/rules" || die "a refused run changed the kept rules"
+run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" -q || die "the same rules again were refused"
+info "other rules than the last run's: refused (exit 1, naming a fresh --to), nothing moved; the same rules go on"
+
 echo "run_incremental: ok"
