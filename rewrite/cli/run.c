@@ -983,15 +983,12 @@ static int write_small(const char *state, const char *name, const char *text,
 	return rc;
 }
 
-/* The state files besides the four of the filter and fast-import, as
- * <name>.new, each added to the journal. */
-/* The bytes of the rule file ("" without one): 1, 0 when it cannot be
- * read (the filter says why), -1 with e set. */
-static int rules_text(const struct run *r, struct buf *out, struct err *e)
+/* The bytes of the rule file ("" without one): 1, or 0 when it cannot
+ * be read (the filter says why). */
+static int rules_text(const struct run *r, struct buf *out)
 {
 	struct err ignored = ERR_INIT;
 
-	(void)e;
 	if (!r->o.f.rules)
 		return 1;
 	return read_file(r->o.f.rules, out, &ignored) > 0;
@@ -1009,7 +1006,7 @@ static int check_rules(const struct run *r, struct err *e)
 	char *path = path_of(r->state, "rules");
 	int rc = read_file(path, &before, e);
 
-	if (rc > 0 && rules_text(r, &now, e) > 0 &&
+	if (rc > 0 && rules_text(r, &now) > 0 &&
 	    (before.len != now.len || memcmp(before.ptr, now.ptr, now.len)))
 		rc = err_set(e, ERR_USAGE, "the rules are not those of the "
 			     "last run (kept in %s): a run goes on with the "
@@ -1023,6 +1020,8 @@ static int check_rules(const struct run *r, struct err *e)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The state files besides the four of the filter and fast-import, as
+ * <name>.new, each added to the journal. */
 static int write_state(struct run *r, const struct state_files *f,
 		       const struct gitrefs *side, struct err *e)
 {
@@ -1036,7 +1035,7 @@ static int write_state(struct run *r, const struct state_files *f,
 		return -1;
 	journal_add_file(&r->j, "last-run");
 	/* the rules this conversion was made with (check_rules) */
-	if (rules_text(r, &rules, e) <= 0) {
+	if (!rules_text(r, &rules)) {
 		buf_release(&rules);
 		return err_set(e, ERR_IO, "%s: cannot read the rules again",
 			       r->o.f.rules);
