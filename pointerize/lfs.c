@@ -91,7 +91,8 @@ static int space3(unsigned char a, unsigned char b, unsigned char c)
 	if (a == 0xe1)
 		return b == 0x9a && c == 0x80; /* U+1680 */
 	if (a == 0xe2 && b == 0x80) /* U+2000..200A, 2028, 2029, 202F */
-		return c <= 0x8a || c == 0xa8 || c == 0xa9 || c == 0xaf;
+		return (c >= 0x80 && c <= 0x8a) || c == 0xa8 || c == 0xa9 ||
+		       c == 0xaf;
 	if (a == 0xe2)
 		return b == 0x81 && c == 0x9f; /* U+205F */
 	return a == 0xe3 && b == 0x80 && c == 0x80; /* U+3000 */

@@ -681,6 +681,7 @@ static void test_is_pointer_noncanonical(void **state)
 		V1 "ext-0-foo junk\n" EXT0 OIDL "size 10\n", /* last wins */
 		V1 OIDL "size 10\n\xc2\xa0",		  /* U+00A0 trimmed */
 		V1 OIDL "size 10\n\xe3\x80\x80",	  /* U+3000 trimmed */
+		"\xe2\x80\x8a" V1 OIDL "size 10\n",	  /* U+200A trimmed */
 		"\xc2\x85" V1 OIDL "size 10\n",		  /* U+0085 trimmed */
 		V1 OIDL "size 10\n\t\v\f ",
 		V1 OIDL "size 10\r\r\n",		  /* all trailing CRs go */
@@ -697,6 +698,10 @@ static void test_is_pointer_noncanonical(void **state)
 static void test_is_pointer_rejects(void **state)
 {
 	static const char *const cases[] = {
+		/* E2 80 without a continuation byte is no U+20xx space (git
+		 * lfs pointer --check: not a pointer; found by fuzz_lfs_pointer) */
+		"\xe2\x80#" V1 OIDL "size 10\n",
+		"\xe2\x80" V1 OIDL "size 10\n",
 		V1 OIDL,				   /* missing size */
 		V1 "oid sha256:4859402C258B836D02E955D1090E29F586E58B2040504D68AFEC3D8D43757BBA\nsize 10\n",
 		V1 OIDL "size 10\nextra data\n",	   /* trailing line */
