@@ -4,9 +4,9 @@
 
 # Debian packages the project needs to build, test, fuzz and demo (man-db
 # reads the installed man page, dpkg-dev and file serve cpack -G DEB).
-# One list, used by every script. (git-annex joins when its issue comes.)
+# One list, used by every script.
 MIGRATE_PACKAGES=(
-	git git-lfs
+	git git-lfs git-annex git-filter-repo
 	cmake make pkg-config gcc libc6-dev
 	clang libclang-rt-14-dev
 	zlib1g-dev libpcre2-dev libssl-dev uthash-dev libcmocka-dev
