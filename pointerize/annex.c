@@ -137,3 +137,92 @@ int ptr_annex_hashdirmixed(const char *key, char out[6])
 	out[5] = '\0';
 	return 0;
 }
+
+int ptr_annex_key_backend(struct buf *out, enum ptr_annex_backend backend,
+			  const struct ptr_oid *oid, uint64_t size,
+			  const char *filename)
+{
+	char hex[PTR_OID_HEXSZ + 1];
+	struct buf tmp = BUF_INIT(out->max);
+	int r;
+
+	if (backend == PTR_ANNEX_SHA256E)
+		return ptr_annex_key(out, oid, size, filename);
+	ptr_oid_hex(oid, hex);
+	r = buf_printf(&tmp, "SHA256-s%" PRIu64 "--%s", size, hex);
+	if (r == 0)
+		r = buf_set(out, tmp.ptr, tmp.len);
+	buf_release(&tmp);
+	return r;
+}
+
+int ptr_annex_hashdirlower(const char *key, char out[8])
+{
+	static const char hx[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char d[6];
+	int i;
+
+	if (EVP_Digest(key, strlen(key), md, &mdlen, EVP_md5(), NULL) != 1 ||
+	    mdlen < 3)
+		return -1;
+	for (i = 0; i < 3; i++) {
+		d[2 * i] = hx[md[i] >> 4];
+		d[2 * i + 1] = hx[md[i] & 15];
+	}
+	/* Annex/DirHashes.hs hashDirLower: "abc/def" */
+	memcpy(out, d, 3);
+	out[3] = '/';
+	memcpy(out + 4, d + 3, 3);
+	out[7] = '\0';
+	return 0;
+}
+
+int ptr_annex_pointer(struct buf *out, const char *key)
+{
+	struct buf tmp = BUF_INIT(out->max);
+	int r = buf_printf(&tmp, "/annex/objects/%s\n", key);
+
+	if (r == 0)
+		r = buf_set(out, tmp.ptr, tmp.len);
+	buf_release(&tmp);
+	return r;
+}
+
+int ptr_annex_symlink(struct buf *out, const char *key, const char *path,
+		      size_t len)
+{
+	struct buf tmp = BUF_INIT(out->max);
+	char hd[6];
+	size_t i;
+	int r = ptr_annex_hashdirmixed(key, hd);
+
+	for (i = 0; r == 0 && i < len; i++)
+		if (path[i] == '/')
+			r = buf_add(&tmp, "../", 3);
+	if (r == 0)
+		r = buf_printf(&tmp, ".git/annex/objects/%s/%s/%s", hd, key, key);
+	if (r == 0)
+		r = buf_set(out, tmp.ptr, tmp.len);
+	buf_release(&tmp);
+	return r;
+}
+
+int ptr_is_annex_pointer(const void *data, size_t len)
+{
+	static const char pre[] = "/annex/objects/";
+	const char *p = data, *nl;
+	size_t n = sizeof(pre) - 1, klen;
+
+	if (len >= PTR_LFS_POINTER_MAX || len <= n || memcmp(p, pre, n))
+		return 0;
+	nl = memchr(p, '\n', len);
+	klen = (nl ? (size_t)(nl - p) : len) - n;
+	if (nl && (size_t)(nl - p) + 1 != len)
+		return 0;	/* git-annex: the pointer is the first line only */
+	if (klen == 0 || memchr(p + n, '/', klen) || memchr(p + n, '\0', klen))
+		return 0;
+	/* a key: BACKEND-...--NAME, the backend before the first '-' */
+	return memchr(p + n, '-', klen) != NULL;
+}

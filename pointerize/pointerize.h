@@ -43,6 +43,21 @@ struct ptr_store;
  */
 int ptr_store_open(struct ptr_store **out, const char *dir, struct err *e);
 
+/*
+ * Opens a git-annex object store: objects in <annexdir>/objects/<h1>/<h2>/
+ * <key>/<key> (hashdirmixed, or hashdirlower with lower: a bare
+ * repository), file 0444 and key directory 0555 as git-annex leaves them;
+ * temp files in <annexdir>/tmp. Puts into it end with
+ * ptr_put_finish_annex. Same failures as ptr_store_open.
+ */
+int ptr_store_open_annex(struct ptr_store **out, const char *annexdir,
+			 int lower, struct err *e);
+
+/* Opens the git-annex object of key for reading, like
+ * ptr_store_open_object. */
+int ptr_store_open_key(const struct ptr_store *s, const char *key, int *fd,
+		       uint64_t *size, struct err *e);
+
 /* Frees the handle; the files stay. NULL is fine. */
 void ptr_store_free(struct ptr_store *s);
 
@@ -111,6 +126,20 @@ int ptr_put_write(struct ptr_put *p, const void *data, size_t n,
 int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
 		   struct err *e);
 
+enum ptr_annex_backend {
+	PTR_ANNEX_SHA256E = 0,	/* SHA256E-s<size>--<hex><ext> (git-annex's default) */
+	PTR_ANNEX_SHA256,	/* SHA256-s<size>--<hex> */
+};
+
+/*
+ * ptr_put_finish for a git-annex store (or s == NULL: hash only): the key
+ * of the content (filename chooses a SHA256E key's extension) into key,
+ * and the object stored under it, with the same checks and atomicity.
+ */
+int ptr_put_finish_annex(struct ptr_put *p, enum ptr_annex_backend backend,
+			 const char *filename, struct buf *key,
+			 struct ptr_oid *oid, uint64_t *size, struct err *e);
+
 /* Drops the put: removes its temp file and frees p. NULL is fine. */
 void ptr_put_abort(struct ptr_put *p);
 
@@ -167,5 +196,31 @@ int ptr_annex_key(struct buf *out, const struct ptr_oid *oid, uint64_t size,
  * Returns -1 only if libcrypto's MD5 fails (out is then untouched).
  */
 int ptr_annex_hashdirmixed(const char *key, char out[6]);
+
+/* The key of either backend (ptr_annex_key for SHA256E). */
+int ptr_annex_key_backend(struct buf *out, enum ptr_annex_backend backend,
+			  const struct ptr_oid *oid, uint64_t size,
+			  const char *filename);
+
+/* hashdirlower of the key: "abc/def" and a NUL (the first six hex digits
+ * of its MD5), the layout of a bare repository's objects and of the
+ * git-annex branch's logs. -1 only if libcrypto's MD5 fails. */
+int ptr_annex_hashdirlower(const char *key, char out[8]);
+
+/*
+ * The blob of an annexed file: unlocked, the pointer file
+ * "/annex/objects/<key>\n"; locked (path given), the symlink target from
+ * path to the object, "../" for each directory of path then
+ * ".git/annex/objects/<hashdirmixed>/<key>/<key>". -1 when out's max is
+ * exceeded or MD5 fails.
+ */
+int ptr_annex_pointer(struct buf *out, const char *key);
+int ptr_annex_symlink(struct buf *out, const char *key, const char *path,
+		      size_t len);
+
+/* 1 when data is a git-annex pointer file (what git-annex would take for
+ * one: "/annex/objects/" then a key, one line, under 1024 bytes), never
+ * to be converted again. */
+int ptr_is_annex_pointer(const void *data, size_t len);
 
 #endif

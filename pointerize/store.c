@@ -26,7 +26,6 @@
 /* An object written but not yet durable and renamed (batch mode). */
 struct pending {
 	char *tmp, *final, *leaf;
-	struct ptr_oid oid;
 };
 
 struct ptr_store {
@@ -34,6 +33,7 @@ struct ptr_store {
 	char *tmpdir;	     /* <dir>/tmp */
 	unsigned long seq;   /* makes temp names unique within the process */
 	int batch;	     /* defer fsync and rename to ptr_store_sync */
+	int annex;	     /* 0 LFS; 1 git-annex hashdirmixed, 2 hashdirlower */
 	struct pending *pend;
 	size_t npend, pend_alloc;
 };
@@ -50,8 +50,10 @@ struct ptr_put {
 };
 
 static struct pending *find_pending(const struct ptr_store *s,
-				    const struct ptr_oid *oid);
+				    const char *final);
 static void drop_pending(struct ptr_store *s, int unlink_tmp);
+static int place_object(const struct ptr_store *s, const char *tmp,
+			const char *final, const char *leaf, struct err *e);
 
 /* ---- small file-system helpers ---- */
 
@@ -150,24 +152,42 @@ static int fsync_dir(const char *dir, struct err *e)
 
 /* ---- the store handle ---- */
 
-int ptr_store_open(struct ptr_store **out, const char *dir, struct err *e)
+/* Opens a store whose objects are below <dir>/<sub> (sub NULL: dir) and
+ * whose temp files are in <dir>/tmp. */
+static int store_open(struct ptr_store **out, const char *dir,
+		      const char *sub, int annex, struct err *e)
 {
 	struct ptr_store *s;
+	char *root;
 	size_t n = strlen(dir);
 
 	if (n == 0)
-		return err_set(e, ERR_IO, "empty LFS store directory name");
+		return err_set(e, ERR_IO, "empty store directory name");
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
 	s = xcalloc(1, sizeof(*s));
-	s->dir = xmemdup(dir, n);
-	s->tmpdir = path_join(s->dir, "tmp");
+	root = xmemdup(dir, n);
+	s->annex = annex;
+	s->dir = sub ? path_join(root, sub) : xstrdup(root);
+	s->tmpdir = path_join(root, "tmp");
+	free(root);
 	if (mkdir_parents(s->dir, e) < 0 || mkdir_one(s->tmpdir, e) < 0) {
 		ptr_store_free(s);
 		return -1;
 	}
 	*out = s;
 	return 0;
+}
+
+int ptr_store_open(struct ptr_store **out, const char *dir, struct err *e)
+{
+	return store_open(out, dir, NULL, 0, e);
+}
+
+int ptr_store_open_annex(struct ptr_store **out, const char *annexdir,
+			 int lower, struct err *e)
+{
+	return store_open(out, annexdir, "objects", lower ? 2 : 1, e);
 }
 
 void ptr_store_free(struct ptr_store *s)
@@ -209,14 +229,13 @@ int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
 	struct stat st;
 	int f, r = -1;
 
-	struct pending *pd = find_pending(s, oid);
+	struct pending *pd;
 
-	if (pd) {
-		if (buf_set(&path, pd->tmp, strlen(pd->tmp)) < 0)
-			return err_set(e, ERR_IO, "LFS store path too long");
-	} else if (ptr_store_object_path(&path, s, oid) < 0) {
+	if (ptr_store_object_path(&path, s, oid) < 0)
 		return err_set(e, ERR_IO, "LFS store path too long");
-	}
+	pd = find_pending(s, path.ptr);
+	if (pd && buf_set(&path, pd->tmp, strlen(pd->tmp)) < 0)
+		return err_set(e, ERR_IO, "LFS store path too long");
 	f = open(path.ptr, O_RDONLY | O_CLOEXEC);
 	if (f < 0 && errno == ENOENT)
 		err_set(e, ERR_IO, "LFS object '%s' is missing", path.ptr);
@@ -465,18 +484,18 @@ static int existing_object(const char *path, const struct ptr_oid *oid,
 }
 
 static struct pending *find_pending(const struct ptr_store *s,
-				    const struct ptr_oid *oid)
+				    const char *final)
 {
 	size_t i;
 
 	for (i = 0; i < s->npend; i++)
-		if (!memcmp(s->pend[i].oid.sha256, oid->sha256, sizeof(oid->sha256)))
+		if (!strcmp(s->pend[i].final, final))
 			return &s->pend[i];
 	return NULL;
 }
 
 static void add_pending(struct ptr_store *s, char *tmp, const char *final,
-			const char *leaf, const struct ptr_oid *oid)
+			const char *leaf)
 {
 	struct pending *pd;
 
@@ -488,7 +507,6 @@ static void add_pending(struct ptr_store *s, char *tmp, const char *final,
 	pd->tmp = tmp;
 	pd->final = xstrdup(final);
 	pd->leaf = xstrdup(leaf);
-	pd->oid = *oid;
 }
 
 static void drop_pending(struct ptr_store *s, int unlink_tmp)
@@ -525,9 +543,9 @@ int ptr_store_sync(struct ptr_store *s, struct err *e)
 			close(fd);
 	}
 	for (i = 0; i < s->npend && r == 0; i++) {
-		if (rename(s->pend[i].tmp, s->pend[i].final) < 0) {
-			r = err_errno(e, ERR_IO, "cannot rename '%s' to '%s'",
-				      s->pend[i].tmp, s->pend[i].final);
+		if (place_object(s, s->pend[i].tmp, s->pend[i].final,
+				 s->pend[i].leaf, e) < 0) {
+			r = -1;
 			break;
 		}
 		free(s->pend[i].tmp);
@@ -545,14 +563,59 @@ int ptr_store_sync(struct ptr_store *s, struct err *e)
 }
 
 /*
+ * Renames the closed temp file to final (an object of the leaf directory
+ * leaf). A git-annex object is left as git-annex leaves its own: the file
+ * 0444 and its key directory 0555 (made writable for the rename, in case
+ * an earlier run or git-annex froze it).
+ */
+static int place_object(const struct ptr_store *s, const char *tmp,
+			const char *final, const char *leaf, struct err *e)
+{
+	if (s->annex)
+		(void)chmod(leaf, 0755);
+	if (rename(tmp, final) < 0)
+		return err_errno(e, ERR_IO, "cannot rename '%s' to '%s'", tmp,
+				 final);
+	if (s->annex && (chmod(final, 0444) < 0 || chmod(leaf, 0555) < 0))
+		return err_errno(e, ERR_IO, "cannot make '%s' read-only", final);
+	return 0;
+}
+
+/* The directories of a git-annex object: <dir>/<h1>/<h2>/<key> (docs/FORMATS.md
+ * §8), created; leaf gets the last, path the object's own name. */
+static int make_annex_dirs(const struct ptr_store *s, const char *key,
+			   struct buf *leaf, struct buf *path, struct err *e)
+{
+	char hd[8];
+	int r = s->annex == 2 ? ptr_annex_hashdirlower(key, hd)
+			      : ptr_annex_hashdirmixed(key, hd);
+
+	if (r < 0)
+		return err_set(e, ERR_IO, "libcrypto: MD5 failed");
+	if (buf_printf(leaf, "%s/%.*s", s->dir, s->annex == 2 ? 3 : 2, hd) < 0)
+		return err_set(e, ERR_IO, "annex store path too long");
+	if (mkdir_one(leaf->ptr, e) < 0)
+		return -1;
+	buf_reset(leaf);
+	if (buf_printf(leaf, "%s/%s", s->dir, hd) < 0)
+		return err_set(e, ERR_IO, "annex store path too long");
+	if (mkdir_one(leaf->ptr, e) < 0)
+		return -1;
+	if (buf_printf(leaf, "/%s", key) < 0 ||
+	    buf_printf(path, "%s/%s", leaf->ptr, key) < 0)
+		return err_set(e, ERR_IO, "annex store path too long");
+	return mkdir_one(leaf->ptr, e);
+}
+
+/*
  * Moves the closed temp file to its final name, over a bad object if
  * one is there (rename is atomic: readers see the old file or the new
  * one, never a mix). A concurrent writer of the same object between the
  * check and the rename is harmless: rename replaces one complete,
- * identical file with another.
+ * identical file with another. key: the git-annex key (annex stores).
  */
 static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
-		      struct err *e)
+		      const char *key, struct err *e)
 {
 	struct buf leaf = BUF_INIT(BUF_MAX_DEFAULT);
 	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
@@ -561,22 +624,22 @@ static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
 
 	ptr_oid_hex(oid, hex);
 	r = put_close(p, e);
-	if (r == 0)
+	if (r == 0 && key)
+		r = make_annex_dirs(p->s, key, &leaf, &path, e);
+	else if (r == 0)
 		r = make_fanout(p->s, hex, &leaf, e);
-	if (r == 0 && buf_printf(&path, "%s/%s", leaf.ptr, hex) < 0)
+	if (r == 0 && !key && buf_printf(&path, "%s/%s", leaf.ptr, hex) < 0)
 		r = err_set(e, ERR_IO, "LFS store path too long");
 	if (r == 0)
 		r = existing_object(path.ptr, oid, p->size, p->buf, e);
-	if (r == 0 && p->s->batch && find_pending(p->s, oid))
+	if (r == 0 && p->s->batch && find_pending(p->s, path.ptr))
 		r = 1; /* the same content is on its way already */
 	if (r == 0 && p->s->batch) {
-		add_pending(p->s, p->tmp, path.ptr, leaf.ptr, oid);
+		add_pending(p->s, p->tmp, path.ptr, leaf.ptr);
 		p->tmp = NULL; /* the store owns it now */
 	} else if (r == 0) {
-		if (rename(p->tmp, path.ptr) < 0) {
-			r = err_errno(e, ERR_IO, "cannot rename '%s' to '%s'",
-				      p->tmp, path.ptr);
-		} else {
+		r = place_object(p->s, p->tmp, path.ptr, leaf.ptr, e);
+		if (r == 0) {
 			free(p->tmp);
 			p->tmp = NULL;
 			r = fsync_dir(leaf.ptr, e);
@@ -587,20 +650,29 @@ static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
 	return r < 0 ? -1 : 0;
 }
 
+/* Ends the digest of p: its SHA-256 into *id. */
+static int put_digest(struct ptr_put *p, struct ptr_oid *id, struct err *e)
+{
+	unsigned int len = 0;
+
+	if (p->failed)
+		return err_set(e, ERR_IO, "finishing a failed put");
+	if (EVP_DigestFinal_ex(p->md, id->sha256, &len) != 1 ||
+	    len != sizeof(id->sha256))
+		return err_set(e, ERR_IO, "libcrypto: SHA-256 final failed");
+	return 0;
+}
+
 int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
 		   struct err *e)
 {
 	struct ptr_oid id;
-	unsigned int len = 0;
-	int r = 0;
+	int r = put_digest(p, &id, e);
 
-	if (p->failed)
-		r = err_set(e, ERR_IO, "finishing a failed LFS put");
-	if (r == 0 && (EVP_DigestFinal_ex(p->md, id.sha256, &len) != 1 ||
-		       len != sizeof(id.sha256)))
-		r = err_set(e, ERR_IO, "libcrypto: SHA-256 final failed");
+	if (r == 0 && p->s && p->s->annex)
+		r = err_set(e, ERR_IO, "a git-annex store needs a key");
 	if (r == 0 && p->s)
-		r = put_commit(p, &id, e);
+		r = put_commit(p, &id, NULL, e);
 	if (r == 0) {
 		if (oid)
 			*oid = id;
@@ -608,6 +680,64 @@ int ptr_put_finish(struct ptr_put *p, struct ptr_oid *oid, uint64_t *size,
 			*size = p->size;
 	}
 	put_free(p);
+	return r;
+}
+
+int ptr_put_finish_annex(struct ptr_put *p, enum ptr_annex_backend backend,
+			 const char *filename, struct buf *key,
+			 struct ptr_oid *oid, uint64_t *size, struct err *e)
+{
+	struct ptr_oid id;
+	int r = put_digest(p, &id, e);
+
+	if (r == 0 && ptr_annex_key_backend(key, backend, &id, p->size,
+					    filename) < 0)
+		r = err_set(e, ERR_IO, "git-annex key too long");
+	if (r == 0 && p->s)
+		r = put_commit(p, &id, key->ptr, e);
+	if (r == 0) {
+		if (oid)
+			*oid = id;
+		if (size)
+			*size = p->size;
+	}
+	put_free(p);
+	return r;
+}
+
+int ptr_store_open_key(const struct ptr_store *s, const char *key, int *fd,
+		       uint64_t *size, struct err *e)
+{
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	const struct pending *pd;
+	struct stat st;
+	char hd[8];
+	int f, r = -1;
+
+	if ((s->annex == 2 ? ptr_annex_hashdirlower(key, hd)
+			   : ptr_annex_hashdirmixed(key, hd)) < 0 ||
+	    buf_printf(&path, "%s/%s/%s/%s", s->dir, hd, key, key) < 0) {
+		buf_release(&path);
+		return err_set(e, ERR_IO, "annex store path too long");
+	}
+	pd = find_pending(s, path.ptr);
+	if (pd)
+		buf_set(&path, pd->tmp, strlen(pd->tmp));
+	f = open(path.ptr, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		err_errno(e, ERR_IO, "cannot open git-annex object '%s'", path.ptr);
+	else if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode))
+		err_set(e, ERR_IO, "git-annex object '%s' is not a regular file",
+			path.ptr);
+	else
+		r = 0;
+	if (r == 0) {
+		*fd = f;
+		*size = (uint64_t)st.st_size;
+	} else if (f >= 0) {
+		close(f);
+	}
+	buf_release(&path);
 	return r;
 }
 

@@ -16,8 +16,9 @@
 #include "rules/glob.h"
 
 /* split's options, by index; no other action takes any. */
-enum { OPT_RECORD, OPT_INTO, OPT_HEAD, OPT_COUNT };
-static const char *const opt_names[OPT_COUNT] = { "record", "into", "head" };
+enum { OPT_RECORD, OPT_INTO, OPT_HEAD, OPT_MODE, OPT_BACKEND, OPT_COUNT };
+static const char *const opt_names[OPT_COUNT] = { "record", "into", "head",
+						  "mode", "backend" };
 
 static const char *const action_names[] = {
 	[RULES_LFS] = "lfs",
@@ -458,12 +459,19 @@ static int parse_option(struct cur *c, struct rule *r, struct buf *tmp)
 		return fail(c, a, "unexpected '%.*s' after the action (options "
 			    "are key=value)", (int)(b - a), c->s + a);
 	k = (size_t)(eq - c->s);
-	if (r->action != RULES_SPLIT)
+	if (r->action != RULES_SPLIT && r->action != RULES_ANNEX)
 		return fail(c, a, "action '%s' takes no options",
 			    action_names[r->action]);
 	for (i = 0; i < OPT_COUNT; i++)
 		if (word_is(c, a, k, opt_names[i]))
 			break;
+	if (r->action == RULES_SPLIT && i > OPT_HEAD)
+		i = OPT_COUNT;
+	if (r->action == RULES_ANNEX && i < OPT_MODE)
+		i = OPT_COUNT;
+	if (i == OPT_COUNT && r->action == RULES_ANNEX)
+		return fail(c, a, "unknown option '%.*s' for annex (expected "
+			    "mode or backend)", (int)(k - a), c->s + a);
 	if (i == OPT_COUNT)
 		return fail(c, a, "unknown option '%.*s' for split (expected "
 			    "record, into or head)", (int)(k - a), c->s + a);
@@ -478,6 +486,14 @@ static int parse_option(struct cur *c, struct rule *r, struct buf *tmp)
 		return fail(c, k + 1, "empty value for '%s'", opt_names[i]);
 	if (i == OPT_RECORD && check_record(c, k + 1, tmp) < 0)
 		return -1;
+	if (i == OPT_MODE && strcmp(tmp->ptr, "unlocked") &&
+	    strcmp(tmp->ptr, "locked"))
+		return fail(c, k + 1, "mode must be unlocked or locked, not '%s'",
+			    tmp->ptr);
+	if (i == OPT_BACKEND && strcmp(tmp->ptr, "SHA256E") &&
+	    strcmp(tmp->ptr, "SHA256"))
+		return fail(c, k + 1, "backend must be SHA256E or SHA256, not "
+			    "'%s'", tmp->ptr);
 	r->opt[i] = xmemdup(tmp->ptr, tmp->len);
 	r->opt_len[i] = tmp->len;
 	return 0;

@@ -48,10 +48,10 @@
  * whole numbers only, overflow checked. At most one lower and one upper
  * bound per rule; a rule no size can satisfy is an error.
  *
- * Actions: lfs, annex, drop, keep, split. Only split takes options:
- * record= (required, must compile as PCRE2), into= (required), head=.
- * The parser accepts annex and split; whether the engine supports them is
- * the engine's business.
+ * Actions: lfs, annex, drop, keep, split. split takes the options
+ * record= (required, must compile as PCRE2), into= (required), head=;
+ * annex takes mode= (unlocked, the default, or locked) and backend=
+ * (SHA256E, the default, or SHA256). The others take none.
  *
  * Errors are ERR_USAGE with the message "FILE:LINE:COLUMN: what", columns
  * counted in bytes from 1 (inside a "..." value, escapes before the spot
@@ -198,7 +198,7 @@ int rules_rule_is_regex(const struct rule *rule);
  */
 int rules_rule_size(const struct rule *rule, uint64_t *lo, uint64_t *hi);
 /*
- * The value of option key ("record", "into", "head"), unquoted and
+ * The value of option key ("record", "into", "head", "mode", "backend"), unquoted and
  * NUL-terminated, with its length in *len (may be NULL); NULL when the
  * rule does not have it.
  */

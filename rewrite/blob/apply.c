@@ -70,13 +70,8 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 
 		if (a == RULES_SPLIT)
 			b->held_max = HELD_SPLIT_IN_MEMORY;
-		if (a == RULES_ANNEX)
-			return err_set(e, ERR_USAGE,
-				       "%s:%zu: action '%s' is not supported yet",
-				       b->opt.rules, rules_rule_line(rule),
-				       rules_action_name(a));
 	}
-	if (attrs_init(b, e) < 0)
+	if (attrs_init(b, e) < 0 || annex_init(b, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */
 	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
@@ -94,6 +89,7 @@ void blobs_free(struct blobs *b)
 		return;
 	splits_free(b);
 	attrs_free(b);
+	annex_free(b);
 	stream_cmd_release(&b->splits_cmd);
 	HASH_CLEAR(hh_ptr, b->byptr);
 	HASH_ITER(hh, b->byid, bi, tmp) {
@@ -102,12 +98,14 @@ void blobs_free(struct blobs *b)
 			continue; /* owned by the lazy list */
 		held_free(bi->held);
 		buf_release(&bi->ptr_text);
+		free(bi->annex_key);
 		free(bi);
 	}
 	while ((bi = b->lazy)) {
 		b->lazy = bi->lazy_next;
 		held_free(bi->held);
 		buf_release(&bi->ptr_text);
+		free(bi->annex_key);
 		free(bi);
 	}
 	buf_release(&b->spare);
@@ -158,6 +156,7 @@ static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
 	obj_hash_buf(b->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
 		     &bi->ptr_id);
 	bi->converted = 1;
+	bi->sha_known = 1;
 	b->converted++;
 	HASH_ADD(hh_ptr, b->byptr, ptr_id.hash, OID_RAW, bi);
 	return 0;
@@ -212,7 +211,9 @@ static int modify_blob(struct blobs *b, const struct oid *named,
 
 int blob_in_notes(const struct blobs *b)
 {
-	return !strncmp(b->cur->branch_name, "refs/notes/", 11);
+	/* git-annex's own branch is metadata too: it passes as it is */
+	return !strncmp(b->cur->branch_name, "refs/notes/", 11) ||
+	       !strcmp(b->cur->branch_name, "refs/heads/git-annex");
 }
 
 /* Writes the blob of m (or bi alone) now, unless it is out already. */
@@ -369,6 +370,11 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		if (bi->size == 0 || (p = is_pointer(b, bi, e)) > 0)
 			return place_keep(b, c, mode, m, bi, e);
 		return p < 0 ? -1 : place_pointer(b, c, mode, bi, e);
+	case BLOB_ANNEX:
+		/* an empty file is annexed too (git annex add does it) */
+		if ((p = is_pointer(b, bi, e)) > 0)
+			return place_keep(b, c, mode, m, bi, e);
+		return p < 0 ? -1 : annex_place(b, c, mode, bi, rule, e);
 	default:
 		return place_keep(b, c, mode, m, bi, e);
 	}
@@ -665,6 +671,8 @@ int blobs_flush(struct blobs *b, struct err *e)
 
 int blobs_finish(struct blobs *b, struct err *e)
 {
+	if (b->annex_store && ptr_store_sync(b->annex_store, e) < 0)
+		return -1;
 	return b->store ? ptr_store_sync(b->store, e) : 0;
 }
 

@@ -166,7 +166,8 @@ static int wants_lfs(struct blobs *b, const char *path, size_t len,
 			return -1;
 		return action == BLOB_LFS;
 	}
-	return is_pointer(b, bi, e);
+	r = is_pointer(b, bi, e);
+	return r < 0 ? -1 : r == 1;	/* a git-annex pointer is no LFS file */
 }
 
 static int glob_covers(struct blobs *b, const char *path, size_t len,

@@ -9,6 +9,8 @@
  *            content again (held copy, LFS store, or repository)
  * apply.c    a decision applied to the commit being built: M, D, C and R
  *            lines, LFS pointers, blobs written before the commit
+ * annex.c    the annex action: git-annex pointer files or symlinks, the
+ *            content to the git-annex store under its key
  * attrs.c    the root .gitattributes that makes git-lfs see exactly the
  *            converted files as LFS files (asks policy.c)
  * splits.c   the split action: a file replaced by its parts
@@ -45,6 +47,7 @@ enum blob_action {
 	BLOB_LFS,	/* an LFS pointer; content to the store */
 	BLOB_DROP,	/* removed from the commit */
 	BLOB_SPLIT,	/* replaced by its parts */
+	BLOB_ANNEX,	/* a git-annex pointer or symlink; content to its store */
 };
 
 /*
@@ -74,6 +77,8 @@ struct blob_options {
 	int dry_run;		/* store nothing */
 	int quiet;		/* no warnings */
 	int verify_split;	/* check every split version reassembles */
+	/* git-annex store: <annex_dir>/objects (NULL: <git-common-dir>/annex) */
+	const char *annex_dir;
 };
 
 /* What the engine lends for the whole run (not owned). */
@@ -124,6 +129,15 @@ uint64_t blobs_converted(const struct blobs *b);
 /* The LFS store's directory; NULL when nothing is stored (no lfs rule,
  * or a dry run). */
 const char *blobs_store(const struct blobs *b);
+/* git-annex: whether a rule converts to it, the keys stored so far
+ * (calls fn for each, in the order stored, until fn returns non-zero,
+ * which is returned), and the store's objects directory (NULL: dry run
+ * or no annex rule). */
+int blobs_has_annex(const struct blobs *b);
+uint64_t blobs_annexed(const struct blobs *b);
+int blobs_annex_keys(const struct blobs *b,
+		     int (*fn)(void *ctx, const char *key), void *ctx);
+const char *blobs_annex_store(const struct blobs *b);
 /* Split versions that did not reassemble (--verify-split). */
 uint64_t blobs_split_failures(const struct blobs *b);
 

@@ -252,6 +252,11 @@ int content_open(struct blobs *b, struct blob_info *bi,
 		return ptr_store_open_object(b->store, &bi->sha256, &c->fd,
 					     &size, e);
 	}
+	if (bi->annex_key && b->annex_store) {
+		c->kind = 2;
+		return ptr_store_open_key(b->annex_store, bi->annex_key, &c->fd,
+					  &size, e);
+	}
 	c->kind = 3;
 	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);
 	c->db = b->src;
@@ -461,6 +466,9 @@ int blob_for_entry(struct blobs *b, const struct oid *id,
 	HASH_FIND(hh_ptr, b->byptr, id->hash, OID_RAW, *out);
 	if (*out)
 		return 0;
+	*out = annex_blob_for_ptr(b, id);
+	if (*out)
+		return 0;
 	HASH_FIND(hh, b->byid, id->hash, OID_RAW, *out);
 	if (*out)
 		return 0;
@@ -478,7 +486,7 @@ int blob_for_entry(struct blobs *b, const struct oid *id,
 	return 0;
 }
 
-/* 1 when the blob's content already is an LFS pointer (never convert it
+/* 1 when the blob's content already is an LFS or git-annex pointer (never convert it
  * again: a second run changes nothing). */
 int is_pointer(struct blobs *b, struct blob_info *bi, struct err *e)
 {
@@ -487,7 +495,7 @@ int is_pointer(struct blobs *b, struct blob_info *bi, struct err *e)
 	ssize_t n;
 
 	if (bi->pointer_state)
-		return bi->pointer_state == 1;
+		return bi->pointer_state == 1 ? 1 : bi->pointer_state == 3 ? 2 : 0;
 	bi->pointer_state = 2;
 	if (bi->size >= PTR_LFS_POINTER_MAX || bi->size == 0)
 		return 0;
@@ -500,5 +508,7 @@ int is_pointer(struct blobs *b, struct blob_info *bi, struct err *e)
 		return -1;
 	if (ptr_is_lfs_pointer(b->chunk, got))
 		bi->pointer_state = 1;
-	return bi->pointer_state == 1;
+	else if (ptr_is_annex_pointer(b->chunk, got))
+		bi->pointer_state = 3;
+	return bi->pointer_state == 1 ? 1 : bi->pointer_state == 3 ? 2 : 0;
 }

@@ -46,7 +46,8 @@ int blob_decide(const struct rules *rules, const char *path, size_t len,
 	case RULES_LFS: *action = BLOB_LFS; break;
 	case RULES_DROP: *action = BLOB_DROP; break;
 	case RULES_SPLIT: *action = BLOB_SPLIT; break;
-	default: break;	/* refused when the rules were loaded */
+	case RULES_ANNEX: *action = BLOB_ANNEX; break;
+	default: break;
 	}
 	return 0;
 }

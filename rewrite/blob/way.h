@@ -44,8 +44,10 @@ struct blob_info {
 	uint64_t est;		/* packed estimate (reports) */
 	struct held *held;
 	int emitted;		/* the content is in the output (or target) */
-	int pointer_state;	/* 0 unknown, 1 is an LFS pointer, 2 is not */
+	int pointer_state;	/* 0 unknown, 1 an LFS pointer, 2 none, 3 a git-annex one */
 	int converted;
+	int sha_known;		/* sha256 is the content's (lfs or annex) */
+	char *annex_key;	/* the first git-annex key it was stored under */
 	struct ptr_oid sha256;
 	struct oid ptr_id;	/* the pointer blob's id */
 	struct buf ptr_text;
@@ -108,6 +110,14 @@ struct blobs {
 	struct emit_list emit;		/* blobs the commit keeps */
 	struct stream_writer *cbuf;	/* the commit's buffered text */
 	struct stream_cmd scratch;	/* synthesized M and D lines */
+
+	/* annex.c */
+	int has_annex;		/* some rule converts to git-annex */
+	struct ptr_store *annex_store;	/* NULL: dry run */
+	struct annex_key *annex_keys;	/* keys stored this run */
+	struct annex_ptr *annex_ptrs;	/* pointer blobs, by id */
+	uint64_t annexed;		/* keys stored */
+	struct buf annex_buf, annex_text;
 
 	/* attrs.c */
 	int has_lfs;		/* some rule converts to LFS */
@@ -195,7 +205,8 @@ int ensure_id(struct blobs *b, struct blob_info *bi, struct err *e);
 /* Writes a blob command with the content of bi (and mark, if any). */
 int emit_blob(struct blobs *b, struct blob_info *bi, uint64_t mark,
 	      struct err *e);
-/* 1 when the blob's content already is an LFS pointer. */
+/* 1 when the blob's content already is an LFS pointer, 2 a git-annex
+ * pointer file, 0 neither. */
 int is_pointer(struct blobs *b, struct blob_info *bi, struct err *e);
 
 /* held.c, for splits.c */
@@ -227,8 +238,18 @@ void attrs_free(struct blobs *b);
 
 /* ---- apply.c ---- */
 
-/* 1 when the commit being built is on a notes ref (no rule applies). */
+/* 1 when the commit being built is on a notes ref or the git-annex
+ * branch (no rule applies). */
 int blob_in_notes(const struct blobs *b);
+
+/* ---- annex.c: the annex action ---- */
+int annex_init(struct blobs *b, struct err *e);
+void annex_free(struct blobs *b);
+/* M with the git-annex pointer (or symlink) of bi at c's path. */
+int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		struct blob_info *bi, const struct rule *rule, struct err *e);
+/* The content a pointer blob of this run stands for (NULL: none). */
+struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id);
 
 /* ---- splits.c: the split action ---- */
 struct rule;

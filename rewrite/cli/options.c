@@ -128,6 +128,16 @@ static int check_date_format(void *opts, const char *arg, struct err *e)
 	return 0;
 }
 
+static int check_annex_uuid(void *opts, const char *arg, struct err *e)
+{
+	(void)opts;
+	if (!annex_uuid_valid(arg))
+		return err_set(e, ERR_USAGE, "--annex-uuid: expected a UUID as "
+			       "git annex init makes them (8-4-4-4-12 lowercase "
+			       "hex digits), got '%s'", arg);
+	return 0;
+}
+
 #define F(field) offsetof(struct rw_options, field)
 #define BOTH (CLI_FILTER | CLI_RUN)
 
@@ -140,10 +150,18 @@ static const struct cli_option shared_options[] = {
 	{ "rules", 0, CLI_STRING, "FILE", F(rules), 0, NULL,
 	  "the rule file: 'PATTERN [size>N] ACTION' per line,\n"
 	  "first match wins; patterns as in .gitattributes or\n"
-	  "re:REGEX; actions lfs, drop, keep, split (see\n"
-	  "examples/)", BOTH },
+	  "re:REGEX; actions lfs, annex, drop, keep, split\n"
+	  "(see examples/)", BOTH },
 	{ "store", 0, CLI_STRING, "DIR", F(store), 0, NULL,
 	  "where LFS objects go (default <git-dir>/lfs/objects)", CLI_FILTER },
+	{ "annex-dir", 0, CLI_STRING, "DIR", F(annex_dir), 0, NULL,
+	  "where git-annex objects go: DIR/objects (default\n"
+	  "<git-dir>/annex, git-annex's own place)", CLI_FILTER },
+	{ "annex-uuid", 0, CLI_STRING, "UUID", F(annex_uuid), 0,
+	  check_annex_uuid,
+	  "the UUID the git-annex branch gives the repository\n"
+	  "written (its annex.uuid; default: a new one,\n"
+	  "printed)", CLI_FILTER },
 	{ "commit-map", 0, CLI_STRING, "FILE", F(commit_map), 0, NULL,
 	  "write the old->new commit map; an existing file is\n"
 	  "loaded first (raw ids it knows are translated) and\n"

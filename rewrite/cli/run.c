@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../rules/rules.h"
 #include "../engine/engine.h"
 #include "cli.h"
 
@@ -60,6 +61,14 @@ struct run {
 	const char *dst;	/* what git -C gets for the target */
 	char *dst_gitdir, *commondir;
 	char *state, *store;
+	/* git-annex (issue 14): a rule converts to it; the target's UUID
+	 * (its annex.uuid, or a new one), store, and the .gitattributes lines
+	 * of the lfs glob rules (info/attributes repeats them after
+	 * `* filter=annex`, which would win over the tree's) */
+	int annex;
+	char annex_uuid[37];
+	char *annex_dir;
+	struct buf lfs_lines;
 	char *side;		/* <state>/import.git: fast-import writes there */
 	int lockfd;
 	struct journal j;	/* what this run moves, once checked */
@@ -412,6 +421,8 @@ static void run_release(struct run *r)
 	free(r->dst_gitdir);
 	free(r->state);
 	free(r->store);
+	free(r->annex_dir);
+	buf_release(&r->lfs_lines);
 	free(r->commondir);
 	free(r->side);
 	journal_free(&r->j);
@@ -654,6 +665,11 @@ static void filter_options(const struct run *r, const struct state_files *f,
 	*report = path_of(r->state, "report.txt");
 	*report_json = path_of(r->state, "report.json");
 	opt->store = r->store;
+	if (r->annex) {
+		opt->annex_dir = r->annex_dir;
+		opt->annex_uuid = r->annex_uuid;
+		opt->annex_desc = r->dst;
+	}
 	opt->commit_map = f->map;
 	opt->ref_map = f->refmap;
 	opt->export_marks = f->marks;
@@ -1194,6 +1210,8 @@ static void reset_text(struct buf *out, const struct run *r,
 	buf_adds(out, "    git fetch --tags --force\n");
 	if (lfs)
 		buf_adds(out, "    git lfs pull\n");
+	if (r->annex)
+		buf_adds(out, "    git annex init && git annex get .\n");
 	buf_adds(out, "\n## A clone with unpushed branches\n\n"
 		 "Fetch the new history, then move each local branch onto it: "
 		 "a branch based on\nold commits is rebased onto their new "
@@ -1203,9 +1221,25 @@ static void reset_text(struct buf *out, const struct run *r,
 		 "    git fetch --tags --force\n");
 	if (lfs)
 		buf_adds(out, "    git lfs pull\n");
+	if (r->annex)
+		buf_adds(out, "    git annex init && git annex get .\n");
 	buf_adds(out, "\nA clone made from the result of an earlier run only "
 		 "needs `git pull`:\na re-run keeps the ids of everything "
 		 "migrated before.\n");
+	if (r->annex)
+		buf_printf(out, "\n## git-annex\n\nThe files the annex rules "
+			   "name are git-annex files; their content is in\n"
+			   "`%s`, and the git-annex branch says so (repository "
+			   "UUID %s).\nA clone gets it with `git annex get` "
+			   "from here. To move the content out of\nthe "
+			   "repository, to a directory special remote (any "
+			   "other remote works the same):\n\n"
+			   "    git annex initremote store type=directory "
+			   "directory=/path/to/store encryption=none\n"
+			   "    git annex move --all --to store\n\n"
+			   "and back, in any clone: `git annex enableremote store` "
+			   "then `git annex get .`\n", r->annex_dir,
+			   r->annex_uuid);
 	if (r->o.in_place) {
 		buf_adds(out, "\n## Publishing (rewritten in place)\n\n"
 			 "    git push --force --all origin\n"
@@ -1250,6 +1284,112 @@ static int write_reset(struct run *r, const struct state_files *fin,
 	buf_release(&refmap);
 	buf_release(&out);
 	return rc < 0 ? -1 : 0;
+}
+
+/* ---- git-annex: what `git annex init` sets up ---- */
+
+/* Whether a rule converts to git-annex (the lfs glob rules' lines kept
+ * for info/attributes), and the target's UUID: its annex.uuid, or a new
+ * one. */
+static int annex_prepare(struct run *r, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	struct rules *rules = NULL;
+	char *uuid = NULL;
+	size_t i;
+	int rc;
+
+	buf_init(&r->lfs_lines, SIZE_MAX / 2);
+	if (!r->o.f.rules || rules_load(&rules, r->o.f.rules, &ignored) < 0)
+		return 0;	/* the filter says what is wrong */
+	for (i = 0; i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
+		if (rules_rule_action(rule) == RULES_ANNEX)
+			r->annex = 1;
+		if (rules_rule_action(rule) == RULES_LFS &&
+		    !rules_rule_is_regex(rule) && !rules_rule_size(rule, NULL, NULL))
+			(void)rules_rule_attr_line(&r->lfs_lines, rule,
+						   "filter=lfs diff=lfs merge=lfs -text",
+						   &ignored);
+	}
+	rules_free(rules);
+	if (!r->annex)
+		return 0;
+	r->annex_dir = path_of(r->commondir, "annex");
+	rc = git_line(&uuid, r->dst, &ignored, "config", "--get", "annex.uuid",
+		      (char *)NULL);
+	if (rc == 0 && annex_uuid_valid(uuid))
+		snprintf(r->annex_uuid, sizeof(r->annex_uuid), "%s", uuid);
+	else if (rc == 0)
+		rc = err_set(e, ERR_USAGE, "%s: annex.uuid '%s' is not a UUID "
+			     "as git annex init makes them", r->dst, uuid);
+	else
+		rc = annex_uuid_new(r->annex_uuid, e);
+	free(uuid);
+	return rc;
+}
+
+/* 1 when text has the line of n bytes (its LF not counted). */
+static int has_line(const struct buf *text, const char *line, size_t n)
+{
+	const char *p = text->ptr, *end = text->ptr + text->len, *nl;
+
+	for (; p && p < end; p = nl ? nl + 1 : NULL) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if ((size_t)((nl ? nl : end) - p) == n && !memcmp(p, line, n))
+			return 1;
+	}
+	return 0;
+}
+
+/* The config and info/attributes `git annex init` writes (annex.uuid,
+ * annex.version 10, the annex filter, `* filter=annex`), the lfs glob
+ * lines after it when lfs rules are mixed in. */
+static int annex_setup(struct run *r, struct err *e)
+{
+	static const char *const cfg[][2] = {
+		{ "annex.version", "10" },
+		{ "filter.annex.smudge", "git-annex smudge -- %f" },
+		{ "filter.annex.clean", "git-annex smudge --clean -- %f" },
+		{ "filter.annex.process", "git-annex filter-process" },
+	};
+	struct buf text = BUF_INIT(SIZE_MAX / 2), add = BUF_INIT(SIZE_MAX / 2);
+	char *info = path_of(r->commondir, "info"), *attrs;
+	const char *line, *nl;
+	size_t i;
+	int rc;
+
+	if (!r->annex) {
+		free(info);
+		return 0;
+	}
+	attrs = path_of(info, "attributes");
+	rc = gitcmd_runl(r->dst, 1, NULL, e, "config", "annex.uuid",
+			 r->annex_uuid, (char *)NULL);
+	for (i = 0; rc == 0 && i < sizeof(cfg) / sizeof(cfg[0]); i++)
+		rc = gitcmd_runl(r->dst, 1, NULL, e, "config", cfg[i][0],
+				 cfg[i][1], (char *)NULL);
+	if (rc == 0 && mkdir(info, 0777) < 0 && errno != EEXIST)
+		rc = err_errno(e, ERR_IO, "%s: cannot create", info);
+	if (rc == 0 && read_file(attrs, &text, e) < 0)
+		rc = -1;
+	buf_adds(&add, "* filter=annex\n");
+	buf_add(&add, r->lfs_lines.ptr, r->lfs_lines.len);
+	for (line = add.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		size_t n = (size_t)(nl - line) + 1;
+		if (has_line(&text, line, n - 1))
+			continue;
+		if (text.len && text.ptr[text.len - 1] != '\n')
+			buf_addch(&text, '\n');
+		buf_add(&text, line, n);
+	}
+	if (rc == 0)
+		rc = write_file(attrs, &text, e);
+	free(info);
+	free(attrs);
+	buf_release(&text);
+	buf_release(&add);
+	return rc;
 }
 
 /* ---- refusals: what the run must not overwrite ---- */
@@ -1355,7 +1495,7 @@ static int prepare(struct run *r, const struct state_files *fin,
 			return err_set(e, ERR_USAGE, "%s has uncommitted "
 				       "changes; commit or stash them first", r->dst);
 	}
-	if (check_rules(r, e) < 0)
+	if (check_rules(r, e) < 0 || annex_prepare(r, e) < 0)
 		return -1;
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
 	    gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0)
@@ -1622,6 +1762,10 @@ static int commit_run(struct run *r, const struct state_files *fin,
 		rc = write_state(r, fnew, &side, e);
 	if (rc == 0)
 		rc = write_reset(r, fin, fnew, e);
+	/* before the work tree is checked out: unlocked files get their
+	 * content through git-annex's filter */
+	if (rc == 0)
+		rc = annex_setup(r, e);
 	gitrefs_free(&side);
 	if (rc == 0)
 		rc = journal_write(&r->j, e);

@@ -99,8 +99,7 @@ struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 	return m;
 }
 
-static struct branch *branch_get(struct rw *rw, const struct buf *name,
-				 int create)
+struct branch *branch_get(struct rw *rw, const struct buf *name, int create)
 {
 	struct branch *b;
 
@@ -123,9 +122,8 @@ static void branch_clear(struct rw *rw, struct branch *b)
 
 /* ---- resolving commit-ish and datarefs ---- */
 
-/* Reads the commit `name` from db: its id and (lazily) its tree. */
-static int read_commit(struct rw *rw, struct odb *db, const char *name,
-		       struct target *t, struct err *e)
+int read_commit(struct rw *rw, struct odb *db, const char *name,
+		struct target *t, struct err *e)
 {
 	struct oid tree;
 	int r = odb_read(db, name, &t->type, &t->oid, &rw->scratch, e);
@@ -1190,7 +1188,7 @@ static int run(struct rw *rw, struct err *e)
 	if (rw->opt->rules) {
 		struct blob_options bo = {
 			rw->opt->rules, rw->opt->store, rw->opt->dry_run,
-			rw->opt->quiet, rw->opt->verify_split
+			rw->opt->quiet, rw->opt->verify_split, rw->opt->annex_dir
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,
@@ -1225,7 +1223,9 @@ static int run(struct rw *rw, struct err *e)
 		struct progress_counts n = progress_counts(rw);
 		progress_done(&rw->progress, &n);
 	}
-	return rw->blobs ? blobs_flush(rw->blobs, e) : 0;
+	if (rw->blobs && blobs_flush(rw->blobs, e) < 0)
+		return -1;
+	return annexlog_write(rw, e);
 }
 
 /*
@@ -1245,6 +1245,11 @@ static void summary(struct rw *rw)
 			"(export with git fast-export --show-original-ids)");
 	if (store && n)
 		warning("migrate: %llu LFS object(s) stored in %s",
+			(unsigned long long)n, store);
+	store = rw->blobs ? blobs_annex_store(rw->blobs) : NULL;
+	n = rw->blobs ? blobs_annexed(rw->blobs) : 0;
+	if (store && n)
+		warning("migrate: %llu git-annex object(s) stored in %s",
 			(unsigned long long)n, store);
 }
 

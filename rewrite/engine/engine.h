@@ -33,7 +33,19 @@ struct rw_options {
 	 * `feature date-format` (NULL: none given, raw unless the stream
 	 * says otherwise); raw and raw-permissive only */
 	const char *date_format;
+	/* git-annex (issue 14): the store's directory (NULL:
+	 * <git-common-dir>/annex), the UUID the git-annex branch gives the
+	 * repository written (NULL: a new one, printed) and its description */
+	const char *annex_dir;
+	const char *annex_uuid;
+	const char *annex_desc;
 };
+
+/* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12
+ * lowercase hex): 1 if u is one. annex_uuid_new makes a random (version 4)
+ * one into out; -1 with e set when the system has no randomness. */
+int annex_uuid_valid(const char *u);
+int annex_uuid_new(char out[37], struct err *e);
 
 /*
  * Filters in_fd into out_fd. Returns 0, or -1 with e set (its kind is the

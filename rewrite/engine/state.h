@@ -123,6 +123,16 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	      struct err *e);
 int modify_id(struct rw *rw, struct oid *id, struct err *e);
 
+struct branch *branch_get(struct rw *rw, const struct buf *name, int create);
+/* Reads the commit `name` from db: 1 with its id and (lazily) its tree
+ * in *t (1 too, with only the type, for another object), -1 on error. */
+int read_commit(struct rw *rw, struct odb *db, const char *name,
+		struct target *t, struct err *e);
+
+/* annexlog.c: the git-annex branch after the history, when a rule
+ * converts to git-annex (rw->opt's annex_uuid, or a new one printed). */
+int annexlog_write(struct rw *rw, struct err *e);
+
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);
 int64_t notes_change_fanout(struct rw *rw, struct tnode **root,

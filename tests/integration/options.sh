@@ -79,6 +79,7 @@ value_for() { # ARG-NAME: a value the option accepts
 	"") ;;
 	F) echo lfs ;;
 	FMT) echo raw ;;
+	UUID) echo 01234567-89ab-4cde-8f01-23456789abcd ;;
 	*) echo x ;;
 	esac
 }

@@ -424,7 +424,7 @@ struct fx {
 static int fx_open_rules(struct fx *f, const void *input, size_t len,
 			 const char *rules, struct err *e)
 {
-	struct blob_options opt = { NULL, NULL, 1, 1, 0 };
+	struct blob_options opt = { NULL, NULL, 1, 1, 0, NULL };
 	struct blob_env env;
 	size_t i;
 
@@ -1070,7 +1070,7 @@ static void test_blobs_new_errors(void **state)
 		const char *rules, *at;	/* at: after the file name */
 	} cases[] = {
 		{ NULL, NULL },				/* no such file */
-		{ "*.bin  lfs\n*.iso  annex\n", ":2:" },	/* not supported */
+		{ "*.bin  lfs\n*.iso  annex mode=frozen\n", ":2:" },	/* bad option */
 		{ "*.bin  lfs\n*.iso  size>  lfs\n", ":2:" },	/* syntax */
 		{ "*.bin  frobnicate\n", ":1:" },		/* no such action */
 	};

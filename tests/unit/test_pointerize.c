@@ -783,6 +783,67 @@ static void test_annex_key_example(void **state)
 	buf_release(&key);
 }
 
+/* Keys, directories, pointers and symlinks as git-annex 10.20230126 made
+ * them (`git annex add`, then `git ls-tree -r git-annex` and readlink). */
+static void test_annex_layouts(void **state)
+{
+	static const char k1[] = "SHA256E-s3072--1dd9719a7636b581a2a083c6decbf92e"
+				 "ce4e7ed85471ed6280d771e320b4c429.bin";
+	static const char k2[] = "SHA256E-s3--98ea6e4f216f2fb4b69fff9b3a44842c386"
+				 "86ca685f3f55dc48c5d3fb1107be4.tar.gz";
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT), want = BUF_INIT(BUF_MAX_DEFAULT);
+	struct ptr_oid oid;
+	char mixed[6], lower[8];
+
+	(void)state;
+	assert_int_equal(ptr_annex_hashdirmixed(k1, mixed), 0);
+	assert_string_equal(mixed, "xP/wM");
+	assert_int_equal(ptr_annex_hashdirlower(k1, lower), 0);
+	assert_string_equal(lower, "7ea/bc5");
+	assert_int_equal(ptr_annex_hashdirmixed(k2, mixed), 0);
+	assert_string_equal(mixed, "k0/8x");
+	assert_int_equal(ptr_annex_hashdirlower(k2, lower), 0);
+	assert_string_equal(lower, "80d/3a0");
+	assert_int_equal(ptr_annex_pointer(&b, k1), 0);
+	buf_printf(&want, "/annex/objects/%s\n", k1);
+	assert_string_equal(b.ptr, want.ptr);
+	assert_true(ptr_is_annex_pointer(b.ptr, b.len));
+	assert_int_equal(ptr_annex_symlink(&b, k2, "d/e/x.tar.gz", 12), 0);
+	buf_reset(&want);
+	buf_printf(&want, "../../.git/annex/objects/k0/8x/%s/%s", k2, k2);
+	assert_string_equal(b.ptr, want.ptr);
+	assert_int_equal(ptr_annex_symlink(&b, k1, "a.bin", 5), 0);
+	assert_int_equal(strncmp(b.ptr, ".git/annex/objects/xP/wM/", 25), 0);
+	hash_of("hello annex\n", 12, &oid);
+	assert_int_equal(ptr_annex_key_backend(&b, PTR_ANNEX_SHA256, &oid, 12,
+					       "file.txt"), 0);
+	assert_string_equal(b.ptr, "SHA256-s12--f6bfd632e56d745c5b6ec8db52bf"
+				   "92b11c2666a1fe18d80cf4023bb32541f338");
+	buf_release(&b);
+	buf_release(&want);
+}
+
+static void test_annex_is_pointer(void **state)
+{
+	static const char *const yes[] = {
+		"/annex/objects/SHA256E-s1--ab.bin\n",
+		"/annex/objects/SHA256-s1--ab",
+	};
+	static const char *const no[] = {
+		"", "/annex/objects/", "/annex/objects/\n",
+		"/annex/objects/a/b\n", "/annex/objects/nodash\n",
+		"/annex/objects/SHA256-s1--ab\nmore\n", "annex/objects/SHA256-s1--ab\n",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_true(ptr_is_annex_pointer(yes[i], strlen(yes[i])));
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (ptr_is_annex_pointer(no[i], strlen(no[i])))
+			fail_msg("taken for a pointer: '%s'", no[i]);
+}
+
 /* Every row of the selectExtension table in docs/FORMATS.md §8. */
 static void test_annex_extensions(void **state)
 {
@@ -878,6 +939,8 @@ int main(void)
 		cmocka_unit_test(test_is_pointer_size_cap),
 		cmocka_unit_test(test_annex_key_example),
 		cmocka_unit_test(test_annex_extensions),
+		cmocka_unit_test(test_annex_layouts),
+		cmocka_unit_test(test_annex_is_pointer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,271 @@
+/*
+ * annex.c - the annex action: the file becomes a git-annex pointer file
+ * (unlocked, the default: "/annex/objects/<key>" and LF, mode kept) or a
+ * symlink into .git/annex/objects (locked), and its content goes to the
+ * git-annex store under its key (docs/FORMATS.md §8). The keys stored
+ * are kept for the git-annex branch the engine writes at the end.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "way.h"
+
+/* A key stored (or, in a dry run, that would be) by this run. */
+struct annex_key {
+	char *key;
+	UT_hash_handle hh;
+};
+
+/* A pointer blob: written already, and the content it stands for. */
+struct annex_ptr {
+	struct oid id;
+	struct blob_info *bi;
+	int written;
+	UT_hash_handle hh;
+};
+
+/* Whether a repository directory (a git dir) is bare: git-annex then
+ * lays its objects out with hashdirlower. */
+static int is_bare(const char *gitdir, int *bare, struct err *e)
+{
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT);
+	int r = gitcmd_runl(gitdir, 1, &out, e, "rev-parse",
+			    "--is-bare-repository", (char *)NULL);
+
+	gitcmd_chomp(&out);
+	*bare = r == 0 && !strcmp(out.ptr, "true");
+	buf_release(&out);
+	return r;
+}
+
+/* The store: blob_options' annex_dir, else <git-common-dir>/annex of the
+ * current directory's repository (git-annex's own place). */
+static int open_annex_store(struct blobs *b, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	struct buf dir = BUF_INIT(BUF_MAX_DEFAULT);
+	char *common = NULL;
+	int bare = 0, r;
+
+	if (b->opt.annex_dir) {
+		char *gitdir = xstrdup(b->opt.annex_dir), *slash;
+		/* the git dir is the parent of <git-dir>/annex */
+		while ((slash = strrchr(gitdir, '/')) && slash[1] == '\0' &&
+		       slash != gitdir)
+			*slash = '\0';
+		slash = strrchr(gitdir, '/');
+		if (slash && slash != gitdir)
+			*slash = '\0';
+		else if (slash)
+			slash[1] = '\0';
+		else
+			strcpy(gitdir, ".");
+		if (is_bare(gitdir, &bare, &ignored) < 0)
+			bare = 0;	/* not in a repository: a plain directory */
+		free(gitdir);
+		return ptr_store_open_annex(&b->annex_store, b->opt.annex_dir,
+					    bare, e);
+	}
+	if (gitcmd_common_dir(NULL, &common, &ignored) < 0)
+		return err_set(e, ERR_USAGE,
+			       "the rules convert files to git-annex, but there "
+			       "is no store: pass --annex-dir DIR or run inside "
+			       "the repository whose .git/annex should hold them");
+	r = is_bare(common, &bare, e);
+	buf_printf(&dir, "%s/annex", common);
+	if (r == 0)
+		r = ptr_store_open_annex(&b->annex_store, dir.ptr, bare, e);
+	free(common);
+	buf_release(&dir);
+	return r;
+}
+
+int annex_init(struct blobs *b, struct err *e)
+{
+	size_t i;
+
+	for (i = 0; i < rules_count(b->rules); i++)
+		if (rules_rule_action(rules_get(b->rules, i)) == RULES_ANNEX)
+			b->has_annex = 1;
+	buf_init(&b->annex_buf, BUF_MAX_DEFAULT);
+	buf_init(&b->annex_text, BUF_MAX_DEFAULT);
+	if (!b->has_annex || b->opt.dry_run)
+		return 0;
+	if (open_annex_store(b, e) < 0)
+		return -1;
+	ptr_store_set_batch(b->annex_store, 1);
+	return 0;
+}
+
+void annex_free(struct blobs *b)
+{
+	struct annex_key *k, *kt;
+	struct annex_ptr *p, *pt;
+
+	HASH_ITER(hh, b->annex_keys, k, kt) {
+		HASH_DELETE(hh, b->annex_keys, k);
+		free(k->key);
+		free(k);
+	}
+	HASH_ITER(hh, b->annex_ptrs, p, pt) {
+		HASH_DELETE(hh, b->annex_ptrs, p);
+		free(p);
+	}
+	buf_release(&b->annex_buf);
+	buf_release(&b->annex_text);
+	ptr_store_free(b->annex_store);
+}
+
+/* Streams bi's content into the store under its key (computed from the
+ * content and path), which ends in b->annex_buf. */
+static int annex_store(struct blobs *b, struct blob_info *bi,
+		       enum ptr_annex_backend backend, const char *path,
+		       struct err *e)
+{
+	struct ptr_put *put;
+	struct content c;
+	uint64_t size;
+	ssize_t n;
+
+	if (content_open(b, bi, &c, e) < 0)
+		return -1;
+	if (ptr_put_begin(b->annex_store, &put, e) < 0) {
+		content_close(&c);
+		return -1;
+	}
+	while ((n = content_read(&c, b->chunk, CHUNK, e)) > 0)
+		if (ptr_put_write(put, b->chunk, (size_t)n, e) < 0)
+			break;
+	content_close(&c);
+	if (n != 0) {
+		ptr_put_abort(put);
+		return -1;
+	}
+	if (ptr_put_finish_annex(put, backend, path, &b->annex_buf,
+				 &bi->sha256, &size, e) < 0)
+		return -1;
+	if (size != bi->size)
+		return err_set(e, ERR_IO, "blob %s: read %llu bytes, expected %llu",
+			       oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }),
+			       (unsigned long long)size,
+			       (unsigned long long)bi->size);
+	bi->sha_known = 1;
+	if (!bi->annex_key)
+		bi->annex_key = xstrdup(b->annex_buf.ptr);
+	return 0;
+}
+
+/* The key of bi at path in b->annex_buf, its content stored under it
+ * (once per key and run). */
+static int annex_key_of(struct blobs *b, struct blob_info *bi,
+			enum ptr_annex_backend backend, const char *path,
+			struct err *e)
+{
+	struct annex_key *k = NULL;
+
+	if (bi->sha_known) {
+		if (ptr_annex_key_backend(&b->annex_buf, backend, &bi->sha256,
+					  bi->size, path) < 0)
+			return err_set(e, ERR_IO, "git-annex key too long");
+		HASH_FIND_STR(b->annex_keys, b->annex_buf.ptr, k);
+		if (k)
+			return 0;
+	}
+	if (annex_store(b, bi, backend, path, e) < 0)
+		return -1;
+	HASH_FIND_STR(b->annex_keys, b->annex_buf.ptr, k);
+	if (k)
+		return 0;
+	k = xcalloc(1, sizeof(*k));
+	k->key = xstrdup(b->annex_buf.ptr);
+	HASH_ADD_KEYPTR(hh, b->annex_keys, k->key, strlen(k->key), k);
+	b->annexed++;
+	return 0;
+}
+
+int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		struct blob_info *bi, const struct rule *rule, struct err *e)
+{
+	const char *m = rules_rule_option(rule, "mode", NULL);
+	const char *be = rules_rule_option(rule, "backend", NULL);
+	enum ptr_annex_backend backend =
+		be && !strcmp(be, "SHA256") ? PTR_ANNEX_SHA256 : PTR_ANNEX_SHA256E;
+	int locked = m && !strcmp(m, "locked");
+	char hex[OID_HEX + 1];
+	struct annex_ptr *p;
+	struct oid id;
+	int r;
+
+	if (annex_key_of(b, bi, backend, c->path.ptr, e) < 0)
+		return -1;
+	r = locked ? ptr_annex_symlink(&b->annex_text, b->annex_buf.ptr,
+				       c->path.ptr, c->path.len)
+		   : ptr_annex_pointer(&b->annex_text, b->annex_buf.ptr);
+	if (r < 0)
+		return err_set(e, ERR_IO, "cannot build a git-annex pointer");
+	if (locked)
+		mode = TREE_MODE_LINK;
+	obj_hash_buf(b->hash, OBJ_BLOB, b->annex_text.ptr, b->annex_text.len,
+		     &id);
+	HASH_FIND(hh, b->annex_ptrs, id.hash, OID_RAW, p);
+	if (!p) {
+		p = xcalloc(1, sizeof(*p));
+		p->id = id;
+		p->bi = bi;
+		HASH_ADD(hh, b->annex_ptrs, id.hash, OID_RAW, p);
+	}
+	if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
+		     &id, e) < 0)
+		return err_at_input(e);
+	if (b->report)
+		report_output_blob(b->report, &id, b->annex_text.len,
+				   report_est_buf(b->report, b->annex_text.ptr,
+						  b->annex_text.len));
+	c->mode = mode;
+	if (p->written) {
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(&id, hex), OID_HEX);
+		return stream_write_cmd(b->cbuf, c, e);
+	}
+	c->dataref.kind = STREAM_REF_INLINE;
+	p->written = 1;
+	if (stream_write_data_begin(b->cbuf, c, b->annex_text.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, b->annex_text.ptr, b->annex_text.len,
+			       e) < 0)
+		return -1;
+	return stream_write_data_end(b->cbuf, e);
+}
+
+struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id)
+{
+	struct annex_ptr *p;
+
+	HASH_FIND(hh, b->annex_ptrs, id->hash, OID_RAW, p);
+	return p ? p->bi : NULL;
+}
+
+int blobs_annex_keys(const struct blobs *b,
+		     int (*fn)(void *ctx, const char *key), void *ctx)
+{
+	const struct annex_key *k;
+	int r = 0;
+
+	for (k = b->annex_keys; k && r == 0; k = k->hh.next)
+		r = fn(ctx, k->key);
+	return r;
+}
+
+int blobs_has_annex(const struct blobs *b)
+{
+	return b->has_annex;
+}
+
+uint64_t blobs_annexed(const struct blobs *b)
+{
+	return b->annexed;
+}
+
+const char *blobs_annex_store(const struct blobs *b)
+{
+	return b->annex_store ? ptr_store_dir(b->annex_store) : NULL;
+}
