@@ -1237,8 +1237,9 @@ static void reset_text(struct buf *out, const struct run *r,
 			   "    git annex initremote store type=directory "
 			   "directory=/path/to/store encryption=none\n"
 			   "    git annex move --all --to store\n\n"
-			   "and back, in any clone: `git annex enableremote store` "
-			   "then `git annex get .`\n", r->annex_dir,
+			   "and back, in any clone: `git annex enableremote store "
+			   "directory=/path/to/store` then `git annex get .`\n",
+			   r->annex_dir,
 			   r->annex_uuid);
 	if (r->o.in_place) {
 		buf_adds(out, "\n## Publishing (rewritten in place)\n\n"

@@ -15,7 +15,10 @@
 #  - every branch and tag, checked out, equals the original byte for byte
 #    and `git status` is clean;
 #  - a bare target (hashdirlower objects), a second run that changes
-#    nothing, an incremental run that logs only the new keys.
+#    nothing, an incremental run that logs only the new keys;
+#  - the content moves to a directory special remote and comes back in a
+#    fresh clone (git annex initremote, move --to, clone, get);
+#  - `migrate run --in-place`, and a second one that changes nothing.
 . "$(dirname "$0")/lib.sh"
 
 export HOME="$SCRATCH/home"
@@ -252,5 +255,34 @@ judge_annex "$TO" "$UT"
 cmp "$ORIG/assets/new-incremental.bin" "$TO/assets/new-incremental.bin" ||
 	die "incremental: the new file's content is not in the work tree"
 info "incremental run: one new key logged"
+
+# the content leaves the repository for a directory special remote, and a
+# fresh clone gets it back from there
+mkdir "$SCRATCH/dirrem"
+(cd "$TO" && git annex initremote dirrem type=directory directory="$SCRATCH/dirrem" \
+	encryption=none >"$SCRATCH/rem.log" 2>&1 && git annex move --all --to dirrem >>"$SCRATCH/rem.log" 2>&1) || { tail -5 "$SCRATCH/rem.log" >&2; false; } ||
+	die "git annex move --to the directory remote failed"
+[ -z "$(find "$TO/.git/annex/objects" -type f)" ] || die "content left in $TO after move --to"
+git clone -q "$TO" "$SCRATCH/clone"
+(cd "$SCRATCH/clone" && git annex init -q >/dev/null 2>&1 &&
+	git annex enableremote dirrem directory="$SCRATCH/dirrem" >/dev/null 2>&1 && git annex get . >/dev/null 2>&1) ||
+	die "fresh clone: git annex get from the directory remote failed"
+mkdir "$SCRATCH/o2"
+git -C "$ORIG" archive main | tar -x -C "$SCRATCH/o2"
+while IFS= read -r -d '' p; do
+	cmp -s "$SCRATCH/o2/$p" "$SCRATCH/clone/$p" || die "fresh clone: $p differs after git annex get"
+done < <(cd "$SCRATCH/clone" && git annex find --include='*' --print0)
+info "directory special remote: moved out, and back in a fresh clone"
+
+# migrate run --in-place: the same, in the repository itself
+IP="$SCRATCH/inplace"
+git clone -q --no-local "$ORIG" "$IP"
+run_migrate run -q --repo "$IP" --rules "$SCRATCH/rules" --in-place || die "run --in-place failed"
+judge_annex "$IP" "$(git -C "$IP" config annex.uuid)"
+[ -z "$(git -C "$IP" status --porcelain)" ] || die "run --in-place: git status is not clean"
+snap "$IP" >"$SCRATCH/ip.refs"
+run_migrate run -q --repo "$IP" --rules "$SCRATCH/rules" --in-place || die "second run --in-place failed"
+snap "$IP" | diff -u "$SCRATCH/ip.refs" - || die "a second run --in-place changed refs"
+info "run --in-place: converted, a second run changes nothing"
 
 echo "annex_assets: ok"
