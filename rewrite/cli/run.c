@@ -1343,9 +1343,44 @@ static int has_line(const struct buf *text, const char *line, size_t n)
 	return 0;
 }
 
-/* The config and info/attributes `git annex init` writes (annex.uuid,
- * annex.version 10, the annex filter, `* filter=annex`), the lfs glob
- * lines after it when lfs rules are mixed in. */
+/* The hooks `git annex init` installs (a hook already there is left
+ * alone, as git-annex leaves it): after a checkout or merge, unlocked
+ * files whose content git-annex could not give at once get it. A bare
+ * repository gets post-receive only. */
+static int annex_hooks(const struct run *r, struct err *e)
+{
+	static const char *const hooks[][2] = {
+		{ "post-receive", "if git annex post-receive --help >/dev/null 2>&1; "
+				  "then git annex post-receive; fi" },
+		{ "post-checkout", "git annex smudge --update" },
+		{ "post-merge", "git annex smudge --update" },
+		{ "pre-commit", "git annex pre-commit ." },
+	};
+	struct buf text = BUF_INIT(BUF_MAX_DEFAULT);
+	char *dir = path_of(r->commondir, "hooks"), *path;
+	size_t i;
+	int rc = 0;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		rc = err_errno(e, ERR_IO, "%s: cannot create", dir);
+	for (i = 0; rc == 0 && i < (r->bare ? 1 : 4); i++) {
+		path = path_of(dir, hooks[i][0]);
+		buf_reset(&text);
+		buf_printf(&text, "#!/bin/sh\n# automatically configured by "
+			   "git-annex\n%s\n", hooks[i][1]);
+		if (!file_exists(path) && (rc = write_file(path, &text, e)) == 0 &&
+		    chmod(path, 0755) < 0)
+			rc = err_errno(e, ERR_IO, "%s: cannot make it executable", path);
+		free(path);
+	}
+	free(dir);
+	buf_release(&text);
+	return rc;
+}
+
+/* The config, info/attributes and hooks `git annex init` writes
+ * (annex.uuid, annex.version 10, the annex filter, `* filter=annex`), the
+ * lfs glob lines after it when lfs rules are mixed in. */
 static int annex_setup(struct run *r, struct err *e)
 {
 	static const char *const cfg[][2] = {
@@ -1386,6 +1421,8 @@ static int annex_setup(struct run *r, struct err *e)
 	}
 	if (rc == 0)
 		rc = write_file(attrs, &text, e);
+	if (rc == 0)
+		rc = annex_hooks(r, e);
 	free(info);
 	free(attrs);
 	buf_release(&text);
