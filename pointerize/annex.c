@@ -95,21 +95,29 @@ static int annex_ext(struct buf *b, const char *filename)
 	return 0;
 }
 
-int ptr_annex_key(struct buf *out, const struct ptr_oid *oid, uint64_t size,
-		  const char *filename)
+/* "<backend>-s<size>--<hex>", and the extension of filename when ext. */
+static int annex_key(struct buf *out, const char *backend,
+		     const struct ptr_oid *oid, uint64_t size,
+		     const char *filename, int ext)
 {
 	struct buf tmp = BUF_INIT(out->max);
 	char hex[PTR_OID_HEXSZ + 1];
 	int r;
 
 	ptr_oid_hex(oid, hex);
-	r = buf_printf(&tmp, "SHA256E-s%" PRIu64 "--%s", size, hex);
-	if (r == 0)
+	r = buf_printf(&tmp, "%s-s%" PRIu64 "--%s", backend, size, hex);
+	if (r == 0 && ext)
 		r = annex_ext(&tmp, filename);
 	if (r == 0)
 		r = buf_set(out, tmp.ptr, tmp.len);
 	buf_release(&tmp);
 	return r;
+}
+
+int ptr_annex_key(struct buf *out, const struct ptr_oid *oid, uint64_t size,
+		  const char *filename)
+{
+	return annex_key(out, "SHA256E", oid, size, filename, 1);
 }
 
 int ptr_annex_hashdirmixed(const char *key, char out[6])
@@ -142,18 +150,9 @@ int ptr_annex_key_backend(struct buf *out, enum ptr_annex_backend backend,
 			  const struct ptr_oid *oid, uint64_t size,
 			  const char *filename)
 {
-	char hex[PTR_OID_HEXSZ + 1];
-	struct buf tmp = BUF_INIT(out->max);
-	int r;
-
 	if (backend == PTR_ANNEX_SHA256E)
-		return ptr_annex_key(out, oid, size, filename);
-	ptr_oid_hex(oid, hex);
-	r = buf_printf(&tmp, "SHA256-s%" PRIu64 "--%s", size, hex);
-	if (r == 0)
-		r = buf_set(out, tmp.ptr, tmp.len);
-	buf_release(&tmp);
-	return r;
+		return annex_key(out, "SHA256E", oid, size, filename, 1);
+	return annex_key(out, "SHA256", oid, size, NULL, 0);
 }
 
 int ptr_annex_hashdirlower(const char *key, char out[8])

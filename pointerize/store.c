@@ -222,30 +222,23 @@ int ptr_store_object_path(struct buf *out, const struct ptr_store *s,
 	return r;
 }
 
-int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
-			  int *fd, uint64_t *size, struct err *e)
+/* Opens the object file at path for reading, with its size; what names
+ * the kind of store in messages. */
+static int open_object(const char *path, const char *what, int *fd,
+		       uint64_t *size, struct err *e)
 {
-	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
 	struct stat st;
-	int f, r = -1;
+	int f = open(path, O_RDONLY | O_CLOEXEC), r = -1;
 
-	struct pending *pd;
-
-	if (ptr_store_object_path(&path, s, oid) < 0)
-		return err_set(e, ERR_IO, "LFS store path too long");
-	pd = find_pending(s, path.ptr);
-	if (pd && buf_set(&path, pd->tmp, strlen(pd->tmp)) < 0)
-		return err_set(e, ERR_IO, "LFS store path too long");
-	f = open(path.ptr, O_RDONLY | O_CLOEXEC);
 	if (f < 0 && errno == ENOENT)
-		err_set(e, ERR_IO, "LFS object '%s' is missing", path.ptr);
+		err_set(e, ERR_IO, "%s object '%s' is missing", what, path);
 	else if (f < 0)
-		err_errno(e, ERR_IO, "cannot open LFS object '%s'", path.ptr);
+		err_errno(e, ERR_IO, "cannot open %s object '%s'", what, path);
 	else if (fstat(f, &st) < 0)
-		err_errno(e, ERR_IO, "cannot stat LFS object '%s'", path.ptr);
+		err_errno(e, ERR_IO, "cannot stat %s object '%s'", what, path);
 	else if (!S_ISREG(st.st_mode))
-		err_set(e, ERR_IO, "LFS object '%s' is not a regular file",
-			path.ptr);
+		err_set(e, ERR_IO, "%s object '%s' is not a regular file", what,
+			path);
 	else
 		r = 0;
 	if (r == 0) {
@@ -254,6 +247,22 @@ int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
 	} else if (f >= 0) {
 		close(f);
 	}
+	return r;
+}
+
+int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
+			  int *fd, uint64_t *size, struct err *e)
+{
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	struct pending *pd;
+	int r;
+
+	if (ptr_store_object_path(&path, s, oid) < 0)
+		return err_set(e, ERR_IO, "LFS store path too long");
+	pd = find_pending(s, path.ptr);
+	if (pd && buf_set(&path, pd->tmp, strlen(pd->tmp)) < 0)
+		return err_set(e, ERR_IO, "LFS store path too long");
+	r = open_object(path.ptr, "LFS", fd, size, e);
 	buf_release(&path);
 	return r;
 }
@@ -710,9 +719,8 @@ int ptr_store_open_key(const struct ptr_store *s, const char *key, int *fd,
 {
 	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
 	const struct pending *pd;
-	struct stat st;
 	char hd[8];
-	int f, r = -1;
+	int r;
 
 	if ((s->annex == 2 ? ptr_annex_hashdirlower(key, hd)
 			   : ptr_annex_hashdirmixed(key, hd)) < 0 ||
@@ -723,20 +731,7 @@ int ptr_store_open_key(const struct ptr_store *s, const char *key, int *fd,
 	pd = find_pending(s, path.ptr);
 	if (pd)
 		buf_set(&path, pd->tmp, strlen(pd->tmp));
-	f = open(path.ptr, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		err_errno(e, ERR_IO, "cannot open git-annex object '%s'", path.ptr);
-	else if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode))
-		err_set(e, ERR_IO, "git-annex object '%s' is not a regular file",
-			path.ptr);
-	else
-		r = 0;
-	if (r == 0) {
-		*fd = f;
-		*size = (uint64_t)st.st_size;
-	} else if (f >= 0) {
-		close(f);
-	}
+	r = open_object(path.ptr, "git-annex", fd, size, e);
 	buf_release(&path);
 	return r;
 }

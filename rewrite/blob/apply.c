@@ -124,33 +124,14 @@ void blobs_free(struct blobs *b)
 static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
 {
 	struct ptr_put *put;
-	struct content c;
 	uint64_t size;
-	ssize_t n;
 
 	if (bi->converted)
 		return 0;
-	if (content_open(b, bi, &c, e) < 0)
+	if (content_put(b, bi, b->store, &put, e) < 0 ||
+	    ptr_put_finish(put, &bi->sha256, &size, e) < 0 ||
+	    content_size_check(bi, size, e) < 0)
 		return -1;
-	if (ptr_put_begin(b->store, &put, e) < 0) {
-		content_close(&c);
-		return -1;
-	}
-	while ((n = content_read(&c, b->chunk, CHUNK, e)) > 0)
-		if (ptr_put_write(put, b->chunk, (size_t)n, e) < 0)
-			break;
-	content_close(&c);
-	if (n != 0) {
-		ptr_put_abort(put);
-		return -1;
-	}
-	if (ptr_put_finish(put, &bi->sha256, &size, e) < 0)
-		return -1;
-	if (size != bi->size)
-		return err_set(e, ERR_IO, "blob %s: read %llu bytes, expected %llu",
-			       oid_hex(&bi->id, (char[OID_HEX + 1]){ 0 }),
-			       (unsigned long long)size,
-			       (unsigned long long)bi->size);
 	if (ptr_lfs_pointer(&bi->ptr_text, &bi->sha256, bi->size) < 0)
 		return err_set(e, ERR_IO, "cannot build an LFS pointer");
 	obj_hash_buf(b->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,

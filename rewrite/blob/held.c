@@ -275,6 +275,43 @@ int content_open(struct blobs *b, struct blob_info *bi,
 	return 0;
 }
 
+int content_put(struct blobs *b, struct blob_info *bi, struct ptr_store *s,
+		struct ptr_put **out, struct err *e)
+{
+	struct ptr_put *put;
+	struct content c;
+	ssize_t n;
+
+	if (content_open(b, bi, &c, e) < 0)
+		return -1;
+	if (ptr_put_begin(s, &put, e) < 0) {
+		content_close(&c);
+		return -1;
+	}
+	while ((n = content_read(&c, b->chunk, CHUNK, e)) > 0)
+		if (ptr_put_write(put, b->chunk, (size_t)n, e) < 0)
+			break;
+	content_close(&c);
+	if (n != 0) {
+		ptr_put_abort(put);
+		return -1;
+	}
+	*out = put;
+	return 0;
+}
+
+int content_size_check(const struct blob_info *bi, uint64_t size,
+		       struct err *e)
+{
+	char hex[OID_HEX + 1];
+
+	if (size == bi->size)
+		return 0;
+	return err_set(e, ERR_IO, "blob %s: read %llu bytes, expected %llu",
+		       oid_hex(&bi->id, hex), (unsigned long long)size,
+		       (unsigned long long)bi->size);
+}
+
 /* Returns bytes read, 0 at the end, -1 on error. */
 ssize_t content_read(struct content *c, char *dst, size_t cap,
 			    struct err *e)

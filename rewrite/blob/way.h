@@ -200,6 +200,13 @@ int content_open(struct blobs *b, struct blob_info *bi,
 ssize_t content_read(struct content *c, char *dst, size_t cap,
 		     struct err *e);
 void content_close(struct content *c);
+/* Streams bi's content into a new put on store s (NULL: hash only):
+ * *out is then the caller's to finish. */
+int content_put(struct blobs *b, struct blob_info *bi, struct ptr_store *s,
+		struct ptr_put **out, struct err *e);
+/* An error naming bi when size bytes were read and bi->size expected. */
+int content_size_check(const struct blob_info *bi, uint64_t size,
+		       struct err *e);
 /* Computes bi's id if it is not known yet (struct blob_info). */
 int ensure_id(struct blobs *b, struct blob_info *bi, struct err *e);
 /* Writes a blob command with the content of bi (and mark, if any). */

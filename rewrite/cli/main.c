@@ -109,9 +109,15 @@ static int check_one(const struct rules *rules, const char *file,
 		return 0;
 	}
 	const char *pat = rules_rule_pattern(rule, &plen);
-	printf("%.*s\t%s:%zu\t%s\t%s%.*s\n", (int)len, arg, file,
-	       rules_rule_line(rule), rules_action_name(rules_rule_action(rule)),
-	       rules_rule_is_regex(rule) ? "re:" : "", (int)plen, pat);
+	const char *mode = rules_rule_option(rule, "mode", NULL);
+	const char *backend = rules_rule_option(rule, "backend", NULL);
+	printf("%.*s\t%s:%zu\t%s", (int)len, arg, file, rules_rule_line(rule),
+	       rules_action_name(rules_rule_action(rule)));
+	/* annex: what the file becomes, defaults spelt out */
+	if (rules_rule_action(rule) == RULES_ANNEX)
+		printf(" mode=%s backend=%s", mode ? mode : "unlocked",
+		       backend ? backend : "SHA256E");
+	printf("\t%s%.*s\n", rules_rule_is_regex(rule) ? "re:" : "", (int)plen, pat);
 	return 0;
 }
 

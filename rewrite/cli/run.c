@@ -338,6 +338,17 @@ static int check_sha1(const char *dir, struct err *e)
 	return rc;
 }
 
+/* What a killed run left: state files, the side repository, temp files of
+ * the LFS store and of the git-annex one (<common-dir>/annex/tmp). */
+static size_t clean_all(const struct run *r)
+{
+	char *annex = path_of(r->commondir, "annex");
+	size_t n = state_clean(r->state, r->store) + state_clean(r->state, annex);
+
+	free(annex);
+	return n;
+}
+
 /*
  * At the start, under the lock: an interrupted run (a journal) is finished,
  * or rolled back with --rollback; with no journal, what a killed run left
@@ -352,7 +363,7 @@ static int recover(struct run *r, struct err *e)
 	if (found < 0)
 		return -1;
 	if (!found) {
-		n = state_clean(r->state, r->store);
+		n = clean_all(r);
 		if (n && !r->o.f.quiet)
 			fprintf(stderr, "migrate run: removed %zu file(s) an interrupted "
 				"run left in %s and %s/tmp; no ref had moved\n", n,
@@ -377,7 +388,7 @@ static int recover(struct run *r, struct err *e)
 			: " at their new values", locks);
 	}
 	if (rc == 0)
-		state_clean(r->state, r->store);
+		clean_all(r);
 	journal_free(&j);
 	return rc < 0 ? -1 : 0;
 }
@@ -1858,7 +1869,7 @@ static int run_all(struct run *r, struct err *e)
 		summary(r, &fin);
 	/* the side repository, and a failed run's files (none with a journal) */
 	if (!journal_pending(r->state))
-		state_clean(r->state, r->store);
+		clean_all(r);
 	state_files_free(&fin);
 	state_files_free(&fnew);
 	return rc;

@@ -245,7 +245,7 @@ int annexlog_write(struct rw *rw, struct err *e)
 		if (annex_uuid_new(uuid, e) < 0)
 			return -1;
 		l.uuid = uuid;
-		if (!rw->opt->quiet)
+		if (!rw->opt->quiet && !rw->opt->dry_run)
 			warning("migrate: git-annex: the new repository's UUID is "
 				"%s: set it with `git config annex.uuid %s` there "
 				"(or pass --annex-uuid)", uuid, uuid);

@@ -47,6 +47,21 @@ import_stream "$NEW" "$SCRATCH/X" <"$SCRATCH/out.fi" || die "fast-import failed"
 check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" "$NEW"
 grep -q ' refs/heads/git-annex$' "$SCRATCH/R" || die "the ref map has no git-annex branch"
 
+# check-rules and a dry run's report show the annex rules like lfs ones
+"$MIGRATE" check-rules --rules "$SCRATCH/rules" a/b.psd x.bin >"$SCRATCH/cr"
+grep -q $'^a/b.psd\t.*\tannex mode=locked backend=SHA256E\t' "$SCRATCH/cr" &&
+	grep -q $'^x.bin\t.*\tannex mode=unlocked backend=SHA256E\t' "$SCRATCH/cr" ||
+	die "check-rules: $(cat "$SCRATCH/cr")"
+(cd "$ORIG" && run_migrate --dry-run --rules "$SCRATCH/rules" --report-json "$SCRATCH/rep.json") \
+	<"$SCRATCH/in.fe" 2>"$SCRATCH/dry.err" || die "dry run failed"
+[ ! -s "$SCRATCH/dry.err" ] || die "the dry run printed: $(head -3 "$SCRATCH/dry.err")"
+python3 - "$SCRATCH/rep.json" <<'PY' || die "the dry run's report does not count the annex rules"
+import json, sys
+rules = json.load(open(sys.argv[1]))["rules"]
+annex = [r for r in rules if r["action"] == "annex"]
+assert len(annex) == 2 and all(r["blobs"] > 0 and r["bytes"] > 0 for r in annex), annex
+PY
+
 # git annex init in a repository whose git-annex branch names its UUID
 (cd "$NEW" && git config annex.uuid "$U" && git annex init -q >/dev/null 2>&1 &&
 	echo '*.mp4 filter=lfs diff=lfs merge=lfs -text' >>.git/info/attributes) ||

@@ -823,6 +823,71 @@ static void test_annex_layouts(void **state)
 	buf_release(&want);
 }
 
+/* Puts text into an annex store under the key of name; the key in key. */
+static void annex_put(struct ptr_store *s, const char *text, const char *name,
+		      struct buf *key)
+{
+	struct err e = ERR_INIT;
+	struct ptr_put *p;
+	uint64_t size;
+
+	assert_int_equal(ptr_put_begin(s, &p, &e), 0);
+	assert_int_equal(ptr_put_write(p, text, strlen(text), &e), 0);
+	assert_int_equal(ptr_put_finish_annex(p, PTR_ANNEX_SHA256E, name, key,
+					      NULL, &size, &e), 0);
+	assert_int_equal(size, strlen(text));
+}
+
+/* The git-annex store: objects at objects/<hashdir>/<key>/<key>, file 0444
+ * and key directory 0555, readable while pending (batch) and in place
+ * after the sync; the same put again leaves it; hashdirlower when bare. */
+static void test_annex_store(void **state)
+{
+	struct fixture *f = *state;
+	struct buf key = BUF_INIT(BUF_MAX_DEFAULT), path = BUF_INIT(BUF_MAX_DEFAULT);
+	struct err e = ERR_INIT;
+	struct ptr_store *s;
+	struct stat st;
+	char hd[8], got[16];
+	uint64_t size;
+	int batch, lower, fd;
+
+	for (lower = 0; lower < 2; lower++)
+	for (batch = 0; batch < 2; batch++) {
+		buf_reset(&path);
+		buf_printf(&path, "%s/annex%d%d", f->root, lower, batch);
+		assert_int_equal(ptr_store_open_annex(&s, path.ptr, lower, &e), 0);
+		ptr_store_set_batch(s, batch);
+		annex_put(s, "hello annex", "dir/a.tar.gz", &key);
+		assert_int_equal(strncmp(key.ptr, "SHA256E-s11--", 13), 0);
+		assert_string_equal(key.ptr + key.len - 7, ".tar.gz");
+		assert_int_equal(ptr_store_open_key(s, key.ptr, &fd, &size, &e), 0);
+		assert_int_equal(size, 11);
+		assert_int_equal(read(fd, got, sizeof(got)), 11);
+		assert_memory_equal(got, "hello annex", 11);
+		close(fd);
+		if (batch)
+			assert_int_equal(ptr_store_sync(s, &e), 0);
+		annex_put(s, "hello annex", "b.tar.gz", &key);	/* already there */
+		if (batch)
+			assert_int_equal(ptr_store_sync(s, &e), 0);
+		assert_int_equal(lower ? ptr_annex_hashdirlower(key.ptr, hd)
+				       : ptr_annex_hashdirmixed(key.ptr, hd), 0);
+		buf_printf(&path, "/objects/%s/%s", hd, key.ptr);
+		assert_int_equal(stat(path.ptr, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0555);
+		buf_printf(&path, "/%s", key.ptr);
+		assert_int_equal(lstat(path.ptr, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_mode & 07777, 0444);
+		ptr_store_free(s);
+		*strrchr(path.ptr, '/') = '\0';
+		chmod(path.ptr, 0755);	/* for the teardown, as any user */
+	}
+	buf_release(&key);
+	buf_release(&path);
+}
+
 static void test_annex_is_pointer(void **state)
 {
 	static const char *const yes[] = {
@@ -941,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_annex_extensions),
 		cmocka_unit_test(test_annex_layouts),
 		cmocka_unit_test(test_annex_is_pointer),
+		cmocka_unit_test_setup_teardown(test_annex_store, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
