@@ -20,6 +20,7 @@ struct annex_key {
 struct annex_ptr {
 	struct oid id;
 	struct blob_info *bi;
+	uint32_t mode;		/* the file's mode before it was annexed */
 	int written;
 	UT_hash_handle hh;
 };
@@ -184,8 +185,6 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		   : ptr_annex_pointer(&b->annex_text, b->annex_buf.ptr);
 	if (r < 0)
 		return err_set(e, ERR_IO, "cannot build a git-annex pointer");
-	if (locked)
-		mode = TREE_MODE_LINK;
 	obj_hash_buf(b->hash, OBJ_BLOB, b->annex_text.ptr, b->annex_text.len,
 		     &id);
 	HASH_FIND(hh, b->annex_ptrs, id.hash, OID_RAW, p);
@@ -195,6 +194,9 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		p->bi = bi;
 		HASH_ADD(hh, b->annex_ptrs, id.hash, OID_RAW, p);
 	}
+	p->mode = mode;
+	if (locked)
+		mode = TREE_MODE_LINK;
 	if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
 		     &id, e) < 0)
 		return err_at_input(e);
@@ -217,11 +219,14 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	return stream_write_data_end(b->cbuf, e);
 }
 
-struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id)
+struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id,
+				     uint32_t *mode)
 {
 	struct annex_ptr *p;
 
 	HASH_FIND(hh, b->annex_ptrs, id->hash, OID_RAW, p);
+	if (p && mode)
+		*mode = p->mode;
 	return p ? p->bi : NULL;
 }
 

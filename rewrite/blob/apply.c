@@ -491,6 +491,9 @@ static int copy_items(struct blobs *b, struct copy_list *list,
 		}
 		if (it->bi)
 			bi = it->bi;
+		else if (it->mode == TREE_MODE_LINK &&
+			 (bi = annex_blob_for_ptr(b, &it->id, &c->mode)))
+			;	/* a locked file: a file again, placed by the rules */
 		else if (blob_for_entry(b, &it->id, &bi, e) < 0)
 			return err_at_input(e);
 		if (place(b, c, NULL, bi, e) < 0)

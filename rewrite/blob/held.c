@@ -503,7 +503,7 @@ int blob_for_entry(struct blobs *b, const struct oid *id,
 	HASH_FIND(hh_ptr, b->byptr, id->hash, OID_RAW, *out);
 	if (*out)
 		return 0;
-	*out = annex_blob_for_ptr(b, id);
+	*out = annex_blob_for_ptr(b, id, NULL);
 	if (*out)
 		return 0;
 	HASH_FIND(hh, b->byid, id->hash, OID_RAW, *out);

@@ -255,8 +255,11 @@ void annex_free(struct blobs *b);
 /* M with the git-annex pointer (or symlink) of bi at c's path. */
 int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		struct blob_info *bi, const struct rule *rule, struct err *e);
-/* The content a pointer blob of this run stands for (NULL: none). */
-struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id);
+/* The content a pointer blob (or symlink) of this run stands for (NULL:
+ * none), and in *mode (may be NULL) the file's mode before it was annexed:
+ * a locked file copied elsewhere is a file again before the rules decide. */
+struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id,
+				     uint32_t *mode);
 
 /* ---- splits.c: the split action ---- */
 struct rule;

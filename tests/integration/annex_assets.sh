@@ -153,6 +153,35 @@ git -C "$NEW" checkout -q -f main
 cut -f1 "$SCRATCH/annexed" | cut -d' ' -f2- | sort >"$SCRATCH/want"
 diff -u "$SCRATCH/want" "$SCRATCH/found" || die "git annex find lists other paths"
 
+# renames (fast-export -M): a locked file moved one level deeper gets the
+# symlink of its new depth; one renamed out of the rules is the original
+# file again, its executable bit kept
+T="$SCRATCH/ren"
+git init -q "$T"
+mkdir -p "$T/d"
+head -c 2000 /dev/urandom >"$T/d/a.psd"
+head -c 2000 /dev/urandom >"$T/x.psd"
+chmod +x "$T/x.psd"
+git -C "$T" add . && git -C "$T" commit -qm one
+mkdir -p "$T/e/f"
+git -C "$T" mv d/a.psd e/f/a.psd && git -C "$T" mv x.psd x.txt && git -C "$T" commit -qm two
+git -C "$T" fast-export -M --all --show-original-ids >"$SCRATCH/ren.fe"
+grep -q '^R ' "$SCRATCH/ren.fe" || die "fast-export -M wrote no R line"
+TR="$SCRATCH/ren-new"
+git init -q "$TR"
+UR=$(python3 -c 'import uuid; print(uuid.uuid4())')
+(cd "$T" && run_migrate --rules "$SCRATCH/rules" --annex-uuid "$UR" --annex-dir "$TR/.git/annex") \
+	<"$SCRATCH/ren.fe" 2>/dev/null | git -C "$TR" fast-import --quiet || die "rename run failed"
+(cd "$TR" && git config annex.uuid "$UR" && git annex init -q >/dev/null 2>&1 &&
+	git checkout -q -f main) || die "rename: init or checkout failed"
+[ "$(git -C "$TR" ls-tree main e/f/a.psd | cut -c1-6)" = 120000 ] &&
+	case "$(readlink "$TR/e/f/a.psd")" in ../../.git/annex/objects/*) true ;; *) false ;; esac ||
+	die "rename: e/f/a.psd is not a locked file of its depth"
+cmp "$T/e/f/a.psd" "$TR/e/f/a.psd" || die "rename: e/f/a.psd differs"
+[ "$(git -C "$TR" ls-tree main x.txt | cut -c1-6)" = 100755 ] && cmp "$T/x.txt" "$TR/x.txt" ||
+	die "rename: x.txt is not the original executable file"
+judge_annex "$TR" "$UR"
+
 # check_checkouts ORIG NEW: every branch and tag of NEW, checked out (the
 # git-annex hooks run), equals
 # ORIG at the ref (symlinks: the original's as they are; locked files: the
