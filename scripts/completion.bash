@@ -14,7 +14,7 @@ _migrate() {
 	cmd=""
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case "${COMP_WORDS[i]}" in
-		run | remap | check-rules | help)
+		run | remap | analyze | check-rules | help)
 			cmd="${COMP_WORDS[i]}"
 			break
 			;;
@@ -25,7 +25,7 @@ _migrate() {
 
 	# option values: files, directories or a word list
 	case "$prev" in
-	--rules | --commit-map | --ref-map | --export-marks | --report | --report-json | -o | --output)
+	--rules | --commit-map | --ref-map | --export-marks | --report | --report-json | -o | --output | --json)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
@@ -46,7 +46,7 @@ _migrate() {
 	local words
 	case "$cmd" in
 	"")
-		words="run remap check-rules help --rules --store --commit-map
+		words="run remap analyze check-rules help --rules --store --commit-map
 			--commit-map-format --ref-map --export-marks --source-repo
 			--target-repo --verify-split --dry-run --output --report
 			--report-json --progress --no-rewrite-message-ids
@@ -60,6 +60,9 @@ _migrate() {
 	remap)
 		words="--commit-map --no-rewrite-message-ids --help"
 		;;
+	analyze)
+		words="--repo --rules --json --top --quiet --help"
+		;;
 	check-rules)
 		if [[ "$cur" != -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -68,7 +71,7 @@ _migrate() {
 		words="--rules --help"
 		;;
 	help)
-		words="run remap check-rules"
+		words="run remap analyze check-rules"
 		;;
 	esac
 	mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")

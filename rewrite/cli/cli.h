@@ -25,6 +25,13 @@ int rw_cmd_run(int argc, char **argv, struct err *e);
 int rw_cmd_remap(int argc, char **argv, struct err *e);
 
 /*
+ * migrate analyze (argv[0] is "analyze"): what is big in a repository,
+ * and what rules would take (analyze.c over rewrite/analyze/). 0, or -1
+ * with e set.
+ */
+int rw_cmd_analyze(int argc, char **argv, struct err *e);
+
+/*
  * The options of the command line (options.c), declared once: the
  * options the filter and `migrate run` share live in one table there
  * (struct rw_options fields, help text), each marked with the commands
@@ -40,6 +47,7 @@ enum cli_kind {
 
 #define CLI_FILTER 1u	/* the filter (no command) and check-rules */
 #define CLI_RUN 2u	/* migrate run */
+#define CLI_ANALYZE 4u	/* migrate analyze */
 
 struct cli_option {
 	const char *name;	/* the long name, without -- */

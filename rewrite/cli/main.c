@@ -20,9 +20,10 @@ static const char usage_text[] =
 "   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
 "   or: migrate run [--rules R] [--repo DIR] (--to NEWDIR | --in-place) [-- REV-ARGS]\n"
 "   or: migrate remap [--commit-map M] [BRANCH...]\n"
-"   or: migrate help [run | remap | check-rules]\n"
+"   or: migrate analyze [--repo DIR] [--rules FILE] [--json FILE] [--top N]\n"
+"   or: migrate help [run | remap | analyze | check-rules]\n"
 "   or: migrate --version\n"
-"       (migrate run --help, migrate remap --help)\n"
+"       (migrate run --help, migrate remap --help, migrate analyze --help)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
 "new id of every object it writes, so the old->new commit map exists even\n"
@@ -228,6 +229,7 @@ static const struct command {
 } commands[] = {
 	{ "run", rw_cmd_run, 0 },
 	{ "remap", rw_cmd_remap, 0 },
+	{ "analyze", rw_cmd_analyze, 0 },
 	{ "check-rules", check_rules, 0 },
 	{ "help", cmd_help, CMD_NO_HELP },
 }, filter_command = { NULL, cmd_filter, 0 };

@@ -151,7 +151,7 @@ static const struct cli_option shared_options[] = {
 	  "the rule file: 'PATTERN [size>N] ACTION' per line,\n"
 	  "first match wins; patterns as in .gitattributes or\n"
 	  "re:REGEX; actions lfs, annex, drop, keep, split\n"
-	  "(see examples/)", BOTH },
+	  "(see examples/)", BOTH | CLI_ANALYZE },
 	{ "store", 0, CLI_STRING, "DIR", F(store), 0, NULL,
 	  "where LFS objects go (default <git-dir>/lfs/objects)", CLI_FILTER },
 	{ "annex-dir", 0, CLI_STRING, "DIR", F(annex_dir), 0, NULL,
@@ -211,8 +211,9 @@ static const struct cli_option shared_options[] = {
 	  "'feature date-format' (rfc2822: parsed by git\n"
 	  "itself; now: refused)", CLI_FILTER },
 	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
-	  "no warnings, no progress", BOTH },
-	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text", BOTH },
+	  "no warnings, no progress", BOTH | CLI_ANALYZE },
+	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text",
+	  BOTH | CLI_ANALYZE },
 	{ "version", 0, CLI_VERSION, NULL, 0, 0, NULL,
 	  "the version (and git describe of a clone build)", CLI_FILTER },
 	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },

@@ -68,6 +68,20 @@ int report_write(struct report *r, const struct report_totals *t,
 		 const struct rules *rules, const char *rules_path,
 		 char **tmp_txt, char **tmp_json, struct err *e);
 
+/*
+ * Helpers for other reports of the same look (migrate analyze):
+ * report_human writes n bytes as people read them ("12.3 MB", "950 B")
+ * into buf and returns it; report_json_path appends "key":VALUE for a
+ * path, a string when it is valid UTF-8, else "key":null,"key_hex":"..."
+ * (README: The JSON report); report_json_pattern appends the rule's
+ * "pattern" so (re: in front of a regex).
+ */
+const char *report_human(uint64_t n, char *buf, size_t size);
+void report_json_path(struct buf *out, const char *key, const char *s,
+		      size_t len);
+struct rule;
+void report_json_pattern(struct buf *out, const struct rule *rule);
+
 /* ---- progress.c ---- */
 
 struct progress {

@@ -319,7 +319,7 @@ static void json_str(struct buf *out, const char *s, size_t len)
  * lowercase hex digits>", so no byte is lost and caf\xe9 never reads as
  * the UTF-8 café (README: The JSON report).
  */
-static void json_path(struct buf *out, const char *key, const char *s, size_t len)
+void report_json_path(struct buf *out, const char *key, const char *s, size_t len)
 {
 	size_t i;
 
@@ -351,7 +351,7 @@ static int unmatched(const struct report *r, size_t i)
 }
 
 /* "pattern":VALUE for a rule (json_path), re: in front of a regex. */
-static void json_pattern(struct buf *out, const struct rule *rule)
+void report_json_pattern(struct buf *out, const struct rule *rule)
 {
 	size_t plen;
 	const char *pat = rules_rule_pattern(rule, &plen);
@@ -359,10 +359,10 @@ static void json_pattern(struct buf *out, const struct rule *rule)
 	if (rules_rule_is_regex(rule)) {
 		struct buf re = BUF_INIT(BUF_MAX_DEFAULT);
 		buf_printf(&re, "re:%.*s", (int)plen, pat);
-		json_path(out, "pattern", re.ptr, re.len);
+		report_json_path(out, "pattern", re.ptr, re.len);
 		buf_release(&re);
 	} else {
-		json_path(out, "pattern", pat, plen);
+		report_json_path(out, "pattern", pat, plen);
 	}
 }
 
@@ -382,7 +382,7 @@ static void write_json(struct report *r, const struct report_totals *t,
 		struct rule_stats none = { 0 }, *st = i < r->nrules ? &r->rules[i] : &none;
 		buf_printf(out, "%s\n {\"line\":%zu,", i ? "," : "",
 			   rules_rule_line(rule));
-		json_pattern(out, rule);
+		report_json_pattern(out, rule);
 		buf_printf(out, ",\"action\":\"%s\",\"paths\":%llu,\"blobs\":%llu,"
 			   "\"bytes\":%llu,\"packed_bytes_estimate\":%llu}",
 			   rules_action_name(rules_rule_action(rule)),
@@ -393,7 +393,7 @@ static void write_json(struct report *r, const struct report_totals *t,
 	i = 0;
 	HASH_ITER(hh, r->splits, s, st) {
 		buf_adds(out, i++ ? ",\n {" : "\n {");
-		json_path(out, "path", s->path, strlen(s->path));
+		report_json_path(out, "path", s->path, strlen(s->path));
 		buf_printf(out, ",\"versions\":%llu,\"parts\":%llu,\"bytes_before\":%llu,"
 			   "\"bytes_after\":%llu}", (unsigned long long)s->versions,
 			   (unsigned long long)s->nparts,
@@ -410,7 +410,7 @@ static void write_json(struct report *r, const struct report_totals *t,
 		   (unsigned long long)t->rewritten, (unsigned long long)t->refs_changed);
 	for (i = 0; i < r->ntop; i++) {
 		buf_adds(out, i ? ",\n {" : "\n {");
-		json_path(out, "path", r->top[i].path, strlen(r->top[i].path));
+		report_json_path(out, "path", r->top[i].path, strlen(r->top[i].path));
 		buf_printf(out, ",\"bytes\":%llu,\"blob\":\"%s\"}",
 			   (unsigned long long)r->top[i].size, oid_hex(&r->top[i].id, hex));
 	}
@@ -422,14 +422,14 @@ static void write_json(struct report *r, const struct report_totals *t,
 			continue;
 		buf_printf(out, "%s\n {\"line\":%zu,", n++ ? "," : "",
 			   rules_rule_line(rule));
-		json_pattern(out, rule);
+		report_json_pattern(out, rule);
 		buf_printf(out, ",\"action\":\"%s\"}",
 			   rules_action_name(rules_rule_action(rule)));
 	}
 	buf_adds(out, "]}\n");
 }
 
-static const char *human(uint64_t n, char *buf, size_t size)
+const char *report_human(uint64_t n, char *buf, size_t size)
 {
 	if (n >= 1000000)
 		snprintf(buf, size, "%.1f MB", (double)n / 1e6);
@@ -451,7 +451,7 @@ static void write_table(struct report *r, const struct report_totals *t,
 
 	buf_printf(out, "input: %llu commits, %llu blobs (%s), %llu refs\n\n",
 		   (unsigned long long)t->commits, (unsigned long long)r->in_blobs,
-		   human(r->in_bytes, a, sizeof(a)), (unsigned long long)t->refs);
+		   report_human(r->in_bytes, a, sizeof(a)), (unsigned long long)t->refs);
 	if (rules) {
 		buf_printf(out, "%-6s %-30s %-6s %8s %8s %12s %12s\n", "line", "pattern",
 			   "action", "paths", "blobs", "bytes", "packed est.");
@@ -464,7 +464,7 @@ static void write_table(struct report *r, const struct report_totals *t,
 				   shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen),
 				   rules_action_name(rules_rule_action(rule)),
 				   (unsigned long long)rs->npaths, (unsigned long long)rs->nblobs,
-				   human(rs->bytes, a, sizeof(a)), human(rs->packed, b, sizeof(b)));
+				   report_human(rs->bytes, a, sizeof(a)), report_human(rs->packed, b, sizeof(b)));
 		}
 		buf_addch(out, '\n');
 		for (i = 0, n = 0; i < rules_count(rules); i++) {
@@ -487,20 +487,20 @@ static void write_table(struct report *r, const struct report_totals *t,
 		buf_printf(out, "split %s: %llu versions (%s) into %llu parts (%s written)\n",
 			   shown(&tmp, "", s->path, strlen(s->path)),
 			   (unsigned long long)s->versions,
-			   human(s->bytes_before, a, sizeof(a)), (unsigned long long)s->nparts,
-			   human(s->bytes_after, c, sizeof(c)));
+			   report_human(s->bytes_before, a, sizeof(a)), (unsigned long long)s->nparts,
+			   report_human(s->bytes_after, c, sizeof(c)));
 	}
 	buf_printf(out, "history blobs: %s -> %s; packed estimate %s -> %s "
 		   "(zlib per blob, deltas not counted)\n",
-		   human(r->in_bytes, a, sizeof(a)), human(r->out_bytes, b, sizeof(b)),
-		   human(r->in_packed, a + 16, 16), human(r->out_packed, b + 16, 16));
+		   report_human(r->in_bytes, a, sizeof(a)), report_human(r->out_bytes, b, sizeof(b)),
+		   report_human(r->in_packed, a + 16, 16), report_human(r->out_packed, b + 16, 16));
 	buf_printf(out, "commits rewritten: %llu of %llu; refs changed: %llu of %llu\n",
 		   (unsigned long long)t->rewritten, (unsigned long long)t->commits,
 		   (unsigned long long)t->refs_changed, (unsigned long long)t->refs);
 	if (r->ntop)
 		buf_adds(out, "\nlargest blobs:\n");
 	for (i = 0; i < r->ntop; i++)
-		buf_printf(out, "  %12s  %s\n", human(r->top[i].size, a, sizeof(a)),
+		buf_printf(out, "  %12s  %s\n", report_human(r->top[i].size, a, sizeof(a)),
 			   shown(&tmp, "", r->top[i].path, strlen(r->top[i].path)));
 	buf_release(&tmp);
 }

@@ -5,8 +5,8 @@
 # header of a folder below it, never one above, never another folder's
 # private header:
 #
-#   rewrite/cli > rewrite/engine > rewrite/blob > rewrite/out > rewrite/git
-#     > stream, rules, split, pointerize > common
+#   rewrite/cli > rewrite/engine, rewrite/analyze > rewrite/blob > rewrite/out
+#     > rewrite/git > stream, rules, split, pointerize > common
 #
 # Checked twice: in the sources (every #include), and in the built static
 # libraries (every symbol a library needs from another one must come from
@@ -26,11 +26,12 @@ import os, re, sys
 root = sys.argv[1]
 rank = {'common': 0, 'stream': 1, 'rules': 1, 'split': 1, 'pointerize': 1,
         'rewrite/git': 2, 'rewrite/out': 3, 'rewrite/blob': 4,
-        'rewrite/engine': 5, 'rewrite/cli': 6}
+        'rewrite/engine': 5, 'rewrite/analyze': 5, 'rewrite/cli': 6}
 contract = {'common': 'common.h', 'stream': 'stream.h', 'rules': 'rules.h',
             'split': 'split.h', 'pointerize': 'pointerize.h',
             'rewrite/git': 'git.h', 'rewrite/out': 'out.h',
             'rewrite/blob': 'blob.h', 'rewrite/engine': 'engine.h',
+            'rewrite/analyze': 'analyze.h',
             'rewrite/cli': None}
 bad = []
 seen = 0
@@ -72,7 +73,7 @@ EOF
 
 # the built libraries: a symbol defined in one library and needed by
 # another must come from below
-libs=(common:0 stream:1 rules:1 split:1 pointerize:1 git:2 out:3 blob:4 engine:5 cli:6)
+libs=(common:0 stream:1 rules:1 split:1 pointerize:1 git:2 out:3 blob:4 engine:5 analyze:5 cli:6)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for l in "${libs[@]}"; do
@@ -101,12 +102,13 @@ info "the ${#libs[@]} libraries link downwards only (nm)"
 # one place that exits (one_spawner.sh: one place that starts a process)
 exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c \
 	pointerize/*.c rewrite/git/*.c rewrite/out/*.c rewrite/blob/*.c \
-	rewrite/engine/*.c || true)"
+	rewrite/engine/*.c rewrite/analyze/*.c || true)"
 [ -z "$exits" ] || die "exit() outside rewrite/cli:
 $exits"
 # stderr is the command line's, and the outputs' (progress, a report to -)
 prints="$(grep -nE '(fprintf|vfprintf|fflush)\(stderr|, *stderr\)|perror\(' common/*.c stream/*.c rules/*.c split/*.c \
-	pointerize/*.c rewrite/git/*.c rewrite/blob/*.c rewrite/engine/*.c || true)"
+	pointerize/*.c rewrite/git/*.c rewrite/blob/*.c rewrite/engine/*.c \
+	rewrite/analyze/*.c || true)"
 [ -z "$prints" ] || die "stderr used below the command line:
 $prints"
 info "exit() and stderr are the command line's"
