@@ -5,14 +5,14 @@
  * repository's UUID and description) and a location log
  * <hashdirlower>/<key>.log saying every key this run stored is present in
  * that repository. One commit on top of the branch as it is (in the
- * stream, else in the target), adding only what it lacks: nothing new,
- * no commit.
+ * stream, else in the target), adding only what it lacks: nothing stored,
+ * no commit. Its times are the newest committer date of the stream, so
+ * the same input gives the same output (with the same --annex-uuid).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "../../pointerize/pointerize.h"
 #include "state.h"
@@ -149,6 +149,25 @@ static int location_log(void *ctx, const char *key)
 	return add_file(l, l->path.ptr, &l->text);
 }
 
+void annexlog_note_time(struct rw *rw, const struct buf *ident)
+{
+	const char *sp, *p;
+	int64_t t = 0;
+
+	sp = ident->len ? memrchr(ident->ptr, ' ', ident->len) : NULL;
+	if (!sp)
+		return;
+	p = sp;
+	while (p > ident->ptr && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p == sp || p == ident->ptr || p[-1] != ' ' || sp - p > 18)
+		return;
+	for (; p < sp; p++)
+		t = t * 10 + (*p - '0');
+	if (t > rw->annex_time)
+		rw->annex_time = t;
+}
+
 /* The commit: its id computed, its text written after the history. */
 static int write_commit(struct annexlog *l, const struct oid *parent,
 			struct branch *br)
@@ -161,7 +180,7 @@ static int write_commit(struct annexlog *l, const struct oid *parent,
 	int r;
 
 	snprintf(ident, sizeof(ident), "%s %lld +0000", ANNEX_IDENT,
-		 (long long)time(NULL));
+		 (long long)rw->annex_time);
 	r = tree_hash(rw->ts, *l->root, &tree, l->e);
 	if (r == 0) {
 		buf_printf(&body, "tree %s\n", oid_hex(&tree, hex));
@@ -194,7 +213,6 @@ int annexlog_write(struct rw *rw, struct err *e)
 {
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
 	struct annexlog l;
-	struct timespec now;
 	struct branch *br;
 	struct tnode *root;
 	struct target t;
@@ -234,8 +252,8 @@ int annexlog_write(struct rw *rw, struct err *e)
 			root = tree_new_empty(rw->ts);
 		r = 0;
 	}
-	/* nothing stored and the branch exists: nothing to say */
-	if (has_parent && !blobs_annexed(rw->blobs))
+	/* nothing stored: nothing to say (git annex init writes uuid.log) */
+	if (!blobs_annexed(rw->blobs))
 		return 0;
 	memset(&l, 0, sizeof(l));
 	l.rw = rw;
@@ -251,9 +269,9 @@ int annexlog_write(struct rw *rw, struct err *e)
 				"(or pass --annex-uuid)", uuid, uuid);
 	}
 	l.e = e;
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(l.stamp, sizeof(l.stamp), "%lld.%09lds", (long long)now.tv_sec,
-		 now.tv_nsec);
+	/* the history's newest commit date, not the clock: the same stream
+	 * gives the same branch */
+	snprintf(l.stamp, sizeof(l.stamp), "%llds", (long long)rw->annex_time);
 	buf_init(&l.changes, SIZE_MAX / 2);
 	buf_init(&l.text, SIZE_MAX / 2);
 	buf_init(&l.path, BUF_MAX_DEFAULT);

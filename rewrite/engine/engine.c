@@ -797,6 +797,7 @@ static int commit_end(struct rw *rw, struct err *e)
 		r |= buf_printf(body, "parent %s\n", oid_hex(&c->parents[i], hex));
 	r |= add_ident(body, "author", c->has_author ? &c->author : &c->committer);
 	r |= add_ident(body, "committer", &c->committer);
+	annexlog_note_time(rw, &c->committer);
 	if (c->has_encoding)
 		r |= buf_printf(body, "encoding %.*s\n", (int)c->encoding.len,
 				c->encoding.ptr);

@@ -104,6 +104,7 @@ struct rw {
 	int input_wants_done;	/* the input said `feature done` */
 	int input_done;		/* ... and its `done` came */
 	int want_ids;		/* a map or marks file was asked for */
+	int64_t annex_time;	/* the newest committer date (annexlog.c) */
 	int no_ids;		/* ids could not be followed any more */
 };
 
@@ -132,6 +133,10 @@ int read_commit(struct rw *rw, struct odb *db, const char *name,
 /* annexlog.c: the git-annex branch after the history, when a rule
  * converts to git-annex (rw->opt's annex_uuid, or a new one printed). */
 int annexlog_write(struct rw *rw, struct err *e);
+/* Notes the date of a committer line ("NAME <EMAIL> SECS TZ", raw): the
+ * git-annex branch's times are the newest one, so the same stream always
+ * gives the same output. */
+void annexlog_note_time(struct rw *rw, const struct buf *ident);
 
 /* notes.c */
 unsigned char notes_fanout(uint64_t n);

@@ -1,6 +1,6 @@
 /*
  * fuzz_filter.c - libFuzzer target for the whole filter, rw_filter(), with
- * a rule file: the rules, the stream reader, lfs/drop/split, tree and
+ * a rule file: the rules, the stream reader, lfs/annex/drop/split, tree and
  * commit ids, the maps and the report together.
  *
  * Input: the rule file text, a NUL byte, then the fast-export stream (no
@@ -18,7 +18,8 @@
  *    as its last, if and only if the run succeeded: read back with the
  *    stream reader, a successful output parses to its end, and a failed
  *    one has no `done` among the commands that parse;
- *  - the dry run stores nothing: the store directory is never created;
+ *  - the dry run stores nothing: the store directories (LFS and
+ *    git-annex) are never created;
  *  - the maps and the report are there after a success (the commit map
  *    loads with cmap_load) and absent after a failure, and nothing else
  *    appears in the temp dir (no temp file left behind);
@@ -44,7 +45,7 @@
 #include "stream/stream.h"
 
 static char dir[4096];
-static struct buf repo, store, rules, in, out, cmap, refmap, marks, json;
+static struct buf repo, store, annex_dir, rules, in, out, cmap, refmap, marks, json;
 
 /* Removes dir and everything below it. */
 static void remove_tree(const char *d)
@@ -97,6 +98,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	atexit(cleanup);
 	path_in(&repo, "repo");
 	path_in(&store, "store");
+	path_in(&annex_dir, "annex");
 	path_in(&rules, "rules");
 	path_in(&in, "in");
 	path_in(&out, "out");
@@ -249,6 +251,9 @@ static int run(int has_rules, int ids, struct buf *o)
 		abort();
 	opt.rules = has_rules ? rules.ptr : NULL;
 	opt.store = store.ptr;
+	opt.annex_dir = annex_dir.ptr;	/* never made: a dry run */
+	/* annex rules: the same UUID for both runs (else a new one each) */
+	opt.annex_uuid = "01234567-89ab-4cde-8f01-23456789abcd";
 	opt.source_repo = repo.ptr;
 	opt.target_repo = repo.ptr;
 	opt.input_name = "fuzz";
@@ -276,7 +281,7 @@ static int run(int has_rules, int ids, struct buf *o)
 		abort();
 	if (read_back(o) != (r == 0))
 		abort();
-	if (exists(store.ptr))
+	if (exists(store.ptr) || exists(annex_dir.ptr))
 		abort();
 	only_ours(ids, r == 0);
 	if (ids && r == 0) {

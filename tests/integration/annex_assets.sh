@@ -52,9 +52,11 @@ grep -q ' refs/heads/git-annex$' "$SCRATCH/R" || die "the ref map has no git-ann
 grep -q $'^a/b.psd\t.*\tannex mode=locked backend=SHA256E\t' "$SCRATCH/cr" &&
 	grep -q $'^x.bin\t.*\tannex mode=unlocked backend=SHA256E\t' "$SCRATCH/cr" ||
 	die "check-rules: $(cat "$SCRATCH/cr")"
-(cd "$ORIG" && run_migrate --dry-run --rules "$SCRATCH/rules" --report-json "$SCRATCH/rep.json") \
-	<"$SCRATCH/in.fe" 2>"$SCRATCH/dry.err" || die "dry run failed"
+(cd "$ORIG" && run_migrate --dry-run --rules "$SCRATCH/rules" --report-json "$SCRATCH/rep.json" \
+	--annex-uuid "$U" -o "$SCRATCH/dry.fi") <"$SCRATCH/in.fe" 2>"$SCRATCH/dry.err" || die "dry run failed"
 [ ! -s "$SCRATCH/dry.err" ] || die "the dry run printed: $(head -3 "$SCRATCH/dry.err")"
+# the same input and UUID give the same stream, git-annex branch included
+cmp "$SCRATCH/out.fi" "$SCRATCH/dry.fi" || die "the dry run's stream differs from the real one's"
 python3 - "$SCRATCH/rep.json" <<'PY' || die "the dry run's report does not count the annex rules"
 import json, sys
 rules = json.load(open(sys.argv[1]))["rules"]
