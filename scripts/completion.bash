@@ -41,6 +41,10 @@ _migrate() {
 		mapfile -t COMPREPLY < <(compgen -W "raw raw-permissive" -- "$cur")
 		return 0
 		;;
+	--object-reader)
+		mapfile -t COMPREPLY < <(compgen -W "auto git native" -- "$cur")
+		return 0
+		;;
 	esac
 
 	local words
@@ -50,11 +54,11 @@ _migrate() {
 			--commit-map-format --ref-map --export-marks --source-repo
 			--target-repo --verify-split --dry-run --output --report
 			--report-json --progress --no-rewrite-message-ids
-			--rewrite-message-ids --date-format --quiet --help --version"
+			--rewrite-message-ids --date-format --object-reader --quiet --help --version"
 		;;
 	run)
 		words="--rules --repo --to --in-place --commit-map-format --progress
-			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --quiet
+			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --object-reader --quiet
 			--help"
 		;;
 	remap)

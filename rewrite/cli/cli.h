@@ -32,6 +32,13 @@ int rw_cmd_remap(int argc, char **argv, struct err *e);
 int rw_cmd_analyze(int argc, char **argv, struct err *e);
 
 /*
+ * migrate cat-object (hidden, for the tests): `git cat-file --batch`'s
+ * output for the ids on standard input, through rewrite/git/odb.c
+ * (catobj.c). 0, or -1 with e set.
+ */
+int rw_cmd_cat_object(int argc, char **argv, struct err *e);
+
+/*
  * The options of the command line (options.c), declared once: the
  * options the filter and `migrate run` share live in one table there
  * (struct rw_options fields, help text), each marked with the commands

@@ -232,6 +232,8 @@ static const struct command {
 	{ "analyze", rw_cmd_analyze, 0 },
 	{ "check-rules", check_rules, 0 },
 	{ "help", cmd_help, CMD_NO_HELP },
+	/* hidden: the object reader, for the tests (catobj.c) */
+	{ "cat-object", rw_cmd_cat_object, CMD_NO_HELP },
 }, filter_command = { NULL, cmd_filter, 0 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -138,6 +138,17 @@ static int check_annex_uuid(void *opts, const char *arg, struct err *e)
 	return 0;
 }
 
+static int check_object_reader(void *opts, const char *arg, struct err *e)
+{
+	enum odb_reader r;
+
+	(void)opts;
+	if (odb_reader_parse(arg, &r) < 0)
+		return err_set(e, ERR_USAGE, "--object-reader: expected auto, "
+			       "git or native, got '%s'", arg);
+	return 0;
+}
+
 #define F(field) offsetof(struct rw_options, field)
 #define BOTH (CLI_FILTER | CLI_RUN)
 
@@ -210,6 +221,11 @@ static const struct cli_option shared_options[] = {
 	  "to git fast-import, which overrides the stream's\n"
 	  "'feature date-format' (rfc2822: parsed by git\n"
 	  "itself; now: refused)", CLI_FILTER },
+	{ "object-reader", 0, CLI_STRING, "READER", F(object_reader), 0,
+	  check_object_reader,
+	  "who reads objects from the repositories: auto\n"
+	  "(default: migrate itself, git cat-file for what it\n"
+	  "does not read), git (git cat-file) or native", BOTH },
 	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
 	  "no warnings, no progress", BOTH | CLI_ANALYZE },
 	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text",

@@ -1144,6 +1144,8 @@ static void rw_release(struct rw *rw)
 static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 		    int out_fd)
 {
+	enum odb_reader reader;
+
 	memset(rw, 0, sizeof(*rw));
 	pipe_widen(in_fd);
 	pipe_widen(out_fd);
@@ -1156,6 +1158,11 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	rw->ts = tree_state_new(tree_loader, rw);
 	rw->src = odb_new(opt->source_repo);
 	rw->dst = opt->target_repo ? odb_new(opt->target_repo) : rw->src;
+	if (!opt->object_reader || odb_reader_parse(opt->object_reader, &reader) < 0)
+		reader = ODB_READER_AUTO;	/* the command line checked it */
+	odb_set_reader(rw->src, reader, opt->quiet);
+	if (rw->dst != rw->src)
+		odb_set_reader(rw->dst, reader, opt->quiet);
 	rw->cmap = cmap_new();
 	rw->hash = obj_hash_new();
 	buf_init(&rw->scratch, STREAM_MAX_TEXT + 4096);

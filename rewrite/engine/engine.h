@@ -39,6 +39,9 @@ struct rw_options {
 	const char *annex_dir;
 	const char *annex_uuid;
 	const char *annex_desc;
+	/* who reads the repositories' objects: "auto" (NULL), "git",
+	 * "native" (rewrite/git/git.h, enum odb_reader) */
+	const char *object_reader;
 };
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12

@@ -120,6 +120,13 @@ int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e);
  * linked work tree), where git lfs keeps lfs/objects. */
 int gitcmd_common_dir(const char *dir, char **common, struct err *e);
 
+/* The absolute object directory of the repository at dir (NULL: the
+ * current directory) and its object format ("sha1", "sha256"), both owned
+ * by the caller; git's stderr never reaches the terminal. 0, or -1 with e
+ * set (ERR_USAGE: not a repository). */
+int gitcmd_object_dir(const char *dir, char **objdir, char **format,
+		      struct err *e);
+
 /*
  * Waits for pid. Returns its exit status (0-255), or 128 + the signal that
  * killed it; -1 with e set if waitpid itself failed.
@@ -201,6 +208,18 @@ struct odb;
 /* dir: the repository (NULL: the one of the current directory). Never
  * fails: the process starts, and problems show, on first use. */
 struct odb *odb_new(const char *dir);
+
+/*
+ * Who reads objects named by their id: auto (the default) tries the
+ * native reader (pack.c) first and asks git cat-file for what it does not
+ * read, with a one-line note (warning(), unless quiet) the first time;
+ * git: git cat-file alone; native: the native reader alone (an object it
+ * cannot read is an error). Names that are not ids always go to git.
+ */
+enum odb_reader { ODB_READER_AUTO = 0, ODB_READER_GIT, ODB_READER_NATIVE };
+/* "auto", "git", "native": 0, or -1 for another word. */
+int odb_reader_parse(const char *s, enum odb_reader *out);
+void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet);
 void odb_free(struct odb *db);
 const char *odb_name(const struct odb *db);
 
@@ -227,6 +246,71 @@ int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
 		    struct oid *oid, uint64_t *size, struct err *e);
 ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 			struct err *e);
+
+/*
+ * pack.c: git's object store read without git (docs/FORMATS.md 9): loose
+ * objects, packs through their .idx (version 2) or the multi-pack-index,
+ * the alternates (recursively), delta chains through a bounded cache of
+ * recent bases (64 MiB), large whole objects inflated in chunks. Every
+ * object is hashed and compared with its id: a corrupt store gives an
+ * error naming the file and offset, never wrong bytes. SHA-1 only.
+ *
+ * Functions that look an object up return 1 found, 0 not in this store,
+ * -1 on a corrupt store (ERR_IO), -2 when the store holds something this
+ * reader does not read (an .idx of another version, a loose object in
+ * git's old binary format, a delta result over the limit): e says what,
+ * and `git cat-file` is the one to ask (odb.c does).
+ * One struct pack_odb is used by one thread at a time.
+ */
+struct pack_odb;
+struct pack_stream;
+
+/* Opens the object directory objdir (and its alternates). 0, -1 (e
+ * set), or -2 when it holds what this reader does not know (see above). */
+int pack_odb_open(struct pack_odb **out, const char *objdir, struct err *e);
+void pack_odb_free(struct pack_odb *db);
+/* The largest object built in memory (delta results; default 1 GiB). */
+void pack_odb_set_limit(struct pack_odb *db, uint64_t limit);
+
+int pack_odb_info(struct pack_odb *db, const struct oid *id,
+		  enum obj_type *type, uint64_t *size, struct err *e);
+/* The whole content of id into body (within body->max). */
+int pack_odb_read(struct pack_odb *db, const struct oid *id,
+		  enum obj_type *type, struct buf *body, struct err *e);
+/*
+ * A stream of id's content (*out, freed with pack_stream_close, before
+ * db). pack_stream_read returns bytes read, 0 at the end (once the
+ * content hashed to id: a mismatch is -1 there), -1 on error. Objects
+ * built from deltas are checked before their first byte; whole ones over
+ * 1 MiB are inflated as they are read, so memory stays flat.
+ */
+int pack_odb_open_stream(struct pack_odb *db, const struct oid *id,
+			 struct pack_stream **out, enum obj_type *type,
+			 uint64_t *size, struct err *e);
+ssize_t pack_stream_read(struct pack_stream *s, void *dst, size_t cap,
+			 struct err *e);
+void pack_stream_close(struct pack_stream *s);
+
+/* The formats' parsers, for tests and fuzzers. An .idx of version 2:
+ * its object count (-1 with e set: ERR_USAGE for another version,
+ * ERR_IO when corrupt); the offset of its pos-th object. */
+int pack_idx_parse(const unsigned char *idx, size_t len, uint32_t *n,
+		   struct err *e);
+int pack_idx_offset(const unsigned char *idx, size_t len, uint32_t n,
+		    uint32_t pos, uint64_t *off, struct err *e);
+/* A pack entry's header at off in map[0..len): its kind (1-4 an object
+ * type, 6 OFS_DELTA, 7 REF_DELTA), inflated size, where its data starts,
+ * and its base. 0 or -1. */
+int pack_entry_header(const unsigned char *map, size_t len, uint64_t off,
+		      int *kind, uint64_t *size, uint64_t *data,
+		      uint64_t *base_off, struct oid *base_id);
+/* Applies a delta to base: a new buffer (*out, NUL-terminated, caller
+ * frees) of *out_len bytes. 0; -1 malformed, -2 result over limit (*why
+ * says which). */
+int pack_delta_apply(const unsigned char *base, size_t base_len,
+		     const unsigned char *delta, size_t delta_len,
+		     uint64_t limit, unsigned char **out, size_t *out_len,
+		     const char **why);
 
 /*
  * maps.c: the old->new commit map (loaded, extended, written in the

@@ -264,6 +264,35 @@ int gitcmd_common_dir(const char *dir, char **common, struct err *e)
 			      "--git-common-dir", common, e);
 }
 
+int gitcmd_object_dir(const char *dir, char **objdir, char **format,
+		      struct err *e)
+{
+	struct gitargv args = GITARGV_INIT;
+	struct buf out = BUF_INIT(1 << 20), msg = BUF_INIT(1 << 20);
+	char *nl;
+	int rc;
+
+	gitargv_push(&args, "rev-parse");
+	gitargv_push(&args, "--show-object-format");
+	gitargv_push(&args, "--path-format=absolute");
+	gitargv_push(&args, "--git-path");
+	gitargv_push(&args, "objects");
+	rc = run_captured(dir, &args, NULL, &out, &msg, e);
+	gitcmd_chomp(&out);
+	nl = strchr(out.ptr, '\n');
+	if (rc > 0 || (rc == 0 && !nl))
+		rc = err_set(e, ERR_USAGE, "%s is not a git repository",
+			     dir ? dir : ".");
+	else if (rc == 0) {
+		*format = xmemdup(out.ptr, (size_t)(nl - out.ptr));
+		*objdir = xstrdup(nl + 1);
+	}
+	buf_release(&out);
+	buf_release(&msg);
+	gitargv_clear(&args);
+	return rc < 0 ? -1 : 0;
+}
+
 int gitcmd_parse_date(const char *date, struct buf *raw, struct err *e)
 {
 	static const char who[] = "x <x> ";

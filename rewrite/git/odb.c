@@ -1,4 +1,9 @@
-/* odb.c - a `git cat-file --batch-command` child process. */
+/*
+ * odb.c - reading objects: natively (pack.c) when the object is named by
+ * its id and the store is one pack.c reads, else, and for anything it
+ * does not read, through a `git cat-file --batch-command` child process
+ * (the fallback and the oracle of the tests).
+ */
 #include "git.h"
 
 #include <assert.h>
@@ -17,6 +22,13 @@ struct odb {
 	uint64_t left;	/* bytes of a streamed object not yet read */
 	int streaming;
 	int err_fd;	/* the reader's stderr, quoted when it fails */
+	/* the native reader */
+	enum odb_reader reader;
+	int quiet;
+	int native_state;	/* 0 not tried yet, 1 open, -1 not used */
+	int noted;		/* the note on falling back is out */
+	struct pack_odb *native;
+	struct pack_stream *ps;	/* a native stream being read */
 };
 
 struct odb *odb_new(const char *dir)
@@ -48,8 +60,96 @@ void odb_free(struct odb *db)
 		waitpid(db->pid, &status, 0);
 	if (db->err_fd >= 0)
 		close(db->err_fd);
+	pack_stream_close(db->ps);
+	pack_odb_free(db->native);
 	free(db->dir);
 	free(db);
+}
+
+int odb_reader_parse(const char *s, enum odb_reader *out)
+{
+	static const char *const names[] = { "auto", "git", "native" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i])) {
+			*out = (enum odb_reader)i;
+			return 0;
+		}
+	return -1;
+}
+
+void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet)
+{
+	db->reader = reader;
+	db->quiet = quiet;
+}
+
+/* The one line saying that git cat-file reads what the native reader
+ * does not (once per repository). */
+static void native_note(struct odb *db, const char *why)
+{
+	if (db->noted || db->quiet)
+		return;
+	db->noted = 1;
+	warning("migrate: note: repository %s: reading objects through git "
+		"cat-file (%s)", odb_name(db), why);
+}
+
+/*
+ * Whether the native reader reads name: 1 (with *id), 0 (git cat-file
+ * does), -1 when it was forced (--object-reader=native) and cannot.
+ */
+static int native_wants(struct odb *db, const char *name, struct oid *id,
+			struct err *e)
+{
+	char *objdir = NULL, *format = NULL;
+	struct err why = ERR_INIT;
+	int r;
+
+	if (db->reader == ODB_READER_GIT ||
+	    oid_from_hex(id, name, strlen(name)) < 0)
+		return 0;
+	if (db->native_state == 0) {
+		db->native_state = -1;
+		if (gitcmd_object_dir(db->dir, &objdir, &format, &why) < 0) {
+			/* git cat-file says what is wrong */
+		} else if (strcmp(format, "sha1")) {
+			err_set(&why, ERR_USAGE, "object format %s", format);
+			native_note(db, why.msg);
+		} else if ((r = pack_odb_open(&db->native, objdir, &why)) < 0) {
+			native_note(db, why.msg);
+		} else {
+			db->native_state = 1;
+		}
+		free(objdir);
+		free(format);
+		if (db->native_state < 0 && db->reader == ODB_READER_NATIVE) {
+			*e = why;
+			return err_prefix(e, "--object-reader=native: ");
+		}
+	}
+	if (db->native_state < 0)
+		return db->reader == ODB_READER_NATIVE ?
+			err_set(e, ERR_USAGE, "--object-reader=native: repository "
+				"%s cannot be read natively", odb_name(db)) : 0;
+	return 1;
+}
+
+/* After a native lookup that did not answer 1: whether to ask git (1),
+ * or return r (0). */
+static int native_fallback(struct odb *db, int r, struct err *e)
+{
+	if (r == -1 || (r == 0 && db->reader == ODB_READER_NATIVE))
+		return 0;
+	if (r == -2) {
+		if (db->reader == ODB_READER_NATIVE)
+			return 0;
+		native_note(db, e->msg);
+	}
+	/* missing: git may still have it (a partial clone's promisor
+	 * remote, a pack written since) */
+	return 1;
 }
 
 static int odb_start(struct odb *db, struct err *e)
@@ -164,6 +264,14 @@ int odb_read(struct odb *db, const char *name, enum obj_type *type,
 
 	if (strchr(name, '\n'))
 		return 0;
+	if ((r = native_wants(db, name, oid, e)) < 0)
+		return -1;
+	if (r) {
+		r = body ? pack_odb_read(db->native, oid, type, body, e)
+			 : pack_odb_info(db->native, oid, type, &size, e);
+		if (r == 1 || !native_fallback(db, r, e))
+			return r < -1 ? -1 : r;
+	}
 	if ((db->broken || !db->from) && odb_start(db, e) < 0)
 		return -1;
 	if (fprintf(db->to, "%s %s\n", body ? "contents" : "info", name) < 0 ||
@@ -192,6 +300,17 @@ int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
 	assert(!db->streaming);
 	if (strchr(name, '\n'))
 		return 0;
+	if ((r = native_wants(db, name, oid, e)) < 0)
+		return -1;
+	if (r) {
+		r = pack_odb_open_stream(db->native, oid, &db->ps, type, size, e);
+		if (r == 1) {
+			db->streaming = 1;
+			return 1;
+		}
+		if (!native_fallback(db, r, e))
+			return r < -1 ? -1 : r;
+	}
 	if ((db->broken || !db->from) && odb_start(db, e) < 0)
 		return -1;
 	if (fprintf(db->to, "contents %s\n", name) < 0 || fflush(db->to) != 0)
@@ -210,6 +329,16 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 	size_t n;
 
 	assert(db->streaming);
+	if (db->ps) {
+		ssize_t r = pack_stream_read(db->ps, dst, cap, e);
+
+		if (r <= 0) {	/* the end, or an error: the stream is done */
+			pack_stream_close(db->ps);
+			db->ps = NULL;
+			db->streaming = 0;
+		}
+		return r;
+	}
 	if (db->left == 0) {
 		db->streaming = 0;
 		if (fgetc(db->from) != '\n')
@@ -228,8 +357,17 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 int odb_info(struct odb *db, const char *name, enum obj_type *type,
 	     struct oid *oid, uint64_t *size, struct err *e)
 {
+	int r;
+
 	if (strchr(name, '\n'))
 		return 0;
+	if ((r = native_wants(db, name, oid, e)) < 0)
+		return -1;
+	if (r) {
+		r = pack_odb_info(db->native, oid, type, size, e);
+		if (r == 1 || !native_fallback(db, r, e))
+			return r < -1 ? -1 : r;
+	}
 	if ((db->broken || !db->from) && odb_start(db, e) < 0)
 		return -1;
 	if (fprintf(db->to, "info %s\n", name) < 0 || fflush(db->to) != 0)
