@@ -299,12 +299,13 @@ static int canonical(const struct lfs_parsed *pp, const void *data, size_t len)
 	return r;
 }
 
-int ptr_is_lfs_pointer(const void *data, size_t len)
+/* Decodes data as git-lfs does into *pp; the kind (ptr_is_lfs_pointer). */
+static int decode(struct lfs_parsed *pp, const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	struct lfs_parsed pp;
 	size_t n = len, k;
 
+	memset(pp, 0, sizeof(*pp));
 	/* An empty file is its own pointer (docs/FORMATS.md §7). */
 	if (len == 0)
 		return PTR_LFS_CANONICAL;
@@ -317,9 +318,42 @@ int ptr_is_lfs_pointer(const void *data, size_t len)
 	}
 	while ((k = space_len(p, n, 1)) > 0)
 		n -= k;
-	memset(&pp, 0, sizeof(pp));
-	if (take_lines(&pp, (const char *)p, n) < 0 || !valid_fields(&pp))
+	if (take_lines(pp, (const char *)p, n) < 0 || !valid_fields(pp))
 		return PTR_LFS_NOT_POINTER;
-	return canonical(&pp, data, len) ? PTR_LFS_CANONICAL
-					 : PTR_LFS_NONCANONICAL;
+	return canonical(pp, data, len) ? PTR_LFS_CANONICAL
+					: PTR_LFS_NONCANONICAL;
+}
+
+int ptr_is_lfs_pointer(const void *data, size_t len)
+{
+	struct lfs_parsed pp;
+
+	return decode(&pp, data, len);
+}
+
+static int hex_digit(char c)
+{
+	return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+int ptr_lfs_decode(const void *data, size_t len, struct ptr_oid *oid,
+		   uint64_t *size, int *has_ext)
+{
+	struct lfs_parsed pp;
+	int kind = decode(&pp, data, len), i;
+	size_t k;
+
+	memset(oid, 0, sizeof(*oid));
+	*size = 0;
+	*has_ext = 0;
+	if (kind == PTR_LFS_NOT_POINTER || len == 0)
+		return kind;
+	/* valid_oid checked "sha256:" and 64 lowercase hex digits */
+	for (k = 0; k < sizeof(oid->sha256); k++)
+		oid->sha256[k] = (unsigned char)(hex_digit(pp.oid[7 + 2 * k]) << 4 |
+						 hex_digit(pp.oid[8 + 2 * k]));
+	*size = pp.size_value;
+	for (i = 0; i < LFS_EXT_SLOTS; i++)
+		*has_ext |= pp.ext[i].set;
+	return kind;
 }

@@ -178,6 +178,16 @@ enum ptr_lfs_kind {
  */
 int ptr_is_lfs_pointer(const void *data, size_t len);
 
+/*
+ * Decodes a pointer as ptr_is_lfs_pointer classifies it and returns the
+ * same kind; for a pointer (not empty data) *oid and *size are its oid
+ * and size and *has_ext is 1 when it names extensions (ext-N-name lines:
+ * the stored object is then not the file's content). For anything else
+ * *oid is zeros, *size and *has_ext 0. Cannot fail.
+ */
+int ptr_lfs_decode(const void *data, size_t len, struct ptr_oid *oid,
+		   uint64_t *size, int *has_ext);
+
 /* ---- git-annex (docs/FORMATS.md §8) ---- */
 
 /*

@@ -26,6 +26,7 @@ static const char *const action_names[] = {
 	[RULES_DROP] = "drop",
 	[RULES_KEEP] = "keep",
 	[RULES_SPLIT] = "split",
+	[RULES_UNLFS] = "unlfs",
 };
 #define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
 
@@ -518,7 +519,7 @@ static int parse_action(struct cur *c, struct rule *r, size_t *act)
 		skip_blanks(c);
 		if (at_end(c))
 			return fail(c, c->pos, "missing action after the pattern "
-				    "(expected lfs, annex, drop, keep or split)");
+				    "(expected lfs, unlfs, annex, drop, keep or split)");
 		a = c->pos;
 		b = word_end(c, a);
 		if (!looks_like_size(c, a, b))
@@ -529,8 +530,8 @@ static int parse_action(struct cur *c, struct rule *r, size_t *act)
 	}
 	i = action_index(c, a, b);
 	if (i < 0)
-		return fail(c, a, "unknown action '%.*s' (expected lfs, annex, "
-			    "drop, keep or split)", (int)(b - a), c->s + a);
+		return fail(c, a, "unknown action '%.*s' (expected lfs, unlfs, "
+			    "annex, drop, keep or split)", (int)(b - a), c->s + a);
 	r->action = (enum rules_action)i;
 	*act = a;
 	c->pos = b;
@@ -569,6 +570,12 @@ static int parse_rule(struct cur *c, struct rule *r, struct buf *tmp)
 	}
 	if (r->action == RULES_SPLIT && check_split(c, act, r) < 0)
 		goto fail;
+	/* a pointer's size says nothing of its file's: unlfs takes every
+	 * pointer its pattern names */
+	if (r->action == RULES_UNLFS && r->has_size) {
+		fail(c, act, "unlfs takes no size condition");
+		goto fail;
+	}
 	return 0;
 fail:
 	rule_release(r);

@@ -48,7 +48,8 @@
  * whole numbers only, overflow checked. At most one lower and one upper
  * bound per rule; a rule no size can satisfy is an error.
  *
- * Actions: lfs, annex, drop, keep, split. split takes the options
+ * Actions: lfs, unlfs, annex, drop, keep, split (unlfs takes no size
+ * condition: a pointer's size is not its file's). split takes the options
  * record= (required, must compile as PCRE2), into= (required), head=;
  * annex takes mode= (unlocked, the default, or locked) and backend=
  * (SHA256E, the default, or SHA256). The others take none.
@@ -98,6 +99,7 @@ enum rules_action {
 	RULES_DROP,
 	RULES_KEEP,
 	RULES_SPLIT,
+	RULES_UNLFS,
 };
 
 struct rules;
@@ -187,7 +189,7 @@ size_t rules_warn_shadowed(const struct rules *r);
 
 size_t rules_rule_line(const struct rule *rule);	/* 1-based */
 enum rules_action rules_rule_action(const struct rule *rule);
-/* "lfs", "annex", "drop", "keep" or "split". */
+/* "lfs", "annex", "drop", "keep", "split" or "unlfs". */
 const char *rules_action_name(enum rules_action a);
 /* The pattern after unquoting, without any re: prefix; NUL-terminated. */
 const char *rules_rule_pattern(const struct rule *rule, size_t *len);

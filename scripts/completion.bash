@@ -29,7 +29,7 @@ _migrate() {
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
-	--store | --source-repo | --target-repo | --repo | --to)
+	--store | --source-repo | --target-repo | --repo | --to | --lfs-objects)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return 0
 		;;
@@ -45,6 +45,10 @@ _migrate() {
 		mapfile -t COMPREPLY < <(compgen -W "auto git native" -- "$cur")
 		return 0
 		;;
+	--missing)
+		mapfile -t COMPREPLY < <(compgen -W "error keep" -- "$cur")
+		return 0
+		;;
 	esac
 
 	local words
@@ -54,12 +58,13 @@ _migrate() {
 			--commit-map-format --ref-map --export-marks --source-repo
 			--target-repo --verify-split --dry-run --output --report
 			--report-json --progress --no-rewrite-message-ids
-			--rewrite-message-ids --date-format --object-reader --quiet --help --version"
+			--rewrite-message-ids --date-format --object-reader --lfs-objects
+			--missing --quiet --help --version"
 		;;
 	run)
 		words="--rules --repo --to --in-place --commit-map-format --progress
 			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --object-reader --quiet
-			--help"
+			--lfs-objects --missing --help"
 		;;
 	remap)
 		words="--commit-map --no-rewrite-message-ids --help"

@@ -71,7 +71,8 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 		if (a == RULES_SPLIT)
 			b->held_max = HELD_SPLIT_IN_MEMORY;
 	}
-	if (attrs_init(b, e) < 0 || annex_init(b, e) < 0)
+	if (attrs_init(b, e) < 0 || annex_init(b, e) < 0 ||
+	    unlfs_init(b, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */
 	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
@@ -90,6 +91,7 @@ void blobs_free(struct blobs *b)
 	splits_free(b);
 	attrs_free(b);
 	annex_free(b);
+	unlfs_free(b);
 	stream_cmd_release(&b->splits_cmd);
 	HASH_CLEAR(hh_ptr, b->byptr);
 	HASH_ITER(hh, b->byid, bi, tmp) {
@@ -99,6 +101,7 @@ void blobs_free(struct blobs *b)
 		held_free(bi->held);
 		buf_release(&bi->ptr_text);
 		free(bi->annex_key);
+		free(bi->lfs_path);
 		free(bi);
 	}
 	while ((bi = b->lazy)) {
@@ -106,6 +109,7 @@ void blobs_free(struct blobs *b)
 		held_free(bi->held);
 		buf_release(&bi->ptr_text);
 		free(bi->annex_key);
+		free(bi->lfs_path);
 		free(bi);
 	}
 	buf_release(&b->spare);
@@ -319,6 +323,23 @@ static const char *cmd_name(const struct blobs *b)
 	}
 }
 
+/* The root .gitattributes with unlfs rules: their LFS lines go, and the
+ * file with them when nothing is left. */
+static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		       struct blob_mark *m, struct blob_info *bi, struct err *e)
+{
+	struct blob_info *out;
+
+	if (ensure_id(b, bi, e) < 0)
+		return -1;
+	report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
+	if (unlfs_attrs(b, bi, &out, e) < 0)
+		return -1;
+	if (!out)
+		return place_drop(b, c, e);
+	return place_keep(b, c, mode, out == bi ? m : NULL, out, e);
+}
+
 /* Places one file (c is an M line) by the rules. */
 static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		 struct blob_info *bi, struct err *e)
@@ -326,12 +347,18 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 	uint32_t mode = tree_mode_normalize(c->mode);
 	const struct rule *rule = NULL;
 	enum blob_action action = BLOB_KEEP;
+	struct blob_info *content;
 	int p = 0;
 
 	if (m)
 		m->consumed = 1;
 	if (splits_check_path(b, cmd_name(b), c->path.ptr, c->path.len, e) < 0)
 		return -1;
+	if (b->unlfs && bi && c->path.len == 14 &&
+	    !memcmp(c->path.ptr, ".gitattributes", 14) &&
+	    (mode == TREE_MODE_FILE || mode == TREE_MODE_EXEC) &&
+	    !blob_in_notes(b))
+		return place_attrs(b, c, mode, m, bi, e);
 	if (bi && blob_decide(b->rules, c->path.ptr, c->path.len, mode, bi->size,
 			      blob_in_notes(b), &rule, &action, e) < 0)
 		return -1;
@@ -346,6 +373,10 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		return place_drop(b, c, e);
 	case BLOB_SPLIT:
 		return splits_place(b, c, bi, rule, e);
+	case BLOB_UNLFS:
+		if (unlfs_content(b, c->path.ptr, c->path.len, bi, &content, e) < 0)
+			return -1;
+		return place_keep(b, c, mode, content == bi ? m : NULL, content, e);
 	case BLOB_LFS:
 		/* an empty file is its own pointer; a pointer stays one */
 		if (bi->size == 0 || (p = is_pointer(b, bi, e)) > 0)
@@ -655,6 +686,8 @@ int blobs_flush(struct blobs *b, struct err *e)
 
 int blobs_finish(struct blobs *b, struct err *e)
 {
+	if (unlfs_finish(b, e) < 0)
+		return -1;
 	if (b->annex_store && ptr_store_sync(b->annex_store, e) < 0)
 		return -1;
 	return b->store ? ptr_store_sync(b->store, e) : 0;

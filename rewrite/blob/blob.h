@@ -14,6 +14,7 @@
  * attrs.c    the root .gitattributes that makes git-lfs see exactly the
  *            converted files as LFS files (asks policy.c)
  * splits.c   the split action: a file replaced by its parts
+ * unlfs.c    the unlfs action: an LFS pointer becomes its file again
  *
  * The engine (rewrite/engine/) owns the stream and fast-import's state;
  * it lends this code what it needs (struct blob_env, once; struct
@@ -48,6 +49,7 @@ enum blob_action {
 	BLOB_DROP,	/* removed from the commit */
 	BLOB_SPLIT,	/* replaced by its parts */
 	BLOB_ANNEX,	/* a git-annex pointer or symlink; content to its store */
+	BLOB_UNLFS,	/* an LFS pointer becomes its content again */
 };
 
 /*
@@ -79,6 +81,12 @@ struct blob_options {
 	int verify_split;	/* check every split version reassembles */
 	/* git-annex store: <annex_dir>/objects (NULL: <git-common-dir>/annex) */
 	const char *annex_dir;
+	/* unlfs: where LFS objects are read, besides the store and the
+	 * source repository's lfs/objects */
+	const char *source_repo;	/* NULL: the current directory's */
+	const char *const *lfs_objects;
+	size_t n_lfs_objects;
+	int missing_keep;	/* a missing object keeps its pointer */
 };
 
 /* What the engine lends for the whole run (not owned). */
@@ -177,7 +185,9 @@ void blobs_commit_written(struct blobs *b, const struct oid *id);
 /* Writes the blobs read since the last commit that no commit decided on
  * (a tag or a later commit may name them); lets go of the rest. */
 int blobs_flush(struct blobs *b, struct err *e);
-/* Makes the store's objects durable, before the stream's `done`. */
+/* Makes the store's objects durable, before the stream's `done`; fails
+ * first when unlfs found pointers whose objects no store has (unless
+ * --missing=keep), naming each. */
 int blobs_finish(struct blobs *b, struct err *e);
 
 #endif

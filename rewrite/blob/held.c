@@ -7,6 +7,7 @@
  * guessed: a blob that is nowhere is an error naming it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,13 @@ int content_open(struct blobs *b, struct blob_info *bi,
 		c->kind = 2;
 		return ptr_store_open_key(b->annex_store, bi->annex_key, &c->fd,
 					  &size, e);
+	}
+	if (bi->lfs_path) {	/* unlfs.c checked it is the content */
+		c->kind = 2;
+		c->fd = open(bi->lfs_path, O_RDONLY | O_CLOEXEC);
+		if (c->fd < 0)
+			return err_errno(e, ERR_IO, "cannot open %s", bi->lfs_path);
+		return 0;
 	}
 	c->kind = 3;
 	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);

@@ -56,6 +56,7 @@ struct blob_info {
 	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
 	struct blob_info *lazy_next;	/* made lazy: owned by b->lazy */
 	int lazy;
+	char *lfs_path;		/* unlfs: the store file holding the content */
 };
 
 /* Blobs (by mark, or by content alone) waiting to be written. */
@@ -147,6 +148,9 @@ struct blobs {
 	struct splits *splits;	/* split files seen so far */
 	struct stream_cmd splits_cmd;
 	uint64_t split_failures;	/* --verify-split: versions that fail */
+
+	/* unlfs.c */
+	struct unlfs *unlfs;	/* NULL: no unlfs rule */
 };
 
 /* One path's .gitattributes line (a file migrate must add to or take out
@@ -293,5 +297,29 @@ int splits_take_dir(struct blobs *b, const char *what, const char *dir,
 		    size_t dlen, int remove, splits_found_fn fn, void *ctx,
 		    struct err *e);
 void splits_free(struct blobs *b);
+
+/* ---- unlfs.c: the unlfs action ---- */
+
+/* The stores to read from, when some rule is unlfs (else nothing). */
+int unlfs_init(struct blobs *b, struct err *e);
+void unlfs_free(struct blobs *b);
+/*
+ * The blob an unlfs rule puts at path for bi: the content of the LFS
+ * object when bi is a pointer whose object a store has (size and SHA-256
+ * checked), else bi itself (not a pointer; or its object is missing,
+ * which is recorded for unlfs_finish and the report).
+ */
+int unlfs_content(struct blobs *b, const char *path, size_t len,
+		  struct blob_info *bi, struct blob_info **out, struct err *e);
+/*
+ * The root .gitattributes bi without the LFS lines unlfs rules own (a
+ * glob rule's own line; a single-path line whose path an unlfs rule
+ * takes): bi itself when none, NULL when nothing is left.
+ */
+int unlfs_attrs(struct blobs *b, struct blob_info *bi,
+		struct blob_info **out, struct err *e);
+/* At the end: the error naming every missing object (unless
+ * --missing=keep, which warns). */
+int unlfs_finish(struct blobs *b, struct err *e);
 
 #endif

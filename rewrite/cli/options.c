@@ -149,6 +149,27 @@ static int check_object_reader(void *opts, const char *arg, struct err *e)
 	return 0;
 }
 
+/* --lfs-objects DIR, as often as needed: each one is kept in order. */
+static int add_lfs_objects(void *opts, const char *arg, struct err *e)
+{
+	struct rw_options *o = opts;
+
+	if (o->n_lfs_objects == RW_LFS_OBJECTS_MAX)
+		return err_set(e, ERR_USAGE, "--lfs-objects: at most %d "
+			       "directories", RW_LFS_OBJECTS_MAX);
+	o->lfs_objects[o->n_lfs_objects++] = arg;
+	return 0;
+}
+
+static int check_missing(void *opts, const char *arg, struct err *e)
+{
+	(void)opts;
+	if (strcmp(arg, "error") && strcmp(arg, "keep"))
+		return err_set(e, ERR_USAGE, "--missing: expected error or "
+			       "keep, got '%s'", arg);
+	return 0;
+}
+
 #define F(field) offsetof(struct rw_options, field)
 #define BOTH (CLI_FILTER | CLI_RUN)
 
@@ -161,8 +182,8 @@ static const struct cli_option shared_options[] = {
 	{ "rules", 0, CLI_STRING, "FILE", F(rules), 0, NULL,
 	  "the rule file: 'PATTERN [size>N] ACTION' per line,\n"
 	  "first match wins; patterns as in .gitattributes or\n"
-	  "re:REGEX; actions lfs, annex, drop, keep, split\n"
-	  "(see examples/)", BOTH | CLI_ANALYZE },
+	  "re:REGEX; actions lfs, unlfs, annex, drop, keep,\n"
+	  "split (see examples/)", BOTH | CLI_ANALYZE },
 	{ "store", 0, CLI_STRING, "DIR", F(store), 0, NULL,
 	  "where LFS objects go (default <git-dir>/lfs/objects)", CLI_FILTER },
 	{ "annex-dir", 0, CLI_STRING, "DIR", F(annex_dir), 0, NULL,
@@ -173,6 +194,15 @@ static const struct cli_option shared_options[] = {
 	  "the UUID the git-annex branch gives the repository\n"
 	  "written (its annex.uuid; default: a new one,\n"
 	  "printed)", CLI_FILTER },
+	{ "lfs-objects", 0, CLI_STRING, "DIR", F(lfs_objects_arg), 0,
+	  add_lfs_objects,
+	  "unlfs: also read LFS objects from DIR (a\n"
+	  ".git/lfs/objects; repeatable), after --store and\n"
+	  "the source repository's lfs/objects", BOTH },
+	{ "missing", 0, CLI_STRING, "WHAT", F(missing), 0, check_missing,
+	  "unlfs, an object in no store: error (default: the\n"
+	  "run fails naming every one) or keep (its pointer\n"
+	  "stays, warned and reported)", BOTH },
 	{ "commit-map", 0, CLI_STRING, "FILE", F(commit_map), 0, NULL,
 	  "write the old->new commit map; an existing file is\n"
 	  "loaded first (raw ids it knows are translated) and\n"

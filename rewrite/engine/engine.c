@@ -1195,8 +1195,17 @@ static int run(struct rw *rw, struct err *e)
 	rw->report = report_new(rw->opt->report, rw->opt->report_json);
 	if (rw->opt->rules) {
 		struct blob_options bo = {
-			rw->opt->rules, rw->opt->store, rw->opt->dry_run,
-			rw->opt->quiet, rw->opt->verify_split, rw->opt->annex_dir
+			.rules = rw->opt->rules,
+			.store = rw->opt->store,
+			.dry_run = rw->opt->dry_run,
+			.quiet = rw->opt->quiet,
+			.verify_split = rw->opt->verify_split,
+			.source_repo = rw->opt->source_repo,
+			.lfs_objects = rw->opt->lfs_objects,
+			.n_lfs_objects = rw->opt->n_lfs_objects,
+			.missing_keep = rw->opt->missing &&
+					!strcmp(rw->opt->missing, "keep"),
+			.annex_dir = rw->opt->annex_dir,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,

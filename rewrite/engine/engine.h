@@ -42,6 +42,15 @@ struct rw_options {
 	/* who reads the repositories' objects: "auto" (NULL), "git",
 	 * "native" (rewrite/git/git.h, enum odb_reader) */
 	const char *object_reader;
+
+	/* unlfs (issue 15): LFS stores read besides --store and the source's
+	 * lfs/objects, in the order given; a missing object is an error
+	 * unless missing is "keep" */
+#define RW_LFS_OBJECTS_MAX 16
+	const char *lfs_objects[RW_LFS_OBJECTS_MAX];
+	size_t n_lfs_objects;
+	const char *lfs_objects_arg;	/* the option parser's slot */
+	const char *missing;		/* "error" (NULL) or "keep" */
 };
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12

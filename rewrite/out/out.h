@@ -48,6 +48,10 @@ void report_path(struct report *r, const char *path, size_t len,
 /* A file the rule with this index (in its rule set) decided. */
 void report_rule(struct report *r, size_t index, const char *path, size_t len,
 		 const struct oid *id, uint64_t size, uint64_t est);
+/* An LFS object (oid: 64 hex digits) unlfs found in no store, first
+ * met at path: its pointer stays. */
+void report_lfs_missing(struct report *r, const char *oid, const char *path,
+			size_t len);
 /* A version of the split file at path, and one of its parts. */
 void report_split(struct report *r, const char *path, size_t len,
 		  uint64_t version_bytes, const char *part, size_t plen,

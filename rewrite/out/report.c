@@ -49,6 +49,11 @@ struct split_stats_ent {
 	UT_hash_handle hh;
 };
 
+struct missing_ent {
+	char oid[65];
+	char *path;
+};
+
 struct largest {
 	struct oid id;
 	uint64_t size;
@@ -65,6 +70,8 @@ struct report {
 	struct split_stats_ent *splits;
 	struct largest top[LARGEST];
 	size_t ntop;
+	struct missing_ent *missing;	/* unlfs: LFS objects in no store */
+	size_t nmissing, missing_alloc;
 };
 
 /* ---- the zlib estimate ---- */
@@ -264,6 +271,23 @@ void report_split(struct report *r, const char *path, size_t len,
  * form only, no surrogate, nothing above U+10FFFF (what a JSON reader
  * decodes, RFC 3629).
  */
+void report_lfs_missing(struct report *r, const char *oid, const char *path,
+			size_t len)
+{
+	struct missing_ent *m;
+
+	if (!r)
+		return;
+	if (r->nmissing == r->missing_alloc) {
+		r->missing_alloc = r->missing_alloc ? 2 * r->missing_alloc : 16;
+		r->missing = xrealloc(r->missing,
+				      r->missing_alloc * sizeof(*r->missing));
+	}
+	m = &r->missing[r->nmissing++];
+	snprintf(m->oid, sizeof(m->oid), "%s", oid);
+	m->path = xmemdup(path, len);
+}
+
 static size_t utf8_len(const unsigned char *s, size_t left)
 {
 	size_t n, i;
@@ -426,6 +450,13 @@ static void write_json(struct report *r, const struct report_totals *t,
 		buf_printf(out, ",\"action\":\"%s\"}",
 			   rules_action_name(rules_rule_action(rule)));
 	}
+	buf_adds(out, "],\n\"lfs_missing\":[");
+	for (i = 0; i < r->nmissing; i++) {
+		buf_printf(out, "%s\n {\"oid\":\"%s\",", i ? "," : "",
+			   r->missing[i].oid);
+		report_json_path(out, "path", r->missing[i].path, strlen(r->missing[i].path));
+		buf_addch(out, '}');
+	}
 	buf_adds(out, "]}\n");
 }
 
@@ -497,6 +528,12 @@ static void write_table(struct report *r, const struct report_totals *t,
 	buf_printf(out, "commits rewritten: %llu of %llu; refs changed: %llu of %llu\n",
 		   (unsigned long long)t->rewritten, (unsigned long long)t->commits,
 		   (unsigned long long)t->refs_changed, (unsigned long long)t->refs);
+	if (r->nmissing)
+		buf_printf(out, "\nLFS objects in no store (pointers kept): %zu\n",
+			   r->nmissing);
+	for (i = 0; i < r->nmissing; i++)
+		buf_printf(out, "  %s  %s\n", r->missing[i].oid,
+			   shown(&tmp, "", r->missing[i].path, strlen(r->missing[i].path)));
 	if (r->ntop)
 		buf_adds(out, "\nlargest blobs:\n");
 	for (i = 0; i < r->ntop; i++)
@@ -576,5 +613,8 @@ void report_free(struct report *r)
 	}
 	for (i = 0; i < r->ntop; i++)
 		free(r->top[i].path);
+	for (i = 0; i < r->nmissing; i++)
+		free(r->missing[i].path);
+	free(r->missing);
 	free(r);
 }

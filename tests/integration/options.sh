@@ -15,7 +15,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-SHARED_OPTS="commit-map-format help no-rewrite-message-ids object-reader progress quiet rewrite-message-ids rules verify-split"
+SHARED_OPTS="commit-map-format help lfs-objects missing no-rewrite-message-ids object-reader progress quiet rewrite-message-ids rules verify-split"
 RUN_ONLY="in-place repo rollback to verify-only"
 
 # options_of HELPFILE: 'NAME<US>ARG<US>ENTRY' (US: the byte 037) per option of the list after
@@ -81,6 +81,7 @@ value_for() { # ARG-NAME: a value the option accepts
 	FMT) echo raw ;;
 	UUID) echo 01234567-89ab-4cde-8f01-23456789abcd ;;
 	READER) echo auto ;;
+	WHAT) echo keep ;;
 	*) echo x ;;
 	esac
 }

@@ -424,7 +424,7 @@ struct fx {
 static int fx_open_rules(struct fx *f, const void *input, size_t len,
 			 const char *rules, struct err *e)
 {
-	struct blob_options opt = { NULL, NULL, 1, 1, 0, NULL };
+	struct blob_options opt = { .dry_run = 1, .quiet = 1 };
 	struct blob_env env;
 	size_t i;
 

@@ -210,6 +210,43 @@ static void test_pointer_replaces_content(void **state)
 	buf_release(&b);
 }
 
+/* ptr_lfs_decode gives back what ptr_lfs_pointer wrote, takes what
+ * git-lfs takes (CRLF, blanks around), and says so of extensions. */
+static void test_pointer_decode(void **state)
+{
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+	struct ptr_oid oid, got;
+	uint64_t size;
+	int ext;
+	static const char crlf[] =
+		"version https://git-lfs.github.com/spec/v1\r\n"
+		"oid sha256:" HELLO_OID "\r\nsize 10\r\n";
+	static const char with_ext[] =
+		"version https://git-lfs.github.com/spec/v1\n"
+		"ext-0-foo sha256:" HELLO_OID "\n"
+		"oid sha256:" HELLO_OID "\nsize 10\n";
+
+	(void)state;
+	hash_of("hello lfs\n", 10, &oid);
+	assert_int_equal(ptr_lfs_pointer(&b, &oid, 10), 0);
+	assert_int_equal(ptr_lfs_decode(b.ptr, b.len, &got, &size, &ext),
+			 PTR_LFS_CANONICAL);
+	assert_memory_equal(got.sha256, oid.sha256, sizeof(oid.sha256));
+	assert_int_equal(size, 10);
+	assert_int_equal(ext, 0);
+	assert_int_equal(ptr_lfs_decode(crlf, sizeof(crlf) - 1, &got, &size, &ext),
+			 PTR_LFS_NONCANONICAL);
+	assert_memory_equal(got.sha256, oid.sha256, sizeof(oid.sha256));
+	assert_int_equal(size, 10);
+	assert_int_not_equal(ptr_lfs_decode(with_ext, sizeof(with_ext) - 1, &got,
+					    &size, &ext), PTR_LFS_NOT_POINTER);
+	assert_int_equal(ext, 1);
+	assert_int_equal(ptr_lfs_decode("hello", 5, &got, &size, &ext),
+			 PTR_LFS_NOT_POINTER);
+	assert_int_equal(size, 0);
+	buf_release(&b);
+}
+
 static void test_pointer_empty(void **state)
 {
 	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
@@ -968,6 +1005,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_batch_put_sync, setup, teardown),
 		cmocka_unit_test(test_pointer_replaces_content),
 		cmocka_unit_test(test_pointer_empty),
+		cmocka_unit_test(test_pointer_decode),
 		cmocka_unit_test(test_pointer_size_limits),
 		cmocka_unit_test_setup_teardown(test_store_open_creates_parents,
 						setup, teardown),

@@ -231,6 +231,8 @@ static void test_errors(void **state)
 {
 	static const struct bad_case cases[] = {
 		{ "*.bin lfz\n", "t.rules:1:7: ", "unknown action 'lfz'" },
+		{ "*.bin size>1MB unlfs\n", "t.rules:1:16: ", "unlfs takes no size condition" },
+		{ "*.bin unlfs x=1\n", "t.rules:1:13: ", "action 'unlfs' takes no options" },
 		{ "*.bin size>10mb lfs\n", "t.rules:1:14: ", "unknown size unit 'mb'" },
 		{ "*.bin size>10 KiB lfs\n", "t.rules:1:15: ", "unknown action 'KiB'" },
 		{ "'abc lfs\n", "t.rules:1:1: ", "unterminated single quote" },

@@ -1,0 +1,490 @@
+/*
+ * unlfs.c - the unlfs action: a Git LFS pointer becomes its file again,
+ * read from an LFS object store (--store, the source repository's
+ * lfs/objects, each --lfs-objects DIR), and the root .gitattributes loses
+ * the lines that made the rule's files LFS files (lines for other files
+ * stay). The way back of `lfs`: lfs then unlfs of the same patterns gives
+ * the original trees again (tests/integration/unlfs.sh lets git judge).
+ *
+ * Nothing is guessed: a stored object is taken only when its size and
+ * SHA-256 are the pointer's; a pointer whose content is in no store stays
+ * a pointer and is reported (report_lfs_missing), and unless
+ * --missing=keep the run then fails at its end, naming every missing oid,
+ * before the stream's `done` (fast-import commits nothing).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "way.h"
+
+/* A pointer's oid, and the content found for it (NULL: in no store). */
+struct unlfs_obj {
+	struct ptr_oid oid;
+	struct blob_info *content;
+	UT_hash_handle hh;
+};
+
+struct unlfs {
+	char **dirs;			/* the stores searched, in order */
+	size_t ndirs;
+	struct unlfs_obj *objs;
+	struct buf missing;		/* "  <oid> (<path>)\n" per missing oid */
+	uint64_t nmissing;
+	struct buf *globs;		/* per unlfs glob rule: its attr pattern */
+	size_t nglobs;
+	struct buf tmp, text, chk;
+};
+
+/* 1 when the rule set has an unlfs rule. */
+static int has_unlfs(const struct rules *r)
+{
+	size_t i;
+
+	for (i = 0; i < rules_count(r); i++)
+		if (rules_rule_action(rules_get(r, i)) == RULES_UNLFS)
+			return 1;
+	return 0;
+}
+
+static void add_dir(struct unlfs *u, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < u->ndirs; i++)
+		if (!strcmp(u->dirs[i], dir))
+			return;
+	u->dirs = xrealloc(u->dirs, (u->ndirs + 1) * sizeof(*u->dirs));
+	u->dirs[u->ndirs++] = xstrdup(dir);
+}
+
+/* The pattern a glob rule's .gitattributes line starts with (what lfs
+ * and `git lfs track` write), in out. */
+static int glob_attr_pattern(struct buf *out, const struct rule *rule,
+			     struct err *e)
+{
+	if (rules_rule_attr_line(out, rule, "x", e) < 0)
+		return -1;
+	out->len -= 3;	/* " x\n" */
+	out->ptr[out->len] = '\0';
+	return 0;
+}
+
+int unlfs_init(struct blobs *b, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	struct unlfs *u;
+	char *common = NULL;
+	size_t i;
+
+	if (!has_unlfs(b->rules))
+		return 0;
+	u = b->unlfs = xcalloc(1, sizeof(*u));
+	buf_init(&u->missing, BUF_MAX_DEFAULT);
+	buf_init(&u->tmp, BUF_MAX_DEFAULT);
+	buf_init(&u->text, (size_t)100 << 20);
+	buf_init(&u->chk, BUF_MAX_DEFAULT);
+	if (b->opt.store)
+		add_dir(u, b->opt.store);
+	if (gitcmd_common_dir(b->opt.source_repo, &common, &ignored) == 0) {
+		buf_printf(&u->tmp, "%s/lfs/objects", common);
+		add_dir(u, u->tmp.ptr);
+		free(common);
+	}
+	for (i = 0; i < b->opt.n_lfs_objects; i++)
+		add_dir(u, b->opt.lfs_objects[i]);
+	if (!u->ndirs)
+		return err_set(e, ERR_USAGE, "the rules take files out of LFS, "
+			       "but there is no store to read them from: pass "
+			       "--lfs-objects DIR or run inside the repository");
+	for (i = 0; i < rules_count(b->rules); i++) {
+		const struct rule *rule = rules_get(b->rules, i);
+
+		if (rules_rule_action(rule) != RULES_UNLFS ||
+		    rules_rule_is_regex(rule))
+			continue;
+		u->globs = xrealloc(u->globs, (u->nglobs + 1) * sizeof(*u->globs));
+		buf_init(&u->globs[u->nglobs], RULES_ATTR_LINE_MAX + 64);
+		if (glob_attr_pattern(&u->globs[u->nglobs++], rule, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void unlfs_free(struct blobs *b)
+{
+	struct unlfs *u = b->unlfs;
+	struct unlfs_obj *o, *t;
+	size_t i;
+
+	if (!u)
+		return;
+	HASH_ITER(hh, u->objs, o, t) {
+		HASH_DEL(u->objs, o);
+		free(o);
+	}
+	for (i = 0; i < u->ndirs; i++)
+		free(u->dirs[i]);
+	free(u->dirs);
+	for (i = 0; i < u->nglobs; i++)
+		buf_release(&u->globs[i]);
+	free(u->globs);
+	buf_release(&u->missing);
+	buf_release(&u->tmp);
+	buf_release(&u->text);
+	buf_release(&u->chk);
+	free(u);
+	b->unlfs = NULL;
+}
+
+/*
+ * Reads the object at path whole once: 1 when it has the pointer's size
+ * and SHA-256, with its blob id and packed estimate; 0 when it is not
+ * there or is not that object (another store may have it); -1 on a read
+ * error.
+ */
+static int check_object(struct blobs *b, const char *path,
+			const struct ptr_oid *want, uint64_t size,
+			struct oid *id, uint64_t *est, struct err *e)
+{
+	struct ptr_put *put = NULL;
+	struct ptr_oid got;
+	struct stat st;
+	uint64_t total = 0;
+	ssize_t n = 0;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 :
+			err_errno(e, ERR_IO, "cannot open %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != size)
+		goto out;
+	if (ptr_put_begin(NULL, &put, e) < 0) {
+		r = -1;
+		goto out;
+	}
+	obj_hash_begin(b->hash, OBJ_BLOB, size);
+	report_est_begin(b->report);
+	while (total < size) {
+		do
+			n = read(fd, b->chunk, CHUNK);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			break;
+		if ((uint64_t)n > size - total)
+			n = (ssize_t)(size - total);
+		total += (uint64_t)n;
+		obj_hash_update(b->hash, b->chunk, (size_t)n);
+		report_est_feed(b->report, b->chunk, (size_t)n);
+		if (ptr_put_write(put, b->chunk, (size_t)n, e) < 0) {
+			r = -1;
+			break;
+		}
+	}
+	if (r < 0 || n < 0) {
+		if (r == 0)
+			r = err_errno(e, ERR_IO, "cannot read %s", path);
+		ptr_put_abort(put);
+		goto out;
+	}
+	*est = report_est_end(b->report, size);
+	if (total != size) {	/* shrank while read: not this object */
+		ptr_put_abort(put);
+		obj_hash_final(b->hash, id);
+		goto out;
+	}
+	obj_hash_final(b->hash, id);
+	if (ptr_put_finish(put, &got, NULL, e) < 0) {
+		r = -1;
+		goto out;
+	}
+	r = !memcmp(got.sha256, want->sha256, sizeof(got.sha256));
+out:
+	close(fd);
+	return r;
+}
+
+/* The content of the pointer's object from the first store that has it
+ * (NULL when none has). */
+static int find_content(struct blobs *b, const struct ptr_oid *oid,
+			uint64_t size, struct blob_info **out, struct err *e)
+{
+	struct unlfs *u = b->unlfs;
+	char hex[PTR_OID_HEXSZ + 1];
+	struct oid id;
+	uint64_t est = 0;
+	size_t i;
+	int r;
+
+	*out = NULL;
+	ptr_oid_hex(oid, hex);
+	for (i = 0; i < u->ndirs; i++) {
+		buf_reset(&u->tmp);
+		buf_printf(&u->tmp, "%s/%.2s/%.2s/%s", u->dirs[i], hex, hex + 2, hex);
+		r = check_object(b, u->tmp.ptr, oid, size, &id, &est, e);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		HASH_FIND(hh, b->byid, id.hash, OID_RAW, *out);
+		if (*out)	/* the content is known already: read it there */
+			return 0;
+		*out = blob_get(b, &id, size);
+		(*out)->est = est;
+		(*out)->lfs_path = xstrdup(u->tmp.ptr);
+		report_input_blob(b->report, &id, size, est);
+		return 0;
+	}
+	return 0;
+}
+
+static void note_missing(struct blobs *b, const struct ptr_oid *oid,
+			 const char *path, size_t len)
+{
+	struct unlfs *u = b->unlfs;
+	char hex[PTR_OID_HEXSZ + 1];
+
+	ptr_oid_hex(oid, hex);
+	u->nmissing++;
+	report_lfs_missing(b->report, hex, path, len);
+	if (u->nmissing > 100)
+		return;	/* the message names the first 100 */
+	buf_printf(&u->missing, "  %s (", hex);
+	stream_show_path(&u->missing, path, len);
+	buf_adds(&u->missing, ")\n");
+}
+
+int unlfs_content(struct blobs *b, const char *path, size_t len,
+		  struct blob_info *bi, struct blob_info **out, struct err *e)
+{
+	struct unlfs *u = b->unlfs;
+	struct unlfs_obj *o;
+	struct ptr_oid oid;
+	uint64_t size;
+	int p, ext;
+
+	*out = bi;
+	/* an empty file is its own pointer; content stays content */
+	if (bi->size == 0 || (p = is_pointer(b, bi, e)) == 0)
+		return 0;
+	if (p < 0 || blob_read_all(b, bi, &u->tmp, e) < 0)
+		return -1;
+	ptr_lfs_decode(u->tmp.ptr, u->tmp.len, &oid, &size, &ext);
+	if (ext) {
+		buf_reset(&u->tmp);
+		stream_show_path(&u->tmp, path, len);
+		return err_set(e, ERR_IO, "%s: an LFS pointer with extensions "
+			       "(ext-N-name lines): its stored object is not "
+			       "the file, unlfs does not convert it", u->tmp.ptr);
+	}
+	HASH_FIND(hh, u->objs, oid.sha256, sizeof(oid.sha256), o);
+	if (!o) {
+		o = xcalloc(1, sizeof(*o));
+		o->oid = oid;
+		if (find_content(b, &oid, size, &o->content, e) < 0) {
+			free(o);
+			return -1;
+		}
+		HASH_ADD(hh, u->objs, oid.sha256, sizeof(o->oid.sha256), o);
+		if (!o->content)
+			note_missing(b, &oid, path, len);
+	}
+	if (o->content)
+		*out = o->content;
+	return 0;
+}
+
+/* ---- the root .gitattributes ---- */
+
+/* The pattern token of a .gitattributes line (C-quoted when it starts
+ * with '"'), and where the attributes start. */
+static size_t pattern_token(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n && p[0] == '"') {
+		for (i = 1; i < n && p[i] != '"'; i++)
+			if (p[i] == '\\' && i + 1 < n)
+				i++;
+		return i < n ? i + 1 : n;
+	}
+	while (i < n && p[i] != ' ' && p[i] != '\t')
+		i++;
+	return i;
+}
+
+/* 1 when the attributes (the rest of the line) make or unmake an LFS
+ * file: filter=lfs, or migrate's exception line !filter !diff !merge
+ * !text (any order). */
+static int lfs_attrs(const char *p, size_t n)
+{
+	static const char *const unset[] = { "!filter", "!diff", "!merge", "!text" };
+	unsigned seen = 0;
+	size_t i = 0, a, k;
+
+	while (i < n) {
+		while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+			i++;
+		for (a = i; i < n && p[i] != ' ' && p[i] != '\t' && p[i] != '\r'; i++)
+			;
+		if (i == a)
+			break;
+		if (i - a == 10 && !memcmp(p + a, "filter=lfs", 10))
+			return 1;
+		for (k = 0; k < 4; k++)
+			if (strlen(unset[k]) == i - a && !memcmp(p + a, unset[k], i - a))
+				break;
+		if (k == 4)
+			return 0;
+		seen |= 1u << k;
+	}
+	return seen == 15;
+}
+
+/* The path an anchored single-path pattern names ("/a/b.bin", or C-quoted
+ * when it has a blank), in out: 1 when tok is exactly what
+ * rules_attr_path_line writes for that path, else 0. */
+static int single_path(struct blobs *b, const char *tok, size_t n,
+		       struct buf *out)
+{
+	struct err ignored = ERR_INIT;
+	struct buf *chk = &b->unlfs->chk;
+	size_t i = 0, end = n;
+	int quoted = n >= 2 && tok[0] == '"', r;
+
+	buf_reset(out);
+	if (quoted) {
+		i = 1;
+		end = n - 1;
+	}
+	if (i >= end || tok[i] != '/')
+		return 0;
+	for (i++; i < end; i++) {
+		char c = tok[i];
+
+		if (quoted && c == '\\' && i + 1 < end) {
+			c = tok[++i];
+			c = c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c;
+		}
+		if (c == '\\' && i + 1 < end)	/* a glob escape */
+			c = tok[++i];
+		buf_addch(out, c);
+	}
+	if (!out->len)
+		return 0;
+	buf_reset(chk);
+	r = rules_attr_path_line(chk, out->ptr, out->len, "x", &ignored);
+	return r == 0 && chk->len == n + 3 && !memcmp(chk->ptr, tok, n);
+}
+
+/* 1 when an unlfs rule owns the line (its pattern, or a path its first
+ * matching rule takes out of LFS) and the line is an LFS line. */
+static int owned_line(struct blobs *b, const char *p, size_t n, struct err *e)
+{
+	struct unlfs *u = b->unlfs;
+	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
+	const struct rule *rule = NULL;
+	size_t tok, i;
+	int r = 0;
+
+	while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
+		n--;
+	while (n && (*p == ' ' || *p == '\t')) {
+		p++;
+		n--;
+	}
+	if (!n || *p == '#')
+		return 0;
+	tok = pattern_token(p, n);
+	if (!lfs_attrs(p + tok, n - tok))
+		return 0;
+	for (i = 0; i < u->nglobs; i++)
+		if (u->globs[i].len == tok && !memcmp(u->globs[i].ptr, p, tok))
+			return 1;
+	if (single_path(b, p, tok, &path)) {
+		r = rules_match_unsized(&rule, b->rules, path.ptr, path.len, e);
+		r = r < 0 ? -1 : r == 0 && rule &&
+			rules_rule_action(rule) == RULES_UNLFS;
+	}
+	buf_release(&path);
+	return r;
+}
+
+int unlfs_attrs(struct blobs *b, struct blob_info *bi,
+		struct blob_info **out, struct err *e)
+{
+	struct unlfs *u = b->unlfs;
+	struct buf in = BUF_INIT((size_t)100 << 20);
+	const char *p, *end;
+	struct oid id;
+	size_t n;
+	int r = 0, removed = 0;
+
+	*out = bi;
+	if (blob_read_all(b, bi, &in, e) < 0) {
+		buf_release(&in);
+		return -1;
+	}
+	buf_reset(&u->text);
+	for (p = in.ptr, end = p + in.len; p < end && r >= 0; p += n) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		r = owned_line(b, p, n, e);
+		if (r == 0)
+			buf_add(&u->text, p, n);
+		removed |= r > 0;
+	}
+	buf_release(&in);
+	if (r < 0)
+		return -1;
+	if (!removed)
+		return 0;
+	if (!u->text.len) {	/* nothing left: the file goes */
+		*out = NULL;
+		return 0;
+	}
+	obj_hash_buf(b->hash, OBJ_BLOB, u->text.ptr, u->text.len, &id);
+	*out = blob_get(b, &id, u->text.len);
+	if (!(*out)->held && !(*out)->emitted) {
+		struct held *h = xcalloc(1, sizeof(*h));
+
+		buf_init(&h->mem, SIZE_MAX);
+		buf_add(&h->mem, u->text.ptr, u->text.len);
+		(*out)->held = h;
+	}
+	(*out)->est = report_est_buf(b->report, u->text.ptr, u->text.len);
+	return 0;
+}
+
+int unlfs_finish(struct blobs *b, struct err *e)
+{
+	struct unlfs *u = b->unlfs;
+	size_t i;
+
+	if (!u || !u->nmissing)
+		return 0;
+	if (b->opt.missing_keep) {
+		if (!b->opt.quiet)
+			warning("migrate: warning: %llu LFS object(s) in no store; "
+				"their pointers are kept (--missing=keep):\n%.*s%s",
+				(unsigned long long)u->nmissing,
+				(int)(u->missing.len ? u->missing.len - 1 : 0),
+				u->missing.ptr, u->nmissing > 100 ? "\n  ..." : "");
+		return 0;
+	}
+	buf_reset(&u->tmp);
+	for (i = 0; i < u->ndirs; i++)
+		buf_printf(&u->tmp, "%s%s", i ? ", " : "", u->dirs[i]);
+	return err_set(e, ERR_IO, "%llu LFS object(s) are in no store (%s); "
+		       "give the store with --lfs-objects DIR, or keep their "
+		       "pointers with --missing=keep:\n%.*s%s",
+		       (unsigned long long)u->nmissing, u->tmp.ptr,
+		       (int)(u->missing.len ? u->missing.len - 1 : 0),
+		       u->missing.ptr, u->nmissing > 100 ? "\n  ..." : "");
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# unlfs.sh - the unlfs action (issue 15, item 2), judged by git and git-lfs:
+#  - round trip: `migrate run` with lfs rules, then with the same patterns
+#    as unlfs, gives back the original history: the same commit ids, so
+#    the same tree ids for every commit (.gitattributes as they were: a
+#    file history had keeps its own lines, one migrate created goes);
+#  - against `git lfs migrate export --everything --include=...` on the
+#    same LFS history: the same file contents (blob ids) at every tip,
+#    .gitattributes aside (git-lfs adds its own !filter lines there);
+#  - the filter with --lfs-objects DIR: objects read from there;
+#  - a pointer whose object no store has: exit 3 naming every missing
+#    oid, nothing imported; with --missing=keep the pointer stays and the
+#    reports list it;
+#  - a store object of the right size but wrong content is not taken;
+#  - a size condition on unlfs is a rule error (exit 1).
+. "$(dirname "$0")/lib.sh"
+
+command -v git-lfs >/dev/null || die "git-lfs is not installed"
+
+ORIG="$SCRATCH/orig"
+git init -q "$ORIG"
+cd "$ORIG"
+rnd() { head -c "$2" /dev/urandom >"$1"; }
+rnd a.bin 70000
+mkdir -p art/deep
+rnd art/deep/p.psd 5000
+rnd 'art/with space.psd' 3000
+printf 'text\n' >readme.txt
+: >empty.bin
+ln -s a.bin link.bin			# a symlink named *.bin: never LFS
+git add -A && git commit -qm "c1: no .gitattributes yet"
+printf '*.txt text\n' >.gitattributes
+rnd a.bin 80000
+rnd b.bin 2000 && chmod +x b.bin
+git add -A && git commit -qm "c2: a .gitattributes of our own"
+git checkout -qb side
+rnd art/deep/p.psd 6000
+cp a.bin a-copy.bin
+git add -A && git commit -qm "c3 on side"
+git checkout -q main
+printf '*.txt text\n*.md -diff\n' >.gitattributes
+git rm -q b.bin
+rnd data.dat 1500
+git add -A && git commit -qm "c4: refers to $(git rev-parse --short HEAD~1)"
+git merge -q --no-ff side -m "merge side"
+git tag -a v1 -m "tag v1"
+git rm -q .gitattributes
+git commit -qm "c6: .gitattributes gone"
+ORIG_REFS=$(git for-each-ref --format='%(objectname) %(refname)')
+ORIG_COMMITS=$(git rev-list --all | sort)
+
+cat >"$SCRATCH/to.rules" <<'EOF'
+*.bin                     lfs
+re:^art/.*\.psd$          lfs
+*.dat   size>=1000        lfs
+EOF
+cat >"$SCRATCH/back.rules" <<'EOF'
+*.bin                     unlfs
+re:^art/.*\.psd$          unlfs
+*.dat                     unlfs
+EOF
+
+"$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$ORIG" --to "$SCRATCH/lfs" ||
+	die "the lfs run failed"
+L="$SCRATCH/lfs"
+# the LFS history really is LFS: a pointer at a.bin, attributes that say so
+git -C "$L" cat-file -p main:a.bin | git lfs pointer --check --stdin ||
+	die "a.bin is not a pointer after lfs"
+[ "$(git -C "$L" rev-list --all | sort)" != "$ORIG_COMMITS" ] ||
+	die "the lfs run changed nothing"
+
+info "round trip: lfs then unlfs gives the original commits"
+"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$L" --to "$SCRATCH/back" ||
+	die "the unlfs run failed"
+B="$SCRATCH/back"
+BACK_REFS=$(git -C "$B" for-each-ref --format='%(objectname) %(refname)' |
+	grep -v ' refs/migrate/')
+if [ "$BACK_REFS" != "$ORIG_REFS" ]; then
+	printf 'original:\n%s\nback:\n%s\n' "$ORIG_REFS" "$BACK_REFS" >&2
+	for c in $ORIG_COMMITS; do
+		git -C "$B" cat-file -e "$c" 2>/dev/null && continue
+		echo "commit $c ($(git log -1 --format=%s "$c")) not in the result" >&2
+		git -C "$ORIG" ls-tree -r "$c" >"$SCRATCH/t1"
+		break
+	done
+	die "unlfs after lfs does not give the original refs"
+fi
+[ "$(git -C "$B" rev-list --all | sort)" = "$ORIG_COMMITS" ] ||
+	die "unlfs after lfs: other commits than the original's"
+for c in $ORIG_COMMITS; do
+	[ "$(git -C "$B" rev-parse "$c^{tree}")" = "$(git -C "$ORIG" rev-parse "$c^{tree}")" ] ||
+		die "commit $c: tree differs"
+done
+git -C "$B" fsck --strict --no-dangling >/dev/null 2>&1 || die "fsck complains"
+# the report of the unlfs run counts what the rules took back
+grep -q '"action":"unlfs","paths":[1-9]' "$B/.git/migrate/report.json" ||
+	die "the report does not count the unlfs rules"
+
+info "same files as git lfs migrate export --everything"
+E="$SCRATCH/export"
+cp -a "$L" "$E"
+(cd "$E" && git lfs migrate export --everything --yes \
+	--include='*.bin,art/**/*.psd,*.dat' >"$SCRATCH/export.log" 2>&1) || {
+	cat "$SCRATCH/export.log" >&2
+	die "git lfs migrate export failed"
+}
+for ref in refs/heads/main refs/heads/side; do
+	git -C "$E" ls-tree -r "$ref" | grep -v '	\(.*/\)\?\.gitattributes$' >"$SCRATCH/e.tree"
+	git -C "$B" ls-tree -r "$ref" | grep -v '	\(.*/\)\?\.gitattributes$' >"$SCRATCH/b.tree"
+	diff "$SCRATCH/e.tree" "$SCRATCH/b.tree" >&2 ||
+		die "$ref: files differ from git lfs migrate export's"
+done
+
+info "the filter reads objects from --lfs-objects DIR"
+# a bare clone of the LFS history has no LFS objects of its own
+S="$SCRATCH/src.git"
+git clone -q --mirror "$L" "$S"
+[ ! -e "$S/lfs/objects" ] || die "the bare clone has LFS objects"
+git init -q --bare "$SCRATCH/filtered.git"
+(cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids \
+	--signed-tags=verbatim --reencode=no --mark-tags |
+	"$MIGRATE" -q --rules "$SCRATCH/back.rules" --source-repo "$S" \
+		--lfs-objects "$L/.git/lfs/objects" |
+	git -C "$SCRATCH/filtered.git" fast-import --quiet) ||
+	die "the filter with --lfs-objects failed"
+[ "$(git -C "$SCRATCH/filtered.git" rev-parse main)" = "$(git -C "$ORIG" rev-parse main)" ] ||
+	die "the filter with --lfs-objects: main differs from the original"
+
+info "a missing object: exit 3 naming every one, nothing imported"
+M="$SCRATCH/missing-store"
+cp -a "$L/.git/lfs/objects" "$M"
+gone1=$(git -C "$L" cat-file -p main:a.bin | sed -n 's/^oid sha256://p')
+gone2=$(git -C "$L" cat-file -p side:art/deep/p.psd | sed -n 's/^oid sha256://p')
+rm "$M/${gone1:0:2}/${gone1:2:2}/$gone1" "$M/${gone2:0:2}/${gone2:2:2}/$gone2"
+git init -q --bare "$SCRATCH/m.git"
+set +e
+(cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids \
+	--signed-tags=verbatim --reencode=no --mark-tags |
+	"$MIGRATE" --rules "$SCRATCH/back.rules" --source-repo "$S" \
+		--lfs-objects "$M" 2>"$SCRATCH/m.err" |
+	git -C "$SCRATCH/m.git" fast-import --quiet 2>/dev/null; exit "${PIPESTATUS[1]}")
+rc=$?
+set -e
+[ "$rc" = 3 ] || { cat "$SCRATCH/m.err" >&2; die "missing objects: exit $rc, not 3"; }
+grep -q "2 LFS object(s) are in no store" "$SCRATCH/m.err" &&
+	grep -q "$gone1 (a.bin)" "$SCRATCH/m.err" &&
+	grep -q "$gone2 (art/deep/p.psd)" "$SCRATCH/m.err" ||
+	{ cat "$SCRATCH/m.err" >&2; die "the message does not name every missing oid"; }
+[ -z "$(git -C "$SCRATCH/m.git" for-each-ref)" ] || die "a failed run imported refs"
+
+info "--missing=keep: the pointer stays and the reports list it"
+git init -q --bare "$SCRATCH/k.git"
+(cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids \
+	--signed-tags=verbatim --reencode=no --mark-tags |
+	"$MIGRATE" -q --rules "$SCRATCH/back.rules" --source-repo "$S" \
+		--lfs-objects "$M" --missing=keep --report "$SCRATCH/k.txt" \
+		--report-json "$SCRATCH/k.json" |
+	git -C "$SCRATCH/k.git" fast-import --quiet) || die "--missing=keep failed"
+git -C "$SCRATCH/k.git" cat-file -p main:a.bin | git lfs pointer --check --stdin ||
+	die "--missing=keep: a.bin is not a pointer any more"
+[ "$(git -C "$SCRATCH/k.git" rev-parse main:data.dat)" = "$(git -C "$ORIG" rev-parse main:data.dat)" ] ||
+	die "--missing=keep: a found object was not taken back"
+python3 - "$SCRATCH/k.json" "$gone1" "$gone2" <<'EOF' || die "the JSON report lacks the missing objects"
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = {m["oid"] for m in d["lfs_missing"]}
+assert got == set(sys.argv[2:]), got
+EOF
+grep -q "LFS objects in no store (pointers kept): 2" "$SCRATCH/k.txt" ||
+	die "the table lacks the missing objects"
+
+info "a store object with the right size and wrong content is not taken"
+W="$SCRATCH/wrong-store"
+cp -a "$L/.git/lfs/objects" "$W"
+f="$W/${gone1:0:2}/${gone1:2:2}/$gone1"
+size=$(stat -c %s "$f")
+head -c "$size" /dev/zero >"$f"
+set +e
+(cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids |
+	"$MIGRATE" --rules "$SCRATCH/back.rules" --source-repo "$S" \
+		--lfs-objects "$W" --dry-run 2>"$SCRATCH/w.err")
+rc=$?
+set -e
+[ "$rc" = 3 ] && grep -q "$gone1" "$SCRATCH/w.err" ||
+	{ cat "$SCRATCH/w.err" >&2; die "a corrupt store object was taken (exit $rc)"; }
+
+info "unlfs takes no size condition"
+printf '*.bin size>1MB unlfs\n' >"$SCRATCH/bad.rules"
+set +e
+"$MIGRATE" check-rules --rules "$SCRATCH/bad.rules" a.bin 2>"$SCRATCH/bad.err"
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "bad.rules:1:.*unlfs takes no size condition" "$SCRATCH/bad.err" ||
+	{ cat "$SCRATCH/bad.err" >&2; die "a size condition on unlfs: exit $rc"; }
+
+echo "ok: unlfs"
