@@ -62,7 +62,7 @@ _migrate() {
 			--missing --quiet --help --version"
 		;;
 	run)
-		words="--rules --repo --to --in-place --commit-map-format --progress
+		words="--rules --repo --to --in-place --commit-map-format --commit-map --ref-map --dry-run --report --report-json --progress
 			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --object-reader --quiet
 			--lfs-objects --missing --help"
 		;;

@@ -163,7 +163,7 @@ static int modify_blob(struct blobs *b, const struct oid *named,
 
 	*out = NULL;
 	if (d->kind == STREAM_REF_INLINE) {
-		if (hold_data(b, &h, &id, 1, &size, e) < 0)
+		if (hold_data(b, &h, &id, 1, NULL, &size, e) < 0)
 			return -1;
 		*out = blob_get(b, &id, size);
 		(*out)->est = b->data_est;

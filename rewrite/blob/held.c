@@ -138,7 +138,8 @@ static int hold_in_memory(struct blobs *b, struct held *h, int want_id,
 }
 
 int hold_data(struct blobs *b, struct held **out, struct oid *id,
-		     int want_id, uint64_t *size, struct err *e)
+		     int want_id, const struct oid *orig, uint64_t *size,
+		     struct err *e)
 {
 	struct held *h = xcalloc(1, sizeof(*h));
 	int known = want_id && b->cmd->data_len != UINT64_MAX;
@@ -148,7 +149,8 @@ int hold_data(struct blobs *b, struct held **out, struct oid *id,
 	int r;
 
 	buf_init(&h->mem, b->held_max);
-	report_est_begin(b->report);
+	/* a blob the source has counts with its size there: no zlib pass */
+	report_est_begin(b->report, orig);
 	r = hold_in_memory(b, h, want_id, e);
 	if (r < 0) {
 		held_free(h);
@@ -211,7 +213,7 @@ int blobs_read(struct blobs *b, struct blob_mark *m, const struct oid *orig,
 	 * blobs) the id is needed now */
 	int lazy = orig && !b->report;
 
-	if (hold_data(b, &h, &id, !lazy, &size, e) < 0)
+	if (hold_data(b, &h, &id, !lazy, orig, &size, e) < 0)
 		return -1;
 	bi = lazy ? blob_new_lazy(b, size, orig) : blob_get(b, &id, size);
 	bi->est = b->data_est;

@@ -612,7 +612,7 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 		     &id, e) < 0)
 		return -1;
 	if (b->report) {
-		report_est_begin(b->report);
+		report_est_begin(b->report, NULL);
 		for (i = 0; i < p->nranges; i++)
 			report_est_feed(b->report, p->ranges[i].ptr, p->ranges[i].len);
 		report_output_blob(b->report, &id, p->size, report_est_end(b->report, p->size));

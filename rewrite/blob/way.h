@@ -187,9 +187,12 @@ struct blob_info *blob_get(struct blobs *b, const struct oid *id,
 void list_push(struct emit_list *list, struct blob_mark *m,
 	       struct blob_info *bi);
 /* Reads the data of the command being handled into a new held copy;
- * with want_id its id is computed on the way. */
+ * with want_id its id is computed on the way. orig: the id the stream
+ * gives it (original-oid), or NULL; a report then needs no estimate of a
+ * blob the source has. */
 int hold_data(struct blobs *b, struct held **out, struct oid *id,
-	      int want_id, uint64_t *size, struct err *e);
+	      int want_id, const struct oid *orig, uint64_t *size,
+	      struct err *e);
 /* Reading a blob's content again, from wherever it is. */
 struct content {
 	struct blob_info *bi;

@@ -212,8 +212,13 @@ static size_t remove_locks(const struct journal *j)
 		DROP(path2(!strcmp(j->refs[i].name, "HEAD") ? j->gitdir : j->commondir,
 			   j->refs[i].name, ".lock"));
 	DROP(path2(j->commondir, "packed-refs", ".lock"));
-	if (j->worktree)
+	/* `git reset --hard` of a work tree also locks HEAD (when it is not
+	 * a ref of the journal) and ORIG_HEAD: killed there, it leaves them */
+	if (j->worktree) {
 		DROP(path2(j->gitdir, "index", ".lock"));
+		DROP(path2(j->gitdir, "HEAD", ".lock"));
+		DROP(path2(j->gitdir, "ORIG_HEAD", ".lock"));
+	}
 	for (i = 0; i < j->nwts; i++) {
 		buf_reset(&gd);
 		if (gitcmd_runl(j->wts[i], 1, &gd, &ignored, "rev-parse",
@@ -221,6 +226,8 @@ static size_t remove_locks(const struct journal *j)
 			continue;
 		gitcmd_chomp(&gd);
 		DROP(path2(gd.ptr, "index", ".lock"));
+		DROP(path2(gd.ptr, "HEAD", ".lock"));
+		DROP(path2(gd.ptr, "ORIG_HEAD", ".lock"));
 	}
 #undef DROP
 	buf_release(&gd);

@@ -204,16 +204,17 @@ static const struct cli_option shared_options[] = {
 	  "run fails naming every one) or keep (its pointer\n"
 	  "stays, warned and reported)", BOTH },
 	{ "commit-map", 0, CLI_STRING, "FILE", F(commit_map), 0, NULL,
-	  "write the old->new commit map; an existing file is\n"
-	  "loaded first (raw ids it knows are translated) and\n"
-	  "extended: that continues an earlier run", CLI_FILTER },
+	  "write the old->new commit map; the filter loads an\n"
+	  "existing file first (raw ids it knows are\n"
+	  "translated) and extends it; run writes the whole\n"
+	  "map of the migration there", BOTH },
 	{ "commit-map-format", 0, CLI_STRING, "F", F(commit_map_format), 0,
 	  check_map_format,
 	  "filter-repo (default: header, every commit),\n"
 	  "lfs (old,new CSV, changed commits), bfg (old new,\n"
 	  "sorted)", BOTH },
 	{ "ref-map", 0, CLI_STRING, "FILE", F(ref_map), 0, NULL,
-	  "write '<old> <new> <ref>' for every ref set", CLI_FILTER },
+	  "write '<old> <new> <ref>' for every ref set", BOTH },
 	{ "export-marks", 0, CLI_STRING, "FILE", F(export_marks), 0, NULL,
 	  "write ':<mark> <id>' for every mark written, as\n"
 	  "git fast-import --export-marks would", CLI_FILTER },
@@ -228,14 +229,15 @@ static const struct cli_option shared_options[] = {
 	  "not reassemble from its parts byte for byte", BOTH },
 	{ "dry-run", 0, CLI_SET, NULL, F(dry_run), 1, NULL,
 	  "read and decide everything, store nothing, write\n"
-	  "no stream (unless -o); maps and reports as usual", CLI_FILTER },
+	  "no stream (the filter: unless -o; run: no target,\n"
+	  "no state); maps and reports as usual", BOTH },
 	{ "output", 'o', CLI_STRING, "FILE", F(output), 0, NULL,
 	  "with --dry-run: write the stream to FILE", CLI_FILTER },
 	{ "report", 0, CLI_STRING, "FILE", F(report), 0, NULL,
 	  "a table of what moves and how much history\n"
-	  "shrinks ('-': standard error)", CLI_FILTER },
+	  "shrinks ('-': standard error)", BOTH },
 	{ "report-json", 0, CLI_STRING, "FILE", F(report_json), 0, NULL,
-	  "the same as JSON", CLI_FILTER },
+	  "the same as JSON", BOTH },
 	{ "progress", 0, CLI_SET, NULL, F(progress), 1, NULL,
 	  "a progress line on standard error even when it\n"
 	  "is not a terminal", BOTH },

@@ -28,6 +28,8 @@
 static const char run_usage[] =
 "usage: migrate run [--rules FILE] [--repo DIR] (--to NEWDIR | --in-place)\n"
 "                   [--commit-map-format F] [--verify-split]\n"
+"                   [--dry-run] [--report FILE|-] [--report-json FILE]\n"
+"                   [--commit-map FILE] [--ref-map FILE]\n"
 "                   [--no-rewrite-message-ids] [-q | --progress]\n"
 "                   [-- REV-ARGS...]\n"
 "   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
@@ -45,7 +47,11 @@ static const char run_usage[] =
 "all refs move in one transaction. A run that was killed is finished by\n"
 "the next run; --rollback undoes it instead. A second run continues: only\n"
 "new commits are exported. --verify-only checks the last run's maps and\n"
-"marks against the repository again.\n";
+"marks against the repository again. --dry-run decides everything and\n"
+"writes nothing anywhere (no target, no state, no store): its reports\n"
+"and maps are those the real run would give. Blobs pass by id (fast-export\n"
+"--no-data); --to borrows the source's objects during the import and\n"
+"ends with one `git repack -a -d`: NEWDIR depends on nothing.\n";
 
 struct run_opts {
 	struct rw_options f;	/* the options shared with the filter */
@@ -79,6 +85,13 @@ struct run {
 	 * empty directory, 0: neither), and takes it back if it fails */
 	int made_to;
 	mode_t to_mode;
+	int dst_absent;		/* --dry-run --to a directory not there yet */
+	char *dry_dir;		/* --dry-run: a temp dir for the working files */
+	/* --to: the target's objects/info/alternates while it borrows the
+	 * source's objects (NULL: not written), and what it held before */
+	char *alternates;
+	struct buf alt_before;
+	int alt_had;
 	struct gitrefs src_before, dst_before;
 	struct gitargv revs;
 	uint64_t total;
@@ -277,6 +290,13 @@ static int setup_to(struct run *r, struct err *e)
 		buf_release(&src);
 		if (rc < 0)
 			return -1;
+	} else if (r->o.f.dry_run) {
+		/* nothing is created: the run is a first one into nothing */
+		r->dst_absent = 1;
+		r->dst_gitdir = path_of(r->o.to, ".git");
+		r->store = path_of(r->dst_gitdir, "lfs/objects");
+		r->commondir = xstrdup(r->dst_gitdir);
+		return 0;
 	} else if (!r->o.verify_only) {
 		struct stat st;
 
@@ -393,6 +413,23 @@ static int recover(struct run *r, struct err *e)
 	return rc < 0 ? -1 : 0;
 }
 
+/* --dry-run: a private temp directory for the maps and reports the
+ * filter writes; removed at the end (run_release). */
+static int dry_dir_make(struct run *r, struct err *e)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+
+	buf_printf(&b, "%s/migrate-dry.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(b.ptr)) {
+		buf_release(&b);
+		return err_errno(e, ERR_IO, "cannot create a temp directory "
+				 "(TMPDIR)");
+	}
+	r->dry_dir = buf_detach(&b, NULL);
+	return 0;
+}
+
 static int setup(struct run *r, struct err *e)
 {
 	struct buf src = BUF_INIT(BUF_MAX_DEFAULT);
@@ -410,6 +447,15 @@ static int setup(struct run *r, struct err *e)
 	free(tips);
 	if (r->o.verify_only)
 		return 0;
+	if (r->o.f.dry_run) {
+		/* read only: no lock, no recovery, nothing written */
+		if (journal_pending(r->state))
+			return err_set(e, ERR_USAGE, "an interrupted run is "
+				       "journaled in %s/journal: `migrate run` "
+				       "finishes it, `migrate run --rollback` undoes "
+				       "it; preview after that", r->state);
+		return dry_dir_make(r, e);
+	}
 	if (mkdir(r->state, 0777) < 0 && errno != EEXIST)
 		return err_errno(e, ERR_IO, "%s: cannot create", r->state);
 	if (state_lock(r->state, &r->lockfd, e) < 0 || recover(r, e) < 0)
@@ -428,6 +474,11 @@ static int setup(struct run *r, struct err *e)
 
 static void run_release(struct run *r)
 {
+	if (r->dry_dir)
+		(void)remove_tree(r->dry_dir);
+	free(r->dry_dir);
+	free(r->alternates);
+	buf_release(&r->alt_before);
 	free(r->src_gitdir);
 	free(r->dst_gitdir);
 	free(r->state);
@@ -569,7 +620,10 @@ static void state_files_free(struct state_files *f)
 static void export_args(const struct run *r, struct gitargv *a)
 {
 	static const char *const flags[] = {
-		"fast-export", "--show-original-ids", "--signed-tags=verbatim",
+		/* blobs pass by id: the filter reads only those a rule
+		 * needs, from the source (issue 12) */
+		"fast-export", "--no-data", "--show-original-ids",
+		"--signed-tags=verbatim",
 		"--tag-of-filtered-object=rewrite", "--reencode=no", "--mark-tags",
 		/* a cut stream then fails in the filter, never imports half */
 		"--use-done-feature",
@@ -634,21 +688,34 @@ static int pipeline(const struct run *r, const struct rw_options *opt,
 
 	if (pipe2(a, O_CLOEXEC) < 0)
 		return err_errno(e, ERR_IO, "pipe");
-	if (pipe2(b, O_CLOEXEC) < 0) {
+	if (opt->dry_run) {
+		/* a preview: the filter writes no stream, so no fast-import */
+		b[0] = -1;
+		b[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	} else if (pipe2(b, O_CLOEXEC) < 0) {
+		b[1] = -1;
+	}
+	if (b[1] < 0) {
 		close(a[0]);
 		close(a[1]);
-		return err_errno(e, ERR_IO, "pipe");
+		return err_errno(e, ERR_IO, "%s", opt->dry_run ? "/dev/null" : "pipe");
 	}
 	export_args(r, &xa);
 	import_args(r, f, &ia);
 	if (gitcmd_spawn(&xp, r->o.repo, &xa, -1, a[1], e) < 0) {
-		close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+		close(a[0]); close(a[1]); close(b[1]);
+		if (b[0] >= 0)
+			close(b[0]);
 		gitargv_clear(&xa);
 		gitargv_clear(&ia);
 		return -1;
 	}
 	close(a[1]);
-	if (gitcmd_spawn(&ip, r->side, &ia, b[0], -1, &fe) == 0) {
+	if (opt->dry_run) {
+		frc = rw_filter(opt, a[0], b[1], &fe);
+		close(b[1]);
+		is = 0;
+	} else if (gitcmd_spawn(&ip, r->side, &ia, b[0], -1, &fe) == 0) {
 		close(b[0]);
 		frc = rw_filter(opt, a[0], b[1], &fe);
 		close(b[1]);
@@ -673,8 +740,9 @@ static void filter_options(const struct run *r, const struct state_files *f,
 	 * holds the filter-repo map (write_map_format adds the other) */
 	*opt = r->o.f;
 	opt->commit_map_format = NULL;
-	*report = path_of(r->state, "report.txt");
-	*report_json = path_of(r->state, "report.json");
+	/* a preview's reports go to its temp dir, a run's to the state */
+	*report = path_of(r->dry_dir ? r->dry_dir : r->state, "report.txt");
+	*report_json = path_of(r->dry_dir ? r->dry_dir : r->state, "report.json");
 	opt->store = r->store;
 	if (r->annex) {
 		opt->annex_dir = r->annex_dir;
@@ -685,12 +753,13 @@ static void filter_options(const struct run *r, const struct state_files *f,
 	opt->ref_map = f->refmap;
 	opt->export_marks = f->marks;
 	opt->source_repo = r->o.repo;
-	opt->target_repo = r->dst;
+	opt->target_repo = r->dst_absent ? r->o.repo : r->dst;
 	opt->input_name = "git fast-export";
 	opt->report = *report;
 	opt->report_json = *report_json;
 	opt->progress_total = r->total;
 	opt->date_format = "raw-permissive";	/* as import_args gives it */
+	opt->output = NULL;
 }
 
 /* ---- the check: computed ids against fast-import's ---- */
@@ -1270,10 +1339,11 @@ static void reset_text(struct buf *out, const struct run *r,
 			 "    git reflog expire --expire=now --all\n"
 			 "    git gc --prune=now --aggressive\n");
 	} else {
-		buf_adds(out, "\n## Before publishing\n\n"
-			 "git fast-import writes its pack without looking for "
-			 "the best deltas; pack the\nnew repository once:\n\n"
-			 "    git gc --prune=now --aggressive\n");
+		buf_adds(out, "\n## Packed already\n\n"
+			 "The new repository holds every object it needs in one "
+			 "pack (`git repack -a -d`,\nreusing the source's deltas) "
+			 "and does not depend on the source: it needs no\n"
+			 "`git gc` before it is published.\n");
 	}
 }
 
@@ -1532,11 +1602,12 @@ static int refuse_untracked(const char *top, const char *what,
 static int prepare(struct run *r, const struct state_files *fin,
 		   const struct state_files *fnew, struct err *e)
 {
-	int clean;
+	int clean, dry = r->o.f.dry_run;
 
-	if (r->o.in_place && refuse_in_progress(r->dst, r->dst_gitdir, e) < 0)
+	/* a preview writes nothing: nothing of the work tree is in its way */
+	if (!dry && r->o.in_place && refuse_in_progress(r->dst, r->dst_gitdir, e) < 0)
 		return -1;
-	if (r->o.in_place && !r->bare) {
+	if (!dry && r->o.in_place && !r->bare) {
 		clean = worktree_clean(r->dst, e);
 		if (clean < 0)
 			return -1;
@@ -1547,11 +1618,11 @@ static int prepare(struct run *r, const struct state_files *fin,
 	if (check_rules(r, e) < 0 || annex_prepare(r, e) < 0)
 		return -1;
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
-	    gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0)
+	    (!r->dst_absent && gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0))
 		return -1;
-	if (r->o.to && r->first && copy_head(r, e) < 0)
+	if (!dry && r->o.to && r->first && copy_head(r, e) < 0)
 		return -1;
-	if (r->o.to && !r->first)
+	if (!dry && r->o.to && !r->first)
 		r->dst_clean = head_exists(r->dst) && worktree_clean(r->dst, e) == 1;
 	if (build_revs(r, e) < 0)
 		return -1;
@@ -1598,17 +1669,117 @@ static int side_create(struct run *r, struct err *e)
 }
 
 /* The pipeline into the side repository, and its check. */
+/* The absolute objects directory of the repository at dir (caller
+ * frees). */
+static int objects_dir(char **out, const char *dir, struct err *e)
+{
+	return git_line(out, dir, e, "rev-parse", "--path-format=absolute",
+			"--git-path", "objects", (char *)NULL);
+}
+
+/*
+ * --to: the target borrows the source's objects through
+ * objects/info/alternates while fast-import writes into it, since the
+ * stream names every blob no rule changed by id (--no-data). What the file
+ * held before is kept (without a line of ours an interrupted run left) and
+ * put back by unborrow; dissociate makes the target self-contained.
+ */
+static int borrow_objects(struct run *r, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *dst = NULL, *src = NULL, *info = NULL, *line, *nl;
+	int rc = objects_dir(&dst, r->dst, e);
+
+	if (rc == 0)
+		rc = objects_dir(&src, r->o.repo, e);
+	if (rc == 0) {
+		info = path_of(dst, "info");
+		if (mkdir(info, 0777) < 0 && errno != EEXIST)
+			rc = err_errno(e, ERR_IO, "%s: cannot create", info);
+	}
+	if (rc == 0) {
+		r->alternates = path_of(info, "alternates");
+		rc = read_file(r->alternates, &text, e) < 0 ? -1 : 0;
+	}
+	for (line = text.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1)
+		if ((size_t)(nl - line) != strlen(src) || memcmp(line, src, strlen(src)))
+			buf_add(&r->alt_before, line, (size_t)(nl - line + 1));
+	r->alt_had = r->alt_before.len > 0;
+	buf_reset(&text);
+	if (rc == 0) {
+		buf_add(&text, r->alt_before.ptr, r->alt_before.len);
+		buf_printf(&text, "%s\n", src);
+		rc = write_file(r->alternates, &text, e);
+	}
+	if (rc < 0) {
+		free(r->alternates);
+		r->alternates = NULL;
+	}
+	buf_release(&text);
+	free(dst);
+	free(src);
+	free(info);
+	return rc;
+}
+
+/* The target's alternates as they were before borrow_objects. */
+static int unborrow(struct run *r, struct err *e)
+{
+	int rc = 0;
+
+	if (!r->alternates)
+		return 0;
+	if (r->alt_had)
+		rc = write_file(r->alternates, &r->alt_before, e);
+	else if (unlink(r->alternates) < 0 && errno != ENOENT)
+		rc = err_errno(e, ERR_IO, "%s: cannot remove", r->alternates);
+	if (rc == 0) {
+		free(r->alternates);
+		r->alternates = NULL;
+	}
+	return rc;
+}
+
+/*
+ * --to, after the refs moved: one `git repack -a -d` copies what the
+ * target borrowed into one pack (reusing the source's deltas), then the
+ * alternate goes: the result depends on nothing and needs no gc.
+ */
+static int dissociate(struct run *r, struct err *e)
+{
+	int rc;
+
+	if (!r->alternates)
+		return 0;
+	rc = gitcmd_runl(r->dst, 1, NULL, e, "repack", "-a", "-d", "-q",
+			 (char *)NULL);
+	if (rc == 0)
+		rc = unborrow(r, e);
+	if (rc < 0) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, "; the new history is "
+			 "in %s, but it still borrows objects from the source "
+			 "through %s: run `git -C %s repack -a -d` and remove "
+			 "that file", r->dst, r->alternates, r->dst);
+	}
+	return rc;
+}
+
 static int convert(struct run *r, const struct state_files *fnew,
 		   struct err *e)
 {
 	struct rw_options opt;
 	char *report, *report_json;
-	int rc = side_create(r, e);
+	int rc = 0;
 
+	if (!r->o.f.dry_run)
+		rc = side_create(r, e);
+	if (rc == 0 && r->o.to && !r->o.f.dry_run)
+		rc = borrow_objects(r, e);
 	filter_options(r, fnew, &opt, &report, &report_json);
 	if (rc == 0)
 		rc = pipeline(r, &opt, fnew, e);
-	if (rc == 0)
+	if (rc == 0 && !r->o.f.dry_run)
 		rc = verify_run(r->side, fnew, r->map_before, e);
 	free(report);
 	free(report_json);
@@ -1853,11 +2024,101 @@ static void summary(const struct run *r, const struct state_files *f)
 	buf_release(&refmap);
 }
 
+/* from (a file) to path, or to standard error when path is "-". */
+static int copy_out(const char *from, const char *path, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	int rc = read_file(from, &text, e);
+
+	if (rc == 0)
+		rc = err_set(e, ERR_IO, "%s: missing", from);
+	else if (rc > 0 && !strcmp(path, "-"))
+		rc = fwrite(text.ptr, 1, text.len, stderr) == text.len ? 0 :
+		     err_errno(e, ERR_IO, "cannot write the report");
+	else if (rc > 0)
+		rc = write_file(path, &text, e);
+	buf_release(&text);
+	return rc;
+}
+
+/*
+ * The maps and reports asked for on the command line: copies of what the
+ * run (or the preview) left in dir (the state, or the preview's temp dir),
+ * the commit map in --commit-map-format's layout. The same bytes for a
+ * preview and for the real run.
+ */
+static int deliver(const struct run *r, const char *dir,
+		   const struct state_files *f, struct err *e)
+{
+	const struct rw_options *o = &r->o.f;
+	enum cmap_format fmt = CMAP_FILTER_REPO;
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	struct cmap *m;
+	char *p;
+	int rc = 0;
+
+	if (o->commit_map) {
+		if (o->commit_map_format)
+			cmap_format_parse(o->commit_map_format, &fmt);
+		m = cmap_new();
+		rc = cmap_load(m, f->map, e);
+		if (rc == 0 && cmap_format(m, fmt, &text) < 0)
+			rc = err_set(e, ERR_IO, "%s: too large", o->commit_map);
+		if (rc == 0)
+			rc = write_file(o->commit_map, &text, e);
+		cmap_free(m);
+	}
+	if (rc == 0 && o->ref_map)
+		rc = copy_out(f->refmap, o->ref_map, e);
+	if (rc == 0 && o->report) {
+		p = path_of(dir, "report.txt");
+		rc = copy_out(p, o->report, e);
+		free(p);
+	}
+	if (rc == 0 && o->report_json) {
+		p = path_of(dir, "report.json");
+		rc = copy_out(p, o->report_json, e);
+		free(p);
+	}
+	buf_release(&text);
+	return rc;
+}
+
+/* --dry-run: everything decided, nothing written but what was asked. */
+static int preview(struct run *r, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	struct state_files fin, fnew;
+	size_t after = 0;
+	int rc;
+
+	state_files_init(&fin, r->state, "");
+	state_files_init(&fnew, r->dry_dir, "");
+	rc = prepare(r, &fin, &fnew, e);
+	if (rc == 0)
+		rc = convert(r, &fnew, e);
+	if (rc == 0)
+		rc = deliver(r, r->dry_dir, &fnew, e);
+	if (rc == 0 && !r->o.f.quiet) {
+		map_entries(&after, fnew.map, &ignored);
+		fprintf(stderr, "migrate run: dry run: %zu commit(s) would be "
+			"mapped; nothing was written to %s%s%s\n",
+			after - (after >= r->map_before ? r->map_before : after),
+			r->o.repo, r->o.to ? " or " : "", r->o.to ? r->o.to : "");
+	}
+	state_files_free(&fin);
+	state_files_free(&fnew);
+	return rc;
+}
+
 static int run_all(struct run *r, struct err *e)
 {
 	struct state_files fin, fnew;
+	struct err ignored = ERR_INIT;
 	int rc;
 
+	if (r->o.f.dry_run)
+		return preview(r, e);
 	state_files_init(&fin, r->state, "");
 	state_files_init(&fnew, r->state, ".new");
 	rc = prepare(r, &fin, &fnew, e);
@@ -1865,8 +2126,17 @@ static int run_all(struct run *r, struct err *e)
 		rc = convert(r, &fnew, e);
 	if (rc == 0)
 		rc = commit_run(r, &fin, &fnew, e);
-	if (rc == 0)
-		summary(r, &fin);
+	if (rc < 0 && !journal_pending(r->state)) {
+		/* no ref moved: the target borrows nothing any more (one
+		 * journaled needs the source until the next run finishes it) */
+		unborrow(r, &ignored);
+	} else if (rc == 0) {
+		rc = dissociate(r, e);
+		if (rc == 0)
+			rc = deliver(r, r->state, &fin, e);
+		if (rc == 0)
+			summary(r, &fin);
+	}
 	/* the side repository, and a failed run's files (none with a journal) */
 	if (!journal_pending(r->state))
 		clean_all(r);
@@ -1924,6 +2194,7 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	buf_init(&r.alt_before, SIZE_MAX / 2);
 	rc = parse_run_options(&r.o, argc, argv, e);
 	if (rc > 0)
 		return 0;	/* --help */

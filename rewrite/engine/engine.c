@@ -259,7 +259,7 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	if (stream_write_data_begin(w, &rw->cmd, rw->cmd.data_len, e) < 0)
 		return -1;
 	obj_hash_begin(rw->hash, OBJ_BLOB, rw->cmd.data_len);
-	report_est_begin(rw->report);
+	report_est_begin(rw->report, NULL);
 	while ((r = stream_reader_data(rw->in, &chunk, &len, e)) > 0) {
 		obj_hash_update(rw->hash, chunk, len);
 		report_est_feed(rw->report, chunk, len);
@@ -1193,6 +1193,9 @@ static int run(struct rw *rw, struct err *e)
 	if (rw->opt->commit_map && cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
 		return -1;
 	rw->report = report_new(rw->opt->report, rw->opt->report_json);
+	/* the size before is the source's own, known for free: one batch */
+	if (report_disk_sizes(rw->report, rw->opt->source_repo, e) < 0)
+		return -1;
 	if (rw->opt->rules) {
 		struct blob_options bo = {
 			.rules = rw->opt->rules,

@@ -248,6 +248,17 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 			struct err *e);
 
 /*
+ * Calls fn with the id and the on-disk size (`%(objectsize:disk)`: in its
+ * pack, deltas included, or its loose file) of every blob of the
+ * repository at dir (NULL: the current directory's), through one
+ * `git cat-file --batch-all-objects --batch-check`. 0, or -1 with e set
+ * (git failed; fn may have been called for some blobs).
+ */
+int odb_disk_sizes(const char *dir,
+		   void (*fn)(void *ctx, const struct oid *id, uint64_t disk),
+		   void *ctx, struct err *e);
+
+/*
  * pack.c: git's object store read without git (docs/FORMATS.md 9): loose
  * objects, packs through their .idx (version 2) or the multi-pack-index,
  * the alternates (recursively), delta chains through a bounded cache of

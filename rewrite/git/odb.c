@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,4 +374,64 @@ int odb_info(struct odb *db, const char *name, enum obj_type *type,
 	if (fprintf(db->to, "info %s\n", name) < 0 || fflush(db->to) != 0)
 		return odb_fail(db, e, "git cat-file ended");
 	return odb_header(db, type, oid, size, e);
+}
+
+/*
+ * One `git cat-file --batch-check --batch-all-objects` over the whole
+ * repository: what each blob takes in its pack (or loose file), deltas
+ * included, as git stores it. Read line by line from a pipe, so memory is
+ * the caller's table only.
+ */
+int odb_disk_sizes(const char *dir,
+		   void (*fn)(void *ctx, const struct oid *id, uint64_t disk),
+		   void *ctx, struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	struct oid id;
+	uint64_t disk;
+	int p[2], rc, status;
+	pid_t pid;
+	FILE *f;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return err_errno(e, ERR_IO, "pipe");
+	gitargv_push(&a, "cat-file");
+	gitargv_push(&a, "--batch-all-objects");
+	gitargv_push(&a, "--unordered");
+	gitargv_push(&a, "--batch-check=%(objecttype) %(objectname) %(objectsize:disk)");
+	rc = gitcmd_spawn(&pid, dir, &a, -1, p[1], e);
+	gitargv_clear(&a);
+	close(p[1]);
+	if (rc < 0) {
+		close(p[0]);
+		return -1;
+	}
+	f = fdopen(p[0], "r");
+	if (!f) {
+		close(p[0]);
+		gitcmd_wait(pid, e);
+		return err_errno(e, ERR_IO, "fdopen");
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		/* "blob <40 hex> <size>\n"; other types and formats are skipped */
+		if (n < 5 + OID_HEX + 3 || memcmp(line, "blob ", 5) ||
+		    line[5 + OID_HEX] != ' ' ||
+		    oid_from_hex(&id, line + 5, OID_HEX) < 0 ||
+		    parse_u64(line + 6 + OID_HEX, (size_t)n - 7 - OID_HEX,
+			      UINT64_MAX, &disk) < 0)
+			continue;
+		fn(ctx, &id, disk);
+	}
+	free(line);
+	fclose(f);
+	status = gitcmd_wait(pid, e);
+	if (status < 0)
+		return -1;
+	if (status != 0)
+		return err_set(e, ERR_IO, "git cat-file --batch-all-objects in %s "
+			       "failed (exit status %d)", dir ? dir : ".", status);
+	return 0;
 }

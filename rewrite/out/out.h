@@ -6,8 +6,10 @@
  * report.c: --report (a table) and --report-json (a document) of what the
  * rules move and how much history shrinks. Every report_* function is a
  * no-op on a NULL report (no report asked), so callers need no test.
- * Blob counts and bytes are of distinct blobs (by id); the packed
- * estimates deflate a blob's first 4 MiB with zlib and scale to its size.
+ * Blob counts and bytes are of distinct blobs (by id); the packed size of
+ * a blob the source repository has is its size on disk there (deltas
+ * included); the others' is estimated: a blob's first 4 MiB deflated with
+ * zlib, scaled to its size.
  *
  * progress.c: the progress line on stderr (never stdout, which carries
  * the stream).
@@ -30,9 +32,21 @@ struct report;
 struct report *report_new(const char *txt, const char *json);
 void report_free(struct report *r);
 
+/*
+ * Reads the on-disk size of every blob of the repository at repo (NULL:
+ * the current directory's) once; from then on, a blob it has counts with
+ * that size whatever estimate is handed in. Not a repository: nothing is
+ * read (estimates only). 0, or -1 with e set (git failed).
+ */
+int report_disk_sizes(struct report *r, const char *repo, struct err *e);
+/* 1 when the blob's size on disk is known (its estimate is not needed). */
+int report_knows(const struct report *r, const struct oid *id);
+
 /* The packed estimate of one blob, fed in pieces: begin, feed..., end
- * (which scales the sample to size). _buf does all three. */
-void report_est_begin(struct report *r);
+ * (which scales the sample to size). _buf does all three. known: the
+ * blob's id when the stream says it (may be NULL); when report_knows it,
+ * nothing is deflated and end gives 0. */
+void report_est_begin(struct report *r, const struct oid *known);
 void report_est_feed(struct report *r, const void *p, size_t n);
 uint64_t report_est_end(struct report *r, uint64_t size);
 uint64_t report_est_buf(struct report *r, const void *p, size_t n);

@@ -1,10 +1,13 @@
 /*
  * report.c - what a run moves and how much history shrinks: the human
  * table (--report) and the JSON document (--report-json). Blob counts and
- * bytes are of distinct blobs (by id). The packed estimates deflate each
- * blob with zlib as git stores objects (a sample of its first 4 MiB,
- * scaled to its size); deltas between blobs are not counted. A dry run
- * and the real run compute them the same way.
+ * bytes are of distinct blobs (by id). The packed size of a blob the
+ * source repository holds is what it takes there on disk (deltas
+ * included), read once for all blobs (report_disk_sizes); only blobs the
+ * rules make (pointers, split parts), or a stream without a repository,
+ * are estimated by deflating them with zlib as git stores objects (a
+ * sample of the first 4 MiB, scaled). A dry run and the real run compute
+ * them the same way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 struct zest {
 	z_stream z;
 	uint64_t in, out;
+	int off;	/* the blob's size on disk is known: no estimate */
 	unsigned char buf[64 << 10];
 };
 
@@ -54,6 +58,11 @@ struct missing_ent {
 	char *path;
 };
 
+struct disk_size {
+	struct oid id;
+	uint64_t disk;
+};
+
 struct largest {
 	struct oid id;
 	uint64_t size;
@@ -72,11 +81,13 @@ struct report {
 	size_t ntop;
 	struct missing_ent *missing;	/* unlfs: LFS objects in no store */
 	size_t nmissing, missing_alloc;
+	struct disk_size *disk;	/* sorted by id: the source's blobs */
+	size_t ndisk, disk_alloc;
 };
 
 /* ---- the zlib estimate ---- */
 
-void report_est_begin(struct report *r)
+void report_est_begin(struct report *r, const struct oid *known)
 {
 	struct zest *z;
 
@@ -85,6 +96,7 @@ void report_est_begin(struct report *r)
 	z = r->z;
 	deflateReset(&z->z);
 	z->in = z->out = 0;
+	z->off = report_knows(r, known);
 }
 
 static void zest_run(struct zest *z, const void *p, size_t n, int flush)
@@ -106,7 +118,7 @@ void report_est_feed(struct report *r, const void *p, size_t n)
 	if (!r)
 		return;
 	z = r->z;
-	if (z->in >= SAMPLE)
+	if (z->off || z->in >= SAMPLE)
 		return;
 	if (n > SAMPLE - z->in)
 		n = (size_t)(SAMPLE - z->in);
@@ -121,6 +133,8 @@ uint64_t report_est_end(struct report *r, uint64_t size)
 	if (!r)
 		return 0;
 	z = r->z;
+	if (z->off)
+		return 0;	/* its size on disk counts instead */
 	zest_run(z, NULL, 0, Z_FINISH);
 	if (!z->in)
 		return z->out;
@@ -129,9 +143,61 @@ uint64_t report_est_end(struct report *r, uint64_t size)
 
 uint64_t report_est_buf(struct report *r, const void *p, size_t n)
 {
-	report_est_begin(r);
+	report_est_begin(r, NULL);
 	report_est_feed(r, p, n);
 	return report_est_end(r, n);
+}
+
+/* ---- the sizes on disk ---- */
+
+static void disk_add(void *ctx, const struct oid *id, uint64_t disk)
+{
+	struct report *r = ctx;
+
+	if (r->ndisk == r->disk_alloc) {
+		r->disk_alloc = r->disk_alloc ? 2 * r->disk_alloc : 1024;
+		r->disk = xrealloc(r->disk, r->disk_alloc * sizeof(*r->disk));
+	}
+	r->disk[r->ndisk].id = *id;
+	r->disk[r->ndisk++].disk = disk;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	return memcmp(a, b, OID_RAW);
+}
+
+int report_disk_sizes(struct report *r, const char *repo, struct err *e)
+{
+	char *gitdir = NULL;
+	struct err ignored = ERR_INIT;
+
+	if (!r)
+		return 0;
+	/* a stream filtered outside any repository: estimates only */
+	if (gitcmd_git_dir(repo, &gitdir, &ignored) < 0)
+		return 0;
+	free(gitdir);
+	if (odb_disk_sizes(repo, disk_add, r, e) < 0)
+		return -1;
+	qsort(r->disk, r->ndisk, sizeof(*r->disk), by_id);
+	return 0;
+}
+
+/* The blob's size on disk in the source, or est when it has none. */
+static uint64_t packed(const struct report *r, const struct oid *id,
+		       uint64_t est)
+{
+	const struct disk_size *d = r->ndisk ?
+		bsearch(id, r->disk, r->ndisk, sizeof(*r->disk), by_id) : NULL;
+
+	return d ? d->disk : est;
+}
+
+int report_knows(const struct report *r, const struct oid *id)
+{
+	return r && id && r->ndisk &&
+	       bsearch(id, r->disk, r->ndisk, sizeof(*r->disk), by_id) != NULL;
 }
 
 /* ---- collection ---- */
@@ -183,7 +249,7 @@ void report_input_blob(struct report *r, const struct oid *id, uint64_t size,
 	if (r && id_add(&r->in, id)) {
 		r->in_blobs++;
 		r->in_bytes += size;
-		r->in_packed += est;
+		r->in_packed += packed(r, id, est);
 	}
 }
 
@@ -193,7 +259,7 @@ void report_output_blob(struct report *r, const struct oid *id, uint64_t size,
 
 	if (r && id_add(&r->out, id)) {
 		r->out_bytes += size;
-		r->out_packed += est;
+		r->out_packed += packed(r, id, est);
 	}
 }
 
@@ -237,7 +303,7 @@ void report_rule(struct report *r, size_t index, const char *path, size_t len,
 	if (id_add(&st->blobs, id)) {
 		st->nblobs++;
 		st->bytes += size;
-		st->packed += est;
+		st->packed += packed(r, id, est);
 	}
 }
 
@@ -426,8 +492,9 @@ static void write_json(struct report *r, const struct report_totals *t,
 	}
 	buf_printf(out, "],\n\"history\":{\"blob_bytes_before\":%llu,\"blob_bytes_after\":%llu,"
 		   "\"packed_estimate_before\":%llu,\"packed_estimate_after\":%llu,"
-		   "\"estimate_note\":\"zlib deflate of each blob (first 4 MiB, scaled); "
-		   "deltas are not counted\"},\n"
+		   "\"estimate_note\":\"size on disk in the source (deltas included) "
+		   "of the blobs it has; zlib deflate of the first 4 MiB, scaled, of "
+		   "the others\"},\n"
 		   "\"commits_rewritten\":%llu,\"refs_changed\":%llu,\n\"largest\":[",
 		   (unsigned long long)r->in_bytes, (unsigned long long)r->out_bytes,
 		   (unsigned long long)r->in_packed, (unsigned long long)r->out_packed,
@@ -521,8 +588,8 @@ static void write_table(struct report *r, const struct report_totals *t,
 			   report_human(s->bytes_before, a, sizeof(a)), (unsigned long long)s->nparts,
 			   report_human(s->bytes_after, c, sizeof(c)));
 	}
-	buf_printf(out, "history blobs: %s -> %s; packed estimate %s -> %s "
-		   "(zlib per blob, deltas not counted)\n",
+	buf_printf(out, "history blobs: %s -> %s; packed %s -> %s "
+		   "(on disk in the source; new blobs estimated)\n",
 		   report_human(r->in_bytes, a, sizeof(a)), report_human(r->out_bytes, b, sizeof(b)),
 		   report_human(r->in_packed, a + 16, 16), report_human(r->out_packed, b + 16, 16));
 	buf_printf(out, "commits rewritten: %llu of %llu; refs changed: %llu of %llu\n",
@@ -616,5 +683,6 @@ void report_free(struct report *r)
 	for (i = 0; i < r->nmissing; i++)
 		free(r->missing[i].path);
 	free(r->missing);
+	free(r->disk);
 	free(r);
 }

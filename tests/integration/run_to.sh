@@ -64,8 +64,8 @@ while read -r _ ref; do
 	grep -qF "\`$ref\`" "$NEW/.git/migrate/RESET.md" || die "RESET.md does not name $ref"
 done <"$SCRATCH/new.refs"
 grep -q 'git lfs pull' "$NEW/.git/migrate/RESET.md" || die "RESET.md lacks git lfs pull"
-grep -q '^    git gc --prune=now --aggressive$' "$NEW/.git/migrate/RESET.md" ||
-	die "RESET.md does not say to pack the new repository"
+grep -q "needs no" "$NEW/.git/migrate/RESET.md" ||
+	die "RESET.md does not say the new repository is packed"
 grep -q 'git reset --hard origin/main' "$NEW/.git/migrate/RESET.md" ||
 	die "RESET.md lacks the reset of main"
 grep -q 'migrate remap --commit-map' "$NEW/.git/migrate/RESET.md" ||
@@ -73,6 +73,20 @@ grep -q 'migrate remap --commit-map' "$NEW/.git/migrate/RESET.md" ||
 # the checkout made by run was smudged by git-lfs: the content is back
 cmp "$SRC/assets/textures/hero.psd" "$NEW/assets/textures/hero.psd" ||
 	die "NEWDIR's checkout of hero.psd differs from the source's"
+# the target is self-contained: the alternate it borrowed the source's
+# objects through is gone, and it works with the source moved away
+[ ! -e "$NEW/.git/objects/info/alternates" ] ||
+	die "NEWDIR still borrows objects: $(cat "$NEW/.git/objects/info/alternates")"
+mv "$SRC" "$SCRATCH/src-away"
+git -C "$NEW" fsck --no-progress --full --strict >"$SCRATCH/fsck.out" 2>&1 ||
+	{ cat "$SCRATCH/fsck.out" >&2; die "git fsck fails in NEWDIR without the source"; }
+[ -z "$(git -C "$NEW" rev-list --objects --all --missing=print | grep '^?')" ] ||
+	die "NEWDIR misses objects without the source"
+git -C "$NEW" archive --format=tar HEAD >/dev/null || die "NEWDIR's HEAD does not read without the source"
+[ "$(git -C "$NEW" count-objects -v | sed -n 's/^packs: //p')" = 1 ] ||
+	die "NEWDIR is not in one pack: $(git -C "$NEW" count-objects -v | tr '\n' ' ')"
+mv "$SCRATCH/src-away" "$SRC"
+info "run --to: NEWDIR in one pack, no alternate, fsck clean with the source moved away"
 info "run --to: $(wc -l <"$SCRATCH/new.refs") refs and $(($(wc -l <"$SCRATCH/manual.map") - 1)) map entries equal the manual pipeline's"
 
 # --- refusals -----------------------------------------------------------------
