@@ -93,6 +93,7 @@ struct run {
 	struct buf alt_before;
 	int alt_had;
 	struct gitrefs src_before, dst_before;
+	struct rw_stats stats;	/* the filter's, for the ending lines */
 	struct gitargv revs;
 	uint64_t total;
 	size_t map_before;
@@ -184,6 +185,14 @@ static int dir_has_entries(const char *dir)
 }
 
 /* ---- git queries ---- */
+
+/* A step after the filter's part, on its own line where the progress
+ * line shows (a terminal, or --progress; never with -q). */
+static void phase(const struct run_opts *o, const char *what)
+{
+	if (!o->f.quiet && o->f.progress >= 0 && (o->f.progress > 0 || isatty(2)))
+		fprintf(stderr, "migrate run: %s ...\n", what);
+}
 
 /* One line of `git -C dir ARGS`, newline removed, into *out (caller
  * frees). */
@@ -719,6 +728,8 @@ static int pipeline(const struct run *r, const struct rw_options *opt,
 		close(b[0]);
 		frc = rw_filter(opt, a[0], b[1], &fe);
 		close(b[1]);
+		if (frc == 0)
+			phase(&r->o, "git fast-import is writing its pack");
 		is = gitcmd_wait(ip, e);
 	} else {
 		close(b[0]);
@@ -732,7 +743,7 @@ static int pipeline(const struct run *r, const struct rw_options *opt,
 	return pipeline_result(frc, &fe, xs, is, e);
 }
 
-static void filter_options(const struct run *r, const struct state_files *f,
+static void filter_options(struct run *r, const struct state_files *f,
 			   struct rw_options *opt, char **report,
 			   char **report_json)
 {
@@ -760,6 +771,7 @@ static void filter_options(const struct run *r, const struct state_files *f,
 	opt->progress_total = r->total;
 	opt->date_format = "raw-permissive";	/* as import_args gives it */
 	opt->output = NULL;
+	opt->stats = &r->stats;
 }
 
 /* ---- the check: computed ids against fast-import's ---- */
@@ -1751,6 +1763,7 @@ static int dissociate(struct run *r, struct err *e)
 
 	if (!r->alternates)
 		return 0;
+	phase(&r->o, "packing the new repository on its own (git repack -a -d)");
 	rc = gitcmd_runl(r->dst, 1, NULL, e, "repack", "-a", "-d", "-q",
 			 (char *)NULL);
 	if (rc == 0)
@@ -1779,8 +1792,10 @@ static int convert(struct run *r, const struct state_files *fnew,
 	filter_options(r, fnew, &opt, &report, &report_json);
 	if (rc == 0)
 		rc = pipeline(r, &opt, fnew, e);
-	if (rc == 0 && !r->o.f.dry_run)
+	if (rc == 0 && !r->o.f.dry_run) {
+		phase(&r->o, "checking every computed id against git fast-import's marks");
 		rc = verify_run(r->side, fnew, r->map_before, e);
+	}
 	free(report);
 	free(report_json);
 	return rc;
@@ -1991,6 +2006,7 @@ static int commit_run(struct run *r, const struct state_files *fin,
 		rc = journal_write(&r->j, e);
 	if (rc < 0)
 		return -1;
+	phase(&r->o, "moving the refs and the work tree");
 	rc = journal_finish(&r->j, 0, &locks, e);
 	if (rc == -2) {
 		journal_drop(&r->j);
@@ -2003,6 +2019,43 @@ static int commit_run(struct run *r, const struct state_files *fin,
 			 "finishes it, `migrate run --rollback` undoes it", r->state);
 	}
 	return rc;
+}
+
+static const char *mb(uint64_t n, char *out, size_t size)
+{
+	snprintf(out, size, "%.1f MB", (double)n / 1e6);
+	return out;
+}
+
+/*
+ * The honest ending: what changed (commits, refs, objects converted, the
+ * history's size before -> after, packed), and where the reports and
+ * RESET.md are (dir: the state, or nothing for a preview). would: "" or
+ * " would be" for a preview.
+ */
+static void ending(const struct run *r, const char *dir, const char *would)
+{
+	const struct rw_stats *s = &r->stats;
+	char a[32], b[32], c[32], d[32];
+
+	fprintf(stderr, "migrate run: %llu of %llu commit(s)%s rewritten, "
+		"%llu of %llu ref(s)%s changed, %llu object(s)%s converted\n",
+		(unsigned long long)s->rewritten, (unsigned long long)s->commits,
+		would, (unsigned long long)s->refs_changed,
+		(unsigned long long)s->refs, would,
+		(unsigned long long)s->converted, would);
+	fprintf(stderr, "migrate run: history blobs %s -> %s; packed %s -> %s "
+		"(on disk in the source; new blobs estimated)\n",
+		mb(s->bytes_before, a, sizeof(a)), mb(s->bytes_after, b, sizeof(b)),
+		mb(s->packed_before, c, sizeof(c)), mb(s->packed_after, d, sizeof(d)));
+	if (!*dir)
+		return;
+	fprintf(stderr, "migrate run: reports %s/report.txt and report.json; "
+		"how every clone moves over: %s/RESET.md\n", dir, dir);
+	if (r->o.to)
+		fprintf(stderr, "migrate run: %s is packed (one pack, no "
+			"alternate): it needs no gc and does not depend on %s\n",
+			r->dst, r->o.repo);
 }
 
 static void summary(const struct run *r, const struct state_files *f)
@@ -2022,6 +2075,7 @@ static void summary(const struct run *r, const struct state_files *f)
 		after - (after >= r->map_before ? r->map_before : after), after,
 		refs, r->dst, r->state);
 	buf_release(&refmap);
+	ending(r, r->state, "");
 }
 
 /* from (a file) to path, or to standard error when path is "-". */
@@ -2105,6 +2159,7 @@ static int preview(struct run *r, struct err *e)
 			"mapped; nothing was written to %s%s%s\n",
 			after - (after >= r->map_before ? r->map_before : after),
 			r->o.repo, r->o.to ? " or " : "", r->o.to ? r->o.to : "");
+		ending(r, "", " would be");
 	}
 	state_files_free(&fin);
 	state_files_free(&fnew);

@@ -8,6 +8,14 @@
 
 #include "../../common/common.h"
 
+/* What a finished run did (rw_options.stats). Sizes are the report's
+ * (zero without one): distinct blobs, bytes, and packed bytes (on disk in
+ * the source; new blobs estimated). */
+struct rw_stats {
+	uint64_t commits, rewritten, refs, refs_changed, converted;
+	uint64_t bytes_before, bytes_after, packed_before, packed_after;
+};
+
 struct rw_options {
 	const char *rules;		/* rule file, or NULL */
 	const char *store;		/* LFS store directory */
@@ -51,6 +59,9 @@ struct rw_options {
 	size_t n_lfs_objects;
 	const char *lfs_objects_arg;	/* the option parser's slot */
 	const char *missing;		/* "error" (NULL) or "keep" */
+	/* filled when the run succeeded, when not NULL (migrate run's
+	 * ending lines) */
+	struct rw_stats *stats;
 };
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12

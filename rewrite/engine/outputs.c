@@ -123,6 +123,18 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 	{
 		struct report_totals t = { rw->commits_seen, rw->commits_rewritten,
 					   nrefs, nchanged };
+		struct rw_stats *st = rw->opt->stats;
+
+		if (st) {
+			memset(st, 0, sizeof(*st));
+			st->commits = rw->commits_seen;
+			st->rewritten = rw->commits_rewritten;
+			st->refs = nrefs;
+			st->refs_changed = nchanged;
+			st->converted = rw->blobs ? blobs_converted(rw->blobs) : 0;
+			report_sizes(rw->report, &st->bytes_before, &st->bytes_after,
+				     &st->packed_before, &st->packed_after);
+		}
 		r = report_write(rw->report, &t,
 				 rw->blobs ? blobs_rules(rw->blobs) : NULL,
 				 rw->opt->rules, &tmp[OUT_REPORT],

@@ -71,6 +71,12 @@ void report_split(struct report *r, const char *path, size_t len,
 		  uint64_t version_bytes, const char *part, size_t plen,
 		  uint64_t part_bytes);
 
+/* The history's blob bytes and packed bytes, before and after (0 for a
+ * NULL report). */
+void report_sizes(const struct report *r, uint64_t *bytes_before,
+		  uint64_t *bytes_after, uint64_t *packed_before,
+		  uint64_t *packed_after);
+
 struct report_totals {
 	uint64_t commits, rewritten, refs, refs_changed;
 };

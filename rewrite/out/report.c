@@ -330,6 +330,16 @@ void report_split(struct report *r, const char *path, size_t len,
 	s->bytes_after += part_bytes;
 }
 
+void report_sizes(const struct report *r, uint64_t *bytes_before,
+		  uint64_t *bytes_after, uint64_t *packed_before,
+		  uint64_t *packed_after)
+{
+	*bytes_before = r ? r->in_bytes : 0;
+	*bytes_after = r ? r->out_bytes : 0;
+	*packed_before = r ? r->in_packed : 0;
+	*packed_after = r ? r->out_packed : 0;
+}
+
 /* ---- writing ---- */
 
 /*

@@ -55,6 +55,7 @@ TMPDIR="$SCRATCH/tmp" run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --t
 [ ! -e "$SCRATCH/new" ] || die "the dry run created the target"
 snapshot "$SRC" | cmp -s "$SCRATCH/src.before" - || die "the dry run changed the source"
 grep -q 'dry run' "$SCRATCH/to-dry.err" || die "the dry run does not say it was one: $(cat "$SCRATCH/to-dry.err")"
+grep -q 'commit(s) would be rewritten' "$SCRATCH/to-dry.err" || die "the dry run does not say what would change"
 [ -z "$(ls -A "$SCRATCH/tmp")" ] || die "the dry run left its temp dir: $(ls -A "$SCRATCH/tmp")"
 # shellcheck disable=SC2046
 run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$SCRATCH/new" -q \
@@ -105,9 +106,17 @@ grep -q '^commits rewritten: ' "$SCRATCH/ip-dry.err" || die "--report - printed 
 run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/inplace" --in-place --dry-run -q \
 	$(outs "$SCRATCH/ip-dry") || die "run --in-place --dry-run failed"
 # shellcheck disable=SC2046
-run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/inplace" --in-place -q \
-	$(outs "$SCRATCH/ip-real") || die "run --in-place failed"
+run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/inplace" --in-place --progress \
+	$(outs "$SCRATCH/ip-real") 2>"$SCRATCH/ip-real.err" || die "run --in-place failed"
 same "$SCRATCH/ip-dry" "$SCRATCH/ip-real" "in place"
+# the ending says what changed, as the report counts it, and where things are
+n="$(sed -n 's/.*"commits_rewritten":\([0-9]*\).*/\1/p' "$SCRATCH/ip-real.json")"
+c="$(sed -n 's/.*"refs_changed":\([0-9]*\).*/\1/p' "$SCRATCH/ip-real.json")"
+grep -q "^migrate run: $n of [0-9]* commit(s) rewritten, $c of [0-9]* ref(s) changed, [1-9][0-9]* object(s) converted$" \
+	"$SCRATCH/ip-real.err" || die "no honest ending ($n commits, $c refs): $(tail -5 "$SCRATCH/ip-real.err")"
+grep -q '^migrate run: history blobs .* -> .*; packed .* -> ' "$SCRATCH/ip-real.err" || die "the ending gives no sizes"
+grep -qF "$SCRATCH/inplace/.git/migrate/RESET.md" "$SCRATCH/ip-real.err" || die "the ending does not say where RESET.md is"
+grep -q '^migrate run: checking every computed id' "$SCRATCH/ip-real.err" || die "no progress through the check"
 cmp -s "$SCRATCH/ip-real.txt" "$SCRATCH/ip-dry.err" ||
 	die "--report - printed another table than --report FILE: $(diff "$SCRATCH/ip-real.txt" "$SCRATCH/ip-dry.err" | head -5)"
 info "in place: dry run wrote nothing; equal outputs; --report - on stderr"
