@@ -8,6 +8,10 @@
 #              (in a mirror clone: what `git lfs migrate` does too; only the
 #              converted blobs are read, everything else stays by id)
 #   new repo:  git fast-export | migrate | git fast-import   (full data, fresh repository)
+#   run --in-place: migrate run --in-place   (in a bare mirror clone; the
+#              one command: state, the check of every id, the journal)
+#   run --to:  migrate run --to NEWDIR       (ends with git repack -a -d:
+#              already packed, no alternate left)
 #
 # Wall time of each, the ratio to the peer, and peak RSS: the peer's whole
 # process; migrate's own process (tests/bench/peak_rss.py, not counting the
@@ -64,14 +68,31 @@ t0=$(now)
 	git -C "$WORK/new" fast-import --quiet)
 t_new=$(calc "$(now) - $t0")
 
+say "migrate run --in-place (a bare mirror)"
+git clone -q --mirror "$SRC" "$WORK/runip"
+sync
+t0=$(now)
+/usr/bin/time -f %M -o "$WORK/runip.rss" \
+	"$MIGRATE" run --rules "$WORK/rules" --repo "$WORK/runip" --in-place -q
+t_runip=$(calc "$(now) - $t0")
+
+say "migrate run --to NEWDIR"
+sync
+t0=$(now)
+/usr/bin/time -f %M -o "$WORK/runto.rss" \
+	"$MIGRATE" run --rules "$WORK/rules" --repo "$SRC" --to "$WORK/runto" -q
+t_runto=$(calc "$(now) - $t0")
+[ ! -e "$WORK/runto/.git/objects/info/alternates" ] || { echo "run --to left its alternate" >&2; exit 1; }
+packs_runto=$(git -C "$WORK/runto" count-objects -v | sed -n 's/^packs: //p')
+
 say "checking the results"
-for r in peer inplace new; do
+for r in peer inplace new runip runto; do
 	git -C "$WORK/$r" lfs ls-files --all --name-only | sort -u >"$WORK/$r.names"
 	git -C "$WORK/$r" symbolic-ref HEAD refs/heads/main
 	(cd "$WORK/$r" && git lfs fsck >/dev/null) || { echo "git lfs fsck failed in $r" >&2; exit 1; }
+	cmp -s "$WORK/peer.names" "$WORK/$r.names" ||
+		{ echo "the converted paths of $r differ from the peer's" >&2; exit 1; }
 done
-cmp -s "$WORK/peer.names" "$WORK/inplace.names" && cmp -s "$WORK/peer.names" "$WORK/new.names" ||
-	{ echo "the converted paths differ from the peer's" >&2; exit 1; }
 nfiles=$(wc -l <"$WORK/peer.names")
 bytes=$(du -sb "$WORK/peer/.git/lfs/objects" | cut -f1)
 
@@ -85,6 +106,8 @@ $nfiles LFS paths, $(calc "round($bytes / 1e6)") MB into the LFS store), globs $
 | git lfs migrate import --everything | $(printf %.1f "$t_peer") | 1.00× | $(calc "round($(cat "$WORK/peer.rss") / 1024)") MiB |
 | migrate in place (--no-data) | $(printf %.1f "$t_inplace") | $(calc "round($t_peer / $t_inplace, 1)")× faster | $(calc "round($(cat "$WORK/inplace.rss") / 1024)") MiB (migrate) |
 | migrate into a new repository | $(printf %.1f "$t_new") | $(calc "round($t_peer / $t_new, 1)")× faster | $(calc "round($(cat "$WORK/new.rss") / 1024)") MiB (migrate) |
+| \`migrate run --in-place\` | $(printf %.1f "$t_runip") | $(calc "round($t_peer / $t_runip, 1)")× faster | $(calc "round($(cat "$WORK/runip.rss") / 1024)") MiB (largest process) |
+| \`migrate run --to\` ($packs_runto pack, no alternate) | $(printf %.1f "$t_runto") | $(calc "round($t_peer / $t_runto, 1)")× faster | $(calc "round($(cat "$WORK/runto.rss") / 1024)") MiB (largest process) |
 
 Every result passes \`git lfs fsck\` and lists the same LFS paths as the peer.
 EOF
