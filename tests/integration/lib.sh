@@ -108,6 +108,17 @@ import_stream() {
 	git -C "$repo" fast-import --quiet --export-marks="$marks" "$@"
 }
 
+# clone_refs SRC DST: a clone of SRC with a local branch for each of its
+# branches and no remote, so DST has the source's refs.
+clone_refs() {
+	git clone -q --no-local "$1" "$2"
+	git -C "$2" for-each-ref --format='%(refname:strip=3)' refs/remotes/origin |
+		grep -v '^HEAD$' | while read -r b; do
+		git -C "$2" branch -q -f "$b" "origin/$b" 2>/dev/null || true
+	done
+	git -C "$2" remote remove origin
+}
+
 # run_migrate [ARGS...] < IN > OUT: the binary under test, with the exit
 # status reported on failure.
 run_migrate() {

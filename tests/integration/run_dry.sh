@@ -85,12 +85,7 @@ same "$SCRATCH/re-dry" "$SCRATCH/re-real" "re-run --to"
 info "re-run --to: the dry run left the target alone and equals the real re-run"
 
 # --- in place ------------------------------------------------------------------
-git clone -q --no-local "$SRC" "$SCRATCH/inplace"
-git -C "$SCRATCH/inplace" for-each-ref --format='%(refname:strip=3)' refs/remotes/origin |
-	grep -v '^HEAD$' | while read -r b; do
-		git -C "$SCRATCH/inplace" branch -q -f "$b" "origin/$b" 2>/dev/null || true
-	done
-git -C "$SCRATCH/inplace" remote remove origin
+clone_refs "$SRC" "$SCRATCH/inplace"
 snapshot "$SCRATCH/inplace" >"$SCRATCH/inplace.before"
 count_before="$(git -C "$SCRATCH/inplace" count-objects -v)"
 # shellcheck disable=SC2046

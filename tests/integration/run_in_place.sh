@@ -18,13 +18,7 @@ make_history --only assets "$SCRATCH/corpus"
 SRC="$SCRATCH/corpus/assets"
 printf '*.bin lfs\n*.psd lfs\n' >"$SCRATCH/rules"
 REPO="$SCRATCH/repo"
-git clone -q --no-local "$SRC" "$REPO"
-# local branches for every remote one, so the clone has the source's refs
-git -C "$REPO" for-each-ref --format='%(refname:strip=3)' refs/remotes/origin |
-	grep -v '^HEAD$' | while read -r b; do
-	git -C "$REPO" branch -q -f "$b" "origin/$b" 2>/dev/null || true
-done
-git -C "$REPO" remote remove origin
+clone_refs "$SRC" "$REPO"
 refs_of "$REPO" >"$SCRATCH/before.refs"
 
 # --- refusal: a dirty work tree ------------------------------------------------
