@@ -180,7 +180,8 @@ int report_disk_sizes(struct report *r, const char *repo, struct err *e)
 	free(gitdir);
 	if (odb_disk_sizes(repo, disk_add, r, e) < 0)
 		return -1;
-	qsort(r->disk, r->ndisk, sizeof(*r->disk), by_id);
+	if (r->ndisk)	/* an empty repository: no array at all */
+		qsort(r->disk, r->ndisk, sizeof(*r->disk), by_id);
 	return 0;
 }
 
