@@ -169,7 +169,7 @@ static int check_object(struct blobs *b, const char *path,
 		goto out;
 	}
 	obj_hash_begin(b->hash, OBJ_BLOB, size);
-	report_est_begin(b->report);
+	report_est_begin(b->report, NULL);
 	while (total < size) {
 		do
 			n = read(fd, b->chunk, CHUNK);
