@@ -38,7 +38,9 @@ struct rule {
 	char *pattern;		/* unquoted, without re: */
 	size_t pattern_len;
 	int is_regex;
-	struct rules_glob glob;	/* when !is_regex */
+	int is_blob;		/* blob:<id>: matches that blob, no path */
+	unsigned char blob[RULES_BLOB_RAW];
+	struct rules_glob glob;	/* when !is_regex and !is_blob */
 	pcre2_code *re;		/* when is_regex */
 	pcre2_match_data *md;	/* the one mutable part: see rules.h */
 	int has_size;
@@ -79,8 +81,17 @@ struct pfx {
 	char key[PFX_MAX];
 };
 
+/* blob:<id> rules by id (the first rule of an id wins). */
+struct blob_rule {
+	unsigned char id[RULES_BLOB_RAW];
+	size_t idx;
+	UT_hash_handle hh;
+};
+
 struct rules {
 	char *name;
+	struct blob_rule *blobs;
+	size_t nblobs;
 	struct rule *v;
 	size_t n, cap;
 	int any_size;
@@ -402,6 +413,43 @@ static int parse_glob(const struct cur *c, size_t col, struct rule *r)
 	return 0;
 }
 
+/* The 40 hex digits of a blob id (either case) into id; -1 when not. */
+static int blob_id_parse(unsigned char *id, const char *hex, size_t len)
+{
+	size_t i;
+
+	if (len != 2 * RULES_BLOB_RAW)
+		return -1;
+	for (i = 0; i < len; i++) {
+		int ch = hex[i], v;
+
+		if (ch >= '0' && ch <= '9')
+			v = ch - '0';
+		else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+			v = (ch | 0x20) - 'a' + 10;
+		else
+			return -1;
+		if (i % 2)
+			id[i / 2] = (unsigned char)(id[i / 2] | v);
+		else
+			id[i / 2] = (unsigned char)(v << 4);
+	}
+	return 0;
+}
+
+/* blob:<id>: the pattern is kept as written, in lower case. */
+static int parse_blob_id(const struct cur *c, size_t col, struct rule *r)
+{
+	size_t i;
+
+	if (blob_id_parse(r->blob, r->pattern + 5, r->pattern_len - 5) < 0)
+		return fail(c, col + 5, "blob: needs a blob id of 40 hex digits");
+	for (i = 5; i < r->pattern_len; i++)
+		r->pattern[i] = (char)(r->pattern[i] | 0x20);
+	r->is_blob = 1;
+	return 0;
+}
+
 static int parse_pattern(struct cur *c, struct rule *r, struct buf *tmp)
 {
 	size_t col;
@@ -420,6 +468,8 @@ static int parse_pattern(struct cur *c, struct rule *r, struct buf *tmp)
 	}
 	r->pattern = xmemdup(tmp->ptr, tmp->len);
 	r->pattern_len = tmp->len;
+	if (!r->is_regex && tmp->len >= 5 && !memcmp(tmp->ptr, "blob:", 5))
+		return parse_blob_id(c, col, r);
 	if (!r->is_regex)
 		return parse_glob(c, col, r);
 	r->re = compile_re(c, col, tmp, "pattern");
@@ -576,6 +626,11 @@ static int parse_rule(struct cur *c, struct rule *r, struct buf *tmp)
 		fail(c, act, "unlfs takes no size condition");
 		goto fail;
 	}
+	if (r->is_blob && (r->action != RULES_DROP || r->has_size)) {
+		fail(c, act, "a blob:<id> rule drops that blob wherever it is: "
+		     "its action is drop, without a size condition");
+		goto fail;
+	}
 	return 0;
 fail:
 	rule_release(r);
@@ -590,6 +645,18 @@ static void rules_push(struct rules *set, const struct rule *r)
 	}
 	set->v[set->n++] = *r;
 	set->any_size |= r->has_size;
+	if (r->is_blob) {
+		struct blob_rule *b;
+
+		HASH_FIND(hh, set->blobs, r->blob, RULES_BLOB_RAW, b);
+		if (b)
+			return;
+		b = xcalloc(1, sizeof(*b));
+		memcpy(b->id, r->blob, RULES_BLOB_RAW);
+		b->idx = set->n - 1;
+		HASH_ADD(hh, set->blobs, id, RULES_BLOB_RAW, b);
+		set->nblobs++;
+	}
 }
 
 /* Handles one line: blank, comment or rule. */
@@ -807,6 +874,8 @@ static void index_prefixes(struct rules *set)
 	for (i = 0; i < set->n; i++) {
 		const struct rule *r = &set->v[i];
 
+		if (r->is_blob)
+			continue;	/* never a path's candidate */
 		k = r->is_regex ? literal_prefix(r) : 0;
 		if (!k) {
 			set->rest[set->nrest++] = i;
@@ -965,34 +1034,48 @@ int rules_parse(struct rules **out, const char *text, size_t len,
 	return 0;
 }
 
-int rules_load(struct rules **out, const char *path, struct err *e)
+/* The whole file at path into text (RULES_MAX_FILE at most); what names
+ * it in messages. 0, or -1 with ERR_USAGE. */
+static int read_text(const char *path, const char *what, struct buf *text,
+		     struct err *e)
 {
-	struct buf text = BUF_INIT(RULES_MAX_FILE);
 	char chunk[8192];
 	size_t n;
 	FILE *f = fopen(path, "rb");
-	int r;
+	int r = 0;
 
 	if (!f)
-		return err_errno(e, ERR_USAGE, "cannot open rule file %s", path);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (buf_add(&text, chunk, n) < 0) {
-			fclose(f);
-			buf_release(&text);
-			return err_set(e, ERR_USAGE, "%s: rule file larger than "
-				       "%zu bytes", path, RULES_MAX_FILE);
-		}
-	}
-	if (ferror(f)) {
-		r = err_errno(e, ERR_USAGE, "cannot read rule file %s", path);
-		fclose(f);
-		buf_release(&text);
-		return r;
-	}
+		return err_errno(e, ERR_USAGE, "cannot open %s %s", what, path);
+	while (r == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_add(text, chunk, n) < 0)
+			r = err_set(e, ERR_USAGE, "%s: %s larger than %zu bytes",
+				    path, what, RULES_MAX_FILE);
+	if (r == 0 && ferror(f))
+		r = err_errno(e, ERR_USAGE, "cannot read %s %s", what, path);
 	fclose(f);
-	r = rules_parse(out, text.ptr, text.len, path, e);
+	return r;
+}
+
+int rules_load(struct rules **out, const char *path, struct err *e)
+{
+	struct buf text = BUF_INIT(RULES_MAX_FILE);
+	int r = read_text(path, "rule file", &text, e);
+
+	if (r == 0)
+		r = rules_parse(out, text.ptr, text.len, path, e);
 	buf_release(&text);
 	return r;
+}
+
+int rules_load_blob_ids(struct rules *r, const char *path, struct err *e)
+{
+	struct buf text = BUF_INIT(RULES_MAX_FILE);
+	int rc = read_text(path, "blob id file", &text, e);
+
+	if (rc == 0)
+		rc = rules_add_blob_ids(r, text.ptr, text.len, path, e);
+	buf_release(&text);
+	return rc;
 }
 
 void rules_free(struct rules *r)
@@ -1010,6 +1093,14 @@ void rules_free(struct rules *r)
 	free(r->blk);
 	free(r->blk_of);
 	free_prefixes(r);
+	{
+		struct blob_rule *b, *t;
+
+		HASH_ITER(hh, r->blobs, b, t) {
+			HASH_DEL(r->blobs, b);
+			free(b);
+		}
+	}
 	free(r->v);
 	free(r->name);
 	free(r);
@@ -1024,6 +1115,8 @@ static int pattern_matches(struct rules *set, const struct rule *r,
 	PCRE2_UCHAR msg[256];
 	int rc;
 
+	if (r->is_blob)
+		return 0;	/* rules_match_blob's */
 	if (!r->is_regex)
 		return rules_glob_match(&r->glob, path, len);
 	if (set->combine && set->blk_of[r - set->v] != NO_BLOCK) {
@@ -1108,6 +1201,77 @@ int rules_match_unsized(const struct rule **out, const struct rules *cset,
 		return 0;
 	}
 	*out = NULL;
+	return 0;
+}
+
+/* ---- blobs by id ---- */
+
+const struct rule *rules_match_blob(const struct rules *r,
+				    const unsigned char *id)
+{
+	struct blob_rule *b;
+
+	if (!r || !r->blobs)
+		return NULL;
+	HASH_FIND(hh, r->blobs, id, RULES_BLOB_RAW, b);
+	return b ? &r->v[b->idx] : NULL;
+}
+
+size_t rules_blob_count(const struct rules *r)
+{
+	return r ? r->nblobs : 0;
+}
+
+int rules_rule_is_blob(const struct rule *rule)
+{
+	return rule->is_blob;
+}
+
+int rules_add_blob_ids(struct rules *set, const char *text, size_t len,
+		       const char *name, struct err *e)
+{
+	size_t at = 0, line = 0, i;
+	const char *nl;
+
+	while (at < len) {
+		const char *s = text + at;
+		size_t n;
+
+		nl = memchr(s, '\n', len - at);
+		n = nl ? (size_t)(nl - s) : len - at;
+		at += n + (nl != NULL);
+		line++;
+		for (i = 0; i < n;) {
+			struct rule r;
+			size_t a;
+
+			while (i < n && strchr(" \t\r", s[i]))
+				i++;
+			if (i == n || s[i] == '#')
+				break;
+			for (a = i; i < n && !strchr(" \t\r", s[i]); i++)
+				;
+			memset(&r, 0, sizeof(r));
+			r.hi = UINT64_MAX;
+			r.line = line;
+			r.action = RULES_DROP;
+			r.is_blob = 1;
+			if (blob_id_parse(r.blob, s + a, i - a) < 0)
+				return err_set(e, ERR_USAGE, "%s:%zu:%zu: expected a "
+					       "blob id of 40 hex digits, got '%.*s'",
+					       name, line, a + 1,
+					       (int)(i - a < 64 ? i - a : 64), s + a);
+			r.pattern_len = 5 + i - a;
+			r.pattern = xmalloc(r.pattern_len + 1);
+			memcpy(r.pattern, "blob:", 5);
+			for (size_t k = 0; k < i - a; k++)
+				r.pattern[5 + k] = (char)(s[a + k] | 0x20);
+			r.pattern[r.pattern_len] = '\0';
+			rules_push(set, &r);
+		}
+	}
+	/* the path index and the regex blocks stay as they are: id rules
+	 * are never a path's candidates */
 	return 0;
 }
 
@@ -1209,9 +1373,10 @@ int rules_rule_attr_line(struct buf *out, const struct rule *rule,
 	size_t old = out->len;
 	int too_long = 0;
 
-	if (rule->is_regex)
-		return err_set(e, ERR_USAGE, "line %zu: a regex rule has no "
-			       ".gitattributes pattern", rule->line);
+	if (rule->is_regex || rule->is_blob)
+		return err_set(e, ERR_USAGE, "line %zu: a %s rule has no "
+			       ".gitattributes pattern", rule->line,
+			       rule->is_blob ? "blob:<id>" : "regex");
 	if (rules_glob_attr(out, &rule->glob) == 0 &&
 	    attr_finish(out, old, attrs, &too_long) == 0)
 		return 0;
@@ -1276,6 +1441,9 @@ static int always_wins(const struct rule *earlier, const struct rule *later)
 		   earlier->pattern_len == later->pattern_len &&
 		   !memcmp(earlier->pattern, later->pattern, later->pattern_len);
 
+	/* an id rule is decided before any path rule, and only by its id */
+	if (earlier->is_blob || later->is_blob)
+		return same && earlier->is_blob && later->is_blob;
 	if (!same && !glob_matches_all(earlier))
 		return 0;
 	/* bounds are 0 and UINT64_MAX when a rule has no condition */

@@ -185,6 +185,35 @@ int rules_shadowed(const struct rules *r, size_t i, size_t *by);
  */
 size_t rules_warn_shadowed(const struct rules *r);
 
+/* ---- blobs by id: `blob:<id> drop`, --strip-blobs-with-ids ---- */
+
+#define RULES_BLOB_RAW 20	/* bytes of a (SHA-1) blob id */
+
+/*
+ * The blob:<id> rule for the blob with this raw id (RULES_BLOB_RAW
+ * bytes), or NULL. Such a rule matches no path (rules_match never returns
+ * it): it drops its blob wherever the blob is, before any path rule.
+ * r may be NULL.
+ */
+const struct rule *rules_match_blob(const struct rules *r,
+				    const unsigned char *id);
+/* How many distinct ids the blob:<id> rules name (0 for NULL). */
+size_t rules_blob_count(const struct rules *r);
+int rules_rule_is_blob(const struct rule *rule);
+
+/*
+ * Adds a `blob:<id> drop` rule for each id of text (the file name, for
+ * messages): ids of 40 hex digits apart by blanks or newlines, as BFG and
+ * git filter-repo --strip-blobs-with-ids read them; `#` starts a comment.
+ * The rules take the line numbers of that file. -1 with ERR_USAGE naming
+ * file, line and column at the first word that is no id (rules added
+ * before it stay; the caller frees the set).
+ */
+int rules_add_blob_ids(struct rules *r, const char *text, size_t len,
+		       const char *name, struct err *e);
+/* The same from the file at path (--strip-blobs-with-ids FILE). */
+int rules_load_blob_ids(struct rules *r, const char *path, struct err *e);
+
 /* ---- one rule (all borrowed from the rule set, none can fail) ---- */
 
 size_t rules_rule_line(const struct rule *rule);	/* 1-based */

@@ -516,19 +516,20 @@ static size_t rule_index(const struct rules *rules, const struct rule *rule)
 static int decide(struct analysis *a, const struct apair *p, struct ablob *b,
 		  const struct apath *path, struct apair **seen, struct err *e)
 {
-	const struct rule *rule;
-	enum blob_action action;
+	const struct rule *rule = rules_match_blob(a->rules, b->id.hash);
+	enum blob_action action = BLOB_DROP;
 	struct arule *st;
 	size_t ri;
 
-	if (p->flags & PAIR_LINK)
-		b->remains = 1;	/* a symlink is always kept */
-	if (!(p->flags & PAIR_FILE))
-		return 0;
-	if (blob_decide(a->rules, path->s, path->len, TREE_MODE_FILE, b->size,
+	/* an id rule drops the blob at every path (the filter's by_id);
+	 * else a symlink is always kept */
+	if (!rule && (p->flags & PAIR_LINK))
+		b->remains = 1;
+	if (!rule && (p->flags & PAIR_FILE) &&
+	    blob_decide(a->rules, path->s, path->len, TREE_MODE_FILE, b->size,
 			!(p->flags & PAIR_OTHER), &rule, &action, e) < 0)
 		return -1;
-	if (action == BLOB_KEEP)
+	if ((p->flags & PAIR_FILE) && action == BLOB_KEEP)
 		b->remains = 1;
 	if (!rule)
 		return 0;

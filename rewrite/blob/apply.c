@@ -60,8 +60,14 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 	b->blobcmd.kind = STREAM_BLOB;
 	b->chunk = xmalloc(CHUNK);
 	b->held_max = HELD_IN_MEMORY;
-	if (rules_load(&b->rules, b->opt.rules, e) < 0)
+	if (b->opt.rules ? rules_load(&b->rules, b->opt.rules, e) < 0 :
+	    rules_parse(&b->rules, "", 0, "(no rule file)", e) < 0)
 		return -1;
+	b->file_rules = rules_count(b->rules);
+	if (b->opt.strip_ids && rules_load_blob_ids(b->rules, b->opt.strip_ids, e) < 0)
+		return -1;
+	if (rules_blob_count(b->rules))
+		b->id_hits = xcalloc(rules_count(b->rules), 1);
 	if (!b->opt.quiet)
 		rules_warn_shadowed(b->rules);
 	for (i = 0; i < rules_count(b->rules); i++) {
@@ -88,6 +94,7 @@ void blobs_free(struct blobs *b)
 
 	if (!b)
 		return;
+	free(b->id_hits);
 	splits_free(b);
 	attrs_free(b);
 	annex_free(b);
@@ -340,6 +347,29 @@ static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	return place_keep(b, c, mode, out == bi ? m : NULL, out, e);
 }
 
+/*
+ * A blob:<id> rule (or --strip-blobs-with-ids) drops its blob at every
+ * path, whatever the mode or path rules say, as git filter-repo
+ * --strip-blobs-with-ids does (place() then leaves the change out). The
+ * id is the original one (the stream's original-oid, else the content's).
+ */
+static int by_id(struct blobs *b, struct blob_info *bi,
+		 const struct rule **rule, enum blob_action *action,
+		 struct err *e)
+{
+	const struct rule *r;
+
+	if (!bi->has_orig && ensure_id(b, bi, e) < 0)
+		return -1;
+	r = rules_match_blob(b->rules, (bi->has_orig ? &bi->orig : &bi->id)->hash);
+	if (!r)
+		return 0;
+	b->id_hits[rule_index(b->rules, r)] = 1;
+	*rule = r;
+	*action = BLOB_DROP;
+	return 0;
+}
+
 /* Places one file (c is an M line) by the rules. */
 static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		 struct blob_info *bi, struct err *e)
@@ -362,12 +392,18 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 	if (bi && blob_decide(b->rules, c->path.ptr, c->path.len, mode, bi->size,
 			      blob_in_notes(b), &rule, &action, e) < 0)
 		return -1;
+	if (bi && rules_blob_count(b->rules) && by_id(b, bi, &rule, &action, e) < 0)
+		return -1;
 	if (b->report && bi) {
 		report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
 		if (rule)
 			report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
 				    c->path.len, &bi->id, bi->size, bi->est);
 	}
+	/* an id drop leaves the change out, as git filter-repo
+	 * --strip-blobs-with-ids does: the path keeps what it had before */
+	if (rule && rules_rule_is_blob(rule))
+		return 0;
 	switch (action) {
 	case BLOB_DROP:
 		return place_drop(b, c, e);
@@ -686,6 +722,19 @@ int blobs_flush(struct blobs *b, struct err *e)
 
 int blobs_finish(struct blobs *b, struct err *e)
 {
+	size_t i;
+
+	/* ids given that the history never had: said (and in the reports'
+	 * rules that matched nothing) */
+	for (i = 0; b->id_hits && !b->opt.quiet && i < rules_count(b->rules); i++) {
+		const struct rule *r = rules_get(b->rules, i);
+
+		if (rules_rule_is_blob(r) && !b->id_hits[i])
+			warning("migrate: warning: %s (line %zu of %s): the history "
+				"has no such blob; nothing dropped",
+				rules_rule_pattern(r, NULL), rules_rule_line(r),
+				i < b->file_rules ? b->opt.rules : b->opt.strip_ids);
+	}
 	if (unlfs_finish(b, e) < 0)
 		return -1;
 	if (b->annex_store && ptr_store_sync(b->annex_store, e) < 0)

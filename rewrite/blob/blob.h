@@ -87,6 +87,8 @@ struct blob_options {
 	const char *const *lfs_objects;
 	size_t n_lfs_objects;
 	int missing_keep;	/* a missing object keeps its pointer */
+	/* --strip-blobs-with-ids: a `blob:<id> drop` rule per id (NULL: none) */
+	const char *strip_ids;
 };
 
 /* What the engine lends for the whole run (not owned). */

@@ -81,6 +81,8 @@ struct attr_ent {
 /* The blob's way of one run (blob.h), grouped by the file that owns each
  * part. */
 struct blobs {
+	unsigned char *id_hits;	/* per rule: a blob:<id> rule dropped its blob */
+	size_t file_rules;	/* rules of the rule file; the ids' come after */
 	struct blob_options opt;
 	struct rules *rules;
 	/* lent by the engine (struct blob_env, struct blob_commit) */

@@ -15,7 +15,8 @@
 #include "cli.h"
 
 static const char analyze_usage[] =
-"usage: migrate analyze [--repo DIR] [--rules FILE] [--json FILE] [--top N]\n"
+"usage: migrate analyze [--repo DIR] [--rules FILE] [--strip-blobs-with-ids FILE]\n"
+"                       [--json FILE] [--top N]\n"
 "\n"
 "Says what is big in the history of DIR (default: the current directory's\n"
 "repository), reading no blob's content: totals; a table per extension\n"
@@ -101,8 +102,17 @@ int rw_cmd_analyze(int argc, char **argv, struct err *e)
 
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	if (o.f.rules && rules_load(&rules, o.f.rules, e) < 0)
+	if (o.f.rules ? rules_load(&rules, o.f.rules, e) < 0 :
+	    o.f.strip_blobs_with_ids &&
+	    rules_parse(&rules, "", 0, "(no rule file)", e) < 0)
 		return -1;
+	if (o.f.strip_blobs_with_ids &&
+	    rules_load_blob_ids(rules, o.f.strip_blobs_with_ids, e) < 0) {
+		rules_free(rules);
+		return -1;
+	}
+	if (!o.f.rules)
+		ao.rules_path = o.f.strip_blobs_with_ids;
 	if (rules && !o.f.quiet)
 		rules_warn_shadowed(rules);
 	ao.rules = rules;

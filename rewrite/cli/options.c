@@ -184,6 +184,12 @@ static const struct cli_option shared_options[] = {
 	  "first match wins; patterns as in .gitattributes or\n"
 	  "re:REGEX; actions lfs, unlfs, annex, drop, keep,\n"
 	  "split (see examples/)", BOTH | CLI_ANALYZE },
+	{ "strip-blobs-with-ids", 0, CLI_STRING, "FILE",
+	  F(strip_blobs_with_ids), 0, NULL,
+	  "drop the blobs with these ids (one per line, as\n"
+	  "BFG and git filter-repo take them) at every path;\n"
+	  "ids the history never had are said",
+	  BOTH | CLI_ANALYZE },
 	{ "store", 0, CLI_STRING, "DIR", F(store), 0, NULL,
 	  "where LFS objects go (default <git-dir>/lfs/objects)", CLI_FILTER },
 	{ "annex-dir", 0, CLI_STRING, "DIR", F(annex_dir), 0, NULL,

@@ -1091,15 +1091,20 @@ static int write_small(const char *state, const char *name, const char *text,
 	return rc;
 }
 
-/* The bytes of the rule file ("" without one): 1, or 0 when it cannot
- * be read (the filter says why). */
+/* The bytes of the rule file ("" without one), then those of the
+ * --strip-blobs-with-ids file after a comment line when one is given
+ * (the ids dropped are part of the conversion too): 1, or 0 when one
+ * cannot be read (the filter says why). */
 static int rules_text(const struct run *r, struct buf *out)
 {
 	struct err ignored = ERR_INIT;
 
-	if (!r->o.f.rules)
+	if (r->o.f.rules && read_file(r->o.f.rules, out, &ignored) <= 0)
+		return 0;
+	if (!r->o.f.strip_blobs_with_ids)
 		return 1;
-	return read_file(r->o.f.rules, out, &ignored) > 0;
+	buf_adds(out, "\n# --strip-blobs-with-ids\n");
+	return read_file(r->o.f.strip_blobs_with_ids, out, &ignored) > 0;
 }
 
 /*
@@ -1146,7 +1151,8 @@ static int write_state(struct run *r, const struct state_files *f,
 	if (!rules_text(r, &rules)) {
 		buf_release(&rules);
 		return err_set(e, ERR_IO, "%s: cannot read the rules again",
-			       r->o.f.rules);
+			       r->o.f.rules ? r->o.f.rules :
+			       r->o.f.strip_blobs_with_ids);
 	}
 	path = path_of(r->state, "rules.new");
 	rc = write_file(path, &rules, e);

@@ -1196,7 +1196,7 @@ static int run(struct rw *rw, struct err *e)
 	/* the size before is the source's own, known for free: one batch */
 	if (report_disk_sizes(rw->report, rw->opt->source_repo, e) < 0)
 		return -1;
-	if (rw->opt->rules) {
+	if (rw->opt->rules || rw->opt->strip_blobs_with_ids) {
 		struct blob_options bo = {
 			.rules = rw->opt->rules,
 			.store = rw->opt->store,
@@ -1209,6 +1209,7 @@ static int run(struct rw *rw, struct err *e)
 			.missing_keep = rw->opt->missing &&
 					!strcmp(rw->opt->missing, "keep"),
 			.annex_dir = rw->opt->annex_dir,
+			.strip_ids = rw->opt->strip_blobs_with_ids,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,

@@ -18,6 +18,9 @@ struct rw_stats {
 
 struct rw_options {
 	const char *rules;		/* rule file, or NULL */
+	/* blob ids to drop wherever they are (a `blob:<id> drop` rule
+	 * each), or NULL */
+	const char *strip_blobs_with_ids;
 	const char *store;		/* LFS store directory */
 	const char *commit_map;		/* loaded if present, then extended */
 	const char *commit_map_format;	/* filter-repo (default), lfs, bfg */

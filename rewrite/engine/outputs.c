@@ -137,7 +137,8 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 		}
 		r = report_write(rw->report, &t,
 				 rw->blobs ? blobs_rules(rw->blobs) : NULL,
-				 rw->opt->rules, &tmp[OUT_REPORT],
+				 rw->opt->rules ? rw->opt->rules :
+				 rw->opt->strip_blobs_with_ids, &tmp[OUT_REPORT],
 				 &tmp[OUT_REPORT_JSON], e);
 	}
 	buf_release(&data);

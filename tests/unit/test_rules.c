@@ -765,6 +765,65 @@ static void test_shadowed(void **state)
 	rules_free(r);
 }
 
+/* ---- blobs by id ---- */
+
+static void test_blob_ids(void **state)
+{
+	static const struct bad_case bad[] = {
+		{ "blob:1234 drop\n", "t.rules:1:6: ", "40 hex digits" },
+		{ "blob:0123456789abcdef0123456789abcdef0123456z drop\n",
+		  "t.rules:1:6: ", "40 hex digits" },
+		{ "blob:0123456789abcdef0123456789abcdef01234567 lfs\n",
+		  "t.rules:1:47: ", "its action is drop" },
+		{ "blob:0123456789abcdef0123456789abcdef01234567 size>1 drop\n",
+		  "t.rules:1:", "without a size condition" },
+	};
+	unsigned char id[RULES_BLOB_RAW], other[RULES_BLOB_RAW];
+	struct rules *r;
+	struct err e = ERR_INIT;
+	struct buf out = BUF_INIT(1 << 16);
+	const struct rule *x;
+	const char *text;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_error(&bad[i]);
+	for (i = 0; i < RULES_BLOB_RAW; i++) {
+		id[i] = (unsigned char)(0x01 + 0x22 * (i % 8));
+		other[i] = 0;
+	}
+	/* 0123456789abcdef... is 01 23 45 67 89 ab cd ef, repeated */
+	r = parse_ok("* keep\nblob:0123456789ABCDEF0123456789abcdef01234567 drop\n");
+	assert_int_equal(rules_count(r), 2);
+	assert_int_equal(rules_blob_count(r), 1);
+	assert_string_equal(verdict(r, "blob:0123456789abcdef0123456789abcdef01234567", 1),
+			    "1:keep");
+	x = rules_match_blob(r, id);
+	assert_non_null(x);
+	assert_ptr_equal(x, rules_get(r, 1));
+	assert_true(rules_rule_is_blob(x));
+	assert_string_equal(rules_rule_pattern(x, &n),
+			    "blob:0123456789abcdef0123456789abcdef01234567");
+	assert_null(rules_match_blob(r, other));
+	assert_null(rules_match_blob(NULL, id));
+	/* never a .gitattributes line; never shadowed by a path rule */
+	assert_int_equal(rules_rule_attr_line(&out, x, "filter=lfs", &e), -1);
+	assert_int_equal(rules_shadowed(r, 1, &n), 0);
+	/* an id file: blanks, comments, the line numbers of that file */
+	text = "# ids\n\n  0000000000000000000000000000000000000000 \t"
+	       "0123456789abcdef0123456789abcdef01234567\r\n";
+	assert_int_equal(rules_add_blob_ids(r, text, strlen(text), "ids", &e), 0);
+	assert_int_equal(rules_count(r), 4);
+	assert_int_equal(rules_blob_count(r), 2);
+	assert_ptr_equal(rules_match_blob(r, other), rules_get(r, 2));
+	assert_int_equal(rules_rule_line(rules_get(r, 2)), 3);
+	assert_int_equal(rules_add_blob_ids(r, "\nxyz\n", 5, "ids", &e), -1);
+	assert_string_equal(e.msg, "ids:2:1: expected a blob id of 40 hex digits, got 'xyz'");
+	buf_release(&out);
+	rules_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_attr_path),
 		cmocka_unit_test(test_examples_parse),
 		cmocka_unit_test(test_shadowed),
+		cmocka_unit_test(test_blob_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
