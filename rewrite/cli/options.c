@@ -170,6 +170,17 @@ static int check_missing(void *opts, const char *arg, struct err *e)
 	return 0;
 }
 
+static int check_threads(void *opts, const char *arg, struct err *e)
+{
+	uint64_t n;
+
+	(void)opts;
+	if (parse_u64(arg, strlen(arg), 1024, &n) < 0 || n == 0)
+		return err_set(e, ERR_USAGE, "--threads: expected a number from "
+			       "1 to 1024, got '%s'", arg);
+	return 0;
+}
+
 #define F(field) offsetof(struct rw_options, field)
 #define BOTH (CLI_FILTER | CLI_RUN)
 
@@ -264,6 +275,10 @@ static const struct cli_option shared_options[] = {
 	  "who reads objects from the repositories: auto\n"
 	  "(default: migrate itself, git cat-file for what it\n"
 	  "does not read), git (git cat-file) or native", BOTH },
+	{ "threads", 0, CLI_STRING, "N", F(threads), 0, check_threads,
+	  "1: read objects on one thread; from 2 (default:\n"
+	  "the CPU count) large objects are inflated and\n"
+	  "checked on a second one; the output is the same", BOTH },
 	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
 	  "no warnings, no progress", BOTH | CLI_ANALYZE },
 	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text",

@@ -1161,8 +1161,11 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	if (!opt->object_reader || odb_reader_parse(opt->object_reader, &reader) < 0)
 		reader = ODB_READER_AUTO;	/* the command line checked it */
 	odb_set_reader(rw->src, reader, opt->quiet);
-	if (rw->dst != rw->src)
+	odb_set_threads(rw->src, opt->threads ? atoi(opt->threads) : 0);
+	if (rw->dst != rw->src) {
 		odb_set_reader(rw->dst, reader, opt->quiet);
+		odb_set_threads(rw->dst, opt->threads ? atoi(opt->threads) : 0);
+	}
 	rw->cmap = cmap_new();
 	rw->hash = obj_hash_new();
 	buf_init(&rw->scratch, STREAM_MAX_TEXT + 4096);

@@ -65,6 +65,8 @@ struct rw_options {
 	/* filled when the run succeeded, when not NULL (migrate run's
 	 * ending lines) */
 	struct rw_stats *stats;
+	/* --threads N: "1" reads on one thread; NULL: the CPU count */
+	const char *threads;
 };
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12

@@ -220,6 +220,11 @@ enum odb_reader { ODB_READER_AUTO = 0, ODB_READER_GIT, ODB_READER_NATIVE };
 /* "auto", "git", "native": 0, or -1 for another word. */
 int odb_reader_parse(const char *s, enum odb_reader *out);
 void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet);
+/* How many threads may read (0, the default: the CPU count): from 2 on,
+ * large objects of the native reader are inflated and checked on a second
+ * thread while the caller uses what is read (ahead.c); the bytes and
+ * their order do not change. */
+void odb_set_threads(struct odb *db, int threads);
 void odb_free(struct odb *db);
 const char *odb_name(const struct odb *db);
 
@@ -292,8 +297,8 @@ int pack_odb_read(struct pack_odb *db, const struct oid *id,
  * A stream of id's content (*out, freed with pack_stream_close, before
  * db). pack_stream_read returns bytes read, 0 at the end (once the
  * content hashed to id: a mismatch is -1 there), -1 on error. Objects
- * built from deltas are checked before their first byte; whole ones over
- * 1 MiB are inflated as they are read, so memory stays flat.
+ * built from deltas are checked before their first byte; whole ones from
+ * 256 KiB on are inflated as they are read, so memory stays flat.
  */
 int pack_odb_open_stream(struct pack_odb *db, const struct oid *id,
 			 struct pack_stream **out, enum obj_type *type,
@@ -301,6 +306,21 @@ int pack_odb_open_stream(struct pack_odb *db, const struct oid *id,
 ssize_t pack_stream_read(struct pack_stream *s, void *dst, size_t cap,
 			 struct err *e);
 void pack_stream_close(struct pack_stream *s);
+
+/*
+ * ahead.c: the second core. A thread that reads a pack_stream (inflating
+ * it and checking it against its id) ahead of the caller, in order, in
+ * 1 MiB chunks, while the caller works on the chunks it already has.
+ * ahead_start takes the stream (and closes it, even when it fails: -1
+ * with e set); ahead_read answers as pack_stream_read, and at its end (0
+ * or -1) the stream is closed; starting another stream, or ahead_free,
+ * drops one left unfinished.
+ */
+struct ahead;
+struct ahead *ahead_new(void);
+void ahead_free(struct ahead *a);
+int ahead_start(struct ahead *a, struct pack_stream *s, struct err *e);
+ssize_t ahead_read(struct ahead *a, void *dst, size_t cap, struct err *e);
 
 /* The formats' parsers, for tests and fuzzers. An .idx of version 2:
  * its object count (-1 with e set: ERR_USAGE for another version,

@@ -30,7 +30,14 @@ struct odb {
 	int noted;		/* the note on falling back is out */
 	struct pack_odb *native;
 	struct pack_stream *ps;	/* a native stream being read */
+	int threads;		/* 0: as many as there are CPUs */
+	struct ahead *ahead;	/* the thread reading large objects */
+	int ahead_on;		/* the stream being read is the thread's */
 };
+
+/* Objects from this size on are read by the second thread (below it, a
+ * hand-over costs more than it saves). */
+#define AHEAD_MIN ((uint64_t)256 << 10)
 
 struct odb *odb_new(const char *dir)
 {
@@ -62,6 +69,7 @@ void odb_free(struct odb *db)
 	if (db->err_fd >= 0)
 		close(db->err_fd);
 	pack_stream_close(db->ps);
+	ahead_free(db->ahead);
 	pack_odb_free(db->native);
 	free(db->dir);
 	free(db);
@@ -84,6 +92,21 @@ void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet)
 {
 	db->reader = reader;
 	db->quiet = quiet;
+}
+
+void odb_set_threads(struct odb *db, int threads)
+{
+	db->threads = threads;
+}
+
+static int odb_threads(const struct odb *db)
+{
+	long n;
+
+	if (db->threads > 0)
+		return db->threads;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }
 
 /* The one line saying that git cat-file reads what the native reader
@@ -305,6 +328,17 @@ int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
 		return -1;
 	if (r) {
 		r = pack_odb_open_stream(db->native, oid, &db->ps, type, size, e);
+		if (r == 1 && *size >= AHEAD_MIN && odb_threads(db) > 1) {
+			if (!db->ahead)
+				db->ahead = ahead_new();
+			r = ahead_start(db->ahead, db->ps, e);
+			db->ps = NULL;
+			if (r < 0)
+				return -1;
+			db->ahead_on = 1;
+			db->streaming = 1;
+			return 1;
+		}
 		if (r == 1) {
 			db->streaming = 1;
 			return 1;
@@ -330,6 +364,15 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 	size_t n;
 
 	assert(db->streaming);
+	if (db->ahead_on) {
+		ssize_t r = ahead_read(db->ahead, dst, cap, e);
+
+		if (r <= 0) {
+			db->ahead_on = 0;
+			db->streaming = 0;
+		}
+		return r;
+	}
 	if (db->ps) {
 		ssize_t r = pack_stream_read(db->ps, dst, cap, e);
 

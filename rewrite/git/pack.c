@@ -29,6 +29,8 @@
 #define PACK_MAX_ALTERNATES 5	/* git's own nesting limit */
 #define PACK_DEFAULT_LIMIT ((uint64_t)1 << 30)
 #define PACK_TRAILER 20		/* the pack's own SHA-1 */
+/* whole objects from this size on are inflated as they are read */
+#define PACK_STREAM_MIN ((uint64_t)256 << 10)
 
 enum { ENT_OFS_DELTA = 6, ENT_REF_DELTA = 7 };
 
@@ -1241,7 +1243,7 @@ int pack_odb_open_stream(struct pack_odb *db, const struct oid *id,
 			goto fail;
 		s->where = xstrdup(p->path);
 		if (ent.kind == ENT_OFS_DELTA || ent.kind == ENT_REF_DELTA ||
-		    ent.size <= ((uint64_t)1 << 20)) {
+		    ent.size < PACK_STREAM_MIN) {
 			/* whole, in memory, checked before any byte goes out */
 			if ((r = unpack(db, p, off, 0, &s->type, &s->mem, &len,
 					e)) < 0)
@@ -1360,7 +1362,7 @@ void pack_stream_close(struct pack_stream *s)
 		return;
 	if (s->inflating)
 		inflateEnd(&s->z);
-	if (s->p && s->size > ((uint64_t)1 << 20)) {
+	if (s->p && s->size >= PACK_STREAM_MIN) {
 		/* a large object streamed: its pages leave our resident set
 		 * (they stay in the page cache) */
 		uintptr_t a = (uintptr_t)(s->p->map + s->data_off);

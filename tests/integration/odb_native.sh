@@ -39,15 +39,15 @@ PY
 git init -q "$SCRATCH/deep"
 git -C "$SCRATCH/deep" fast-import --quiet <"$SCRATCH/deep.fi"
 
-# compare REPO [READER]: every object of REPO (alternates included) read
-# by migrate equals git's bytes
+# compare REPO [READER [THREADS]]: every object of REPO (alternates
+# included) read by migrate equals git's bytes
 compare() {
-	local repo="$1" reader="${2:-native}"
+	local repo="$1" reader="${2:-native}" threads="${3:-0}"
 	git -C "$repo" cat-file --batch-all-objects --batch-check='%(objectname)' >"$SCRATCH/ids"
 	[ -s "$SCRATCH/ids" ] || die "$repo: no objects"
 	git -C "$repo" cat-file --batch <"$SCRATCH/ids" >"$SCRATCH/want"
 	"$MIGRATE" cat-object --repo "$repo" --object-reader="$reader" \
-		<"$SCRATCH/ids" >"$SCRATCH/got" 2>"$SCRATCH/err" ||
+		--threads="$threads" <"$SCRATCH/ids" >"$SCRATCH/got" 2>"$SCRATCH/err" ||
 		{ cat "$SCRATCH/err" >&2; die "$repo: cat-object ($reader) failed"; }
 	cmp -s "$SCRATCH/want" "$SCRATCH/got" || die "$repo: $reader differs from git cat-file"
 	[ ! -s "$SCRATCH/err" ] || { cat "$SCRATCH/err" >&2; die "$repo: $reader said something"; }
@@ -56,7 +56,8 @@ compare() {
 
 for r in tricky deep; do
 	git -C "$SCRATCH/$r" repack -adfq --depth=250 --window=250
-	n=$(compare "$SCRATCH/$r")
+	n=$(compare "$SCRATCH/$r" native 1)
+	n=$(compare "$SCRATCH/$r" native 2)
 	n=$(compare "$SCRATCH/$r" auto)
 	info "$r, repacked with --depth=250: $n objects equal git's"
 done
@@ -149,8 +150,8 @@ corrupt() {
 	git -C "$SCRATCH/deep" cat-file --batch-all-objects --batch-check='%(objectname)' >"$SCRATCH/ids"
 	git -C "$SCRATCH/deep" cat-file --batch <"$SCRATCH/ids" >"$SCRATCH/want"
 	rc=0
-	"$MIGRATE" cat-object --repo "$repo" --object-reader=native <"$SCRATCH/ids" \
-		>"$SCRATCH/got" 2>"$SCRATCH/err" || rc=$?
+	"$MIGRATE" cat-object --repo "$repo" --object-reader=native --threads="$2" \
+		<"$SCRATCH/ids" >"$SCRATCH/got" 2>"$SCRATCH/err" || rc=$?
 	[ "$rc" = 3 ] || { cat "$SCRATCH/err" >&2; die "$what: exit $rc, not 3"; }
 	grep -qE "corrupt|not as long|does not hash" "$SCRATCH/err" ||
 		{ cat "$SCRATCH/err" >&2; die "$what: unclear message"; }
@@ -177,7 +178,8 @@ PY
 	echo "$(head -1 "$SCRATCH/err")"
 }
 for what in flip-20 flip-50 flip-90 truncated; do
-	msg=$(corrupt "$what")
+	msg=$(corrupt "$what" 2)
+	[ "$(corrupt "$what" 1)" = "$msg" ] || die "$what: another message on one thread"
 	info "corrupt pack ($what): $msg"
 done
 
@@ -188,14 +190,17 @@ log.txt lfs
 R
 for r in tricky deep; do
 	git -C "$SCRATCH/$r" fast-export --no-data "${EXPORT_FLAGS[@]}" --all >"$SCRATCH/$r.fe"
-	for reader in git native; do
+	for how in git:1 native:1 native:2 auto:2; do
+		reader=${how%:*} threads=${how#*:}
 		(cd "$SCRATCH/$r" && "$MIGRATE" --rules "$SCRATCH/rules" --object-reader=$reader \
-			--store "$SCRATCH/store-$reader" --commit-map "$SCRATCH/map-$reader" \
-			<"$SCRATCH/$r.fe" >"$SCRATCH/$r.$reader.out")
+			--threads="$threads" \
+			--store "$SCRATCH/store-$how" --commit-map "$SCRATCH/map-$how" \
+			<"$SCRATCH/$r.fe" >"$SCRATCH/$r.$how.out")
+		[ "$how" = git:1 ] && continue
+		cmp -s "$SCRATCH/$r.git:1.out" "$SCRATCH/$r.$how.out" || die "$r: the stream differs ($how)"
+		cmp -s "$SCRATCH/map-git:1" "$SCRATCH/map-$how" || die "$r: the commit map differs ($how)"
+		diff -r "$SCRATCH/store-git:1" "$SCRATCH/store-$how" >/dev/null || die "$r: the stores differ ($how)"
 	done
-	cmp -s "$SCRATCH/$r.git.out" "$SCRATCH/$r.native.out" || die "$r: the stream differs by reader"
-	cmp -s "$SCRATCH/map-git" "$SCRATCH/map-native" || die "$r: the commit map differs by reader"
-	diff -r "$SCRATCH/store-git" "$SCRATCH/store-native" >/dev/null || die "$r: the stores differ"
 done
-info "the filter writes the same stream, map and store with either reader"
+info "the filter writes the same stream, map and store with git cat-file, the reader on one thread and on two"
 echo "odb_native: ok"

@@ -15,7 +15,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-SHARED_OPTS="commit-map commit-map-format dry-run help lfs-objects missing no-rewrite-message-ids object-reader progress quiet ref-map report report-json rewrite-message-ids rules strip-blobs-with-ids verify-split"
+SHARED_OPTS="commit-map commit-map-format dry-run help lfs-objects missing no-rewrite-message-ids object-reader progress quiet ref-map report report-json rewrite-message-ids rules strip-blobs-with-ids threads verify-split"
 RUN_ONLY="in-place repo rollback to verify-only"
 
 # options_of HELPFILE: 'NAME<US>ARG<US>ENTRY' (US: the byte 037) per option of the list after
@@ -82,6 +82,7 @@ value_for() { # ARG-NAME: a value the option accepts
 	UUID) echo 01234567-89ab-4cde-8f01-23456789abcd ;;
 	READER) echo auto ;;
 	WHAT) echo keep ;;
+	N) echo 2 ;;
 	*) echo x ;;
 	esac
 }
