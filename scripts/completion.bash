@@ -58,12 +58,12 @@ _migrate() {
 			--commit-map-format --ref-map --export-marks --source-repo
 			--target-repo --verify-split --dry-run --output --report
 			--report-json --progress --no-rewrite-message-ids
-			--rewrite-message-ids --date-format --object-reader --lfs-objects
+			--rewrite-message-ids --date-format --object-reader --threads --lfs-objects
 			--missing --quiet --help --version"
 		;;
 	run)
 		words="--rules --strip-blobs-with-ids --repo --to --in-place --commit-map-format --commit-map --ref-map --dry-run --report --report-json --progress
-			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --object-reader --quiet
+			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --object-reader --threads --quiet
 			--lfs-objects --missing --help"
 		;;
 	remap)

@@ -27,9 +27,7 @@ set -euo pipefail
 PEAK="$ROOT/tests/bench/peak_rss.py"
 
 bench_setup lfs
-export HOME="$WORK/home"
-mkdir -p "$HOME"
-git lfs install --skip-repo >/dev/null
+bench_git_lfs
 
 bench_corpus corpus assets
 GLOBS='*.bin,*.psd,*.zip,*.mp4'
@@ -37,10 +35,9 @@ tr ',' '\n' <<<"$GLOBS" | sed 's/$/ lfs/' >"$WORK/rules"
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
 	--tag-of-filtered-object=rewrite) # as migrate run: a tag of a blob survives --no-data
 
-mirror() { git clone -q --mirror "$SRC" "$1/.git" && git -C "$1" config core.bare false; }
 
 say "peer: git lfs migrate import --everything --include=$GLOBS"
-mirror "$WORK/peer"
+bench_mirror "$WORK/peer"
 sync
 t0=$(now)
 (cd "$WORK/peer" && /usr/bin/time -f %M -o "$WORK/peer.rss" \
@@ -48,7 +45,7 @@ t0=$(now)
 t_peer=$(calc "$(now) - $t0")
 
 say "migrate in place: fast-export --no-data | migrate | fast-import --force"
-mirror "$WORK/inplace"
+bench_mirror "$WORK/inplace"
 sync
 t0=$(now)
 (cd "$WORK/inplace" &&

@@ -44,3 +44,16 @@ bench_corpus() {
 	fi
 	SRC="$corpus/$2"
 }
+
+# bench_git_lfs: git-lfs set up in a HOME of WORK's own.
+bench_git_lfs() {
+	export HOME="$WORK/home"
+	mkdir -p "$HOME"
+	git lfs install --skip-repo >/dev/null
+}
+
+# bench_mirror DIR: a mirror clone of SRC with a work tree at DIR (what
+# git lfs migrate and an in-place conversion rewrite).
+bench_mirror() {
+	git clone -q --mirror "$SRC" "$1/.git" && git -C "$1" config core.bare false
+}

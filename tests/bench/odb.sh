@@ -24,9 +24,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bench_setup odb
-export HOME="$WORK/home"
-mkdir -p "$HOME"
-git lfs install --skip-repo >/dev/null
+bench_git_lfs
 
 bench_corpus corpus assets
 GLOBS='*.bin,*.psd,*.zip,*.mp4'
@@ -34,12 +32,11 @@ tr ',' '\n' <<<"$GLOBS" | sed 's/$/ lfs/' >"$WORK/rules"
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
 	--tag-of-filtered-object=rewrite)
 
-mirror() { git clone -q --mirror "$SRC" "$1/.git" && git -C "$1" config core.bare false; }
 
 t_peer=-
 if [ "${BENCH_PEER:-1}" != 0 ]; then
 	say "peer: git lfs migrate import --everything"
-	mirror "$WORK/peer"
+	bench_mirror "$WORK/peer"
 	sync
 	t0=$(now)
 	(cd "$WORK/peer" && git lfs migrate import --everything --yes --include="$GLOBS" >/dev/null 2>&1)
@@ -52,7 +49,7 @@ inplace() {
 	local name="$1" t0
 	shift
 	say "migrate in place ($name): $*"
-	mirror "$WORK/$name"
+	bench_mirror "$WORK/$name"
 	sync
 	t0=$(now)
 	(cd "$WORK/$name" &&
