@@ -27,7 +27,9 @@ TIME=/usr/bin/time
 
 bench_setup run
 [ -x "$TIME" ] || { echo "no $TIME" >&2; exit 1; }
-export GIT_CONFIG_GLOBAL=/dev/null
+# an empty file, never /dev/null: a global config write renames over it
+export GIT_CONFIG_GLOBAL="$WORK/gitconfig"
+: >"$GIT_CONFIG_GLOBAL"
 
 # --- the corpus (cached) -------------------------------------------------------
 bench_corpus corpus assets

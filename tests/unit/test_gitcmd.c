@@ -130,10 +130,15 @@ static void test_dirs(void **state)
 
 static int setup(void **state)
 {
+	static char global[sizeof(dir) + 16];
+	FILE *f;
+
 	(void)state;
-	/* neither the user's configuration nor a repository around /tmp */
+	/* neither the user's configuration nor a repository around /tmp; the
+	 * global file is an empty one of our own, never /dev/null, which a
+	 * "git config --global" run as root would replace by renaming its lock
+	 * file over it */
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
 	setenv("GIT_CEILING_DIRECTORIES", "/tmp", 1);
 	setenv("GIT_AUTHOR_NAME", "t", 1);
 	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
@@ -141,6 +146,10 @@ static int setup(void **state)
 	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
 	if (!mkdtemp(dir))
 		return -1;
+	snprintf(global, sizeof(global), "%s/gitconfig", dir);
+	if (!(f = fopen(global, "w")) || fclose(f))
+		return -1;
+	setenv("GIT_CONFIG_GLOBAL", global, 1);
 	snprintf(repo, sizeof(repo), "%s/repo", dir);
 	snprintf(wt, sizeof(wt), "%s/wt", dir);
 	git_ok(NULL, "init", "-q", repo, (char *)NULL);
