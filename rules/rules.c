@@ -15,10 +15,13 @@
 
 #include "rules/glob.h"
 
-/* split's options, by index; no other action takes any. */
-enum { OPT_RECORD, OPT_INTO, OPT_HEAD, OPT_MODE, OPT_BACKEND, OPT_COUNT };
+/* the actions' options, by index: split's, annex's, replace-text's (its
+ * FILE is kept as the option "replace-text") */
+enum { OPT_RECORD, OPT_INTO, OPT_HEAD, OPT_MODE, OPT_BACKEND, OPT_TEXT,
+       OPT_BINARY, OPT_COUNT };
 static const char *const opt_names[OPT_COUNT] = { "record", "into", "head",
-						  "mode", "backend" };
+						  "mode", "backend",
+						  "replace-text", "binary" };
 
 static const char *const action_names[] = {
 	[RULES_LFS] = "lfs",
@@ -27,6 +30,7 @@ static const char *const action_names[] = {
 	[RULES_KEEP] = "keep",
 	[RULES_SPLIT] = "split",
 	[RULES_UNLFS] = "unlfs",
+	[RULES_REPLACE_TEXT] = "replace-text",
 };
 #define ACTION_COUNT (sizeof(action_names) / sizeof(action_names[0]))
 
@@ -34,6 +38,7 @@ static const char *const action_names[] = {
 
 struct rule {
 	size_t line;
+	const char *file;	/* the file it was read from (the set owns it) */
 	enum rules_action action;
 	char *pattern;		/* unquoted, without re: */
 	size_t pattern_len;
@@ -90,6 +95,8 @@ struct blob_rule {
 
 struct rules {
 	char *name;
+	char **names;		/* the other files rules came from */
+	size_t nnames;
 	struct blob_rule *blobs;
 	size_t nblobs;
 	struct rule *v;
@@ -510,7 +517,8 @@ static int parse_option(struct cur *c, struct rule *r, struct buf *tmp)
 		return fail(c, a, "unexpected '%.*s' after the action (options "
 			    "are key=value)", (int)(b - a), c->s + a);
 	k = (size_t)(eq - c->s);
-	if (r->action != RULES_SPLIT && r->action != RULES_ANNEX)
+	if (r->action != RULES_SPLIT && r->action != RULES_ANNEX &&
+	    r->action != RULES_REPLACE_TEXT)
 		return fail(c, a, "action '%s' takes no options",
 			    action_names[r->action]);
 	for (i = 0; i < OPT_COUNT; i++)
@@ -518,11 +526,16 @@ static int parse_option(struct cur *c, struct rule *r, struct buf *tmp)
 			break;
 	if (r->action == RULES_SPLIT && i > OPT_HEAD)
 		i = OPT_COUNT;
-	if (r->action == RULES_ANNEX && i < OPT_MODE)
+	if (r->action == RULES_ANNEX && (i < OPT_MODE || i > OPT_BACKEND))
+		i = OPT_COUNT;
+	if (r->action == RULES_REPLACE_TEXT && i != OPT_BINARY)
 		i = OPT_COUNT;
 	if (i == OPT_COUNT && r->action == RULES_ANNEX)
 		return fail(c, a, "unknown option '%.*s' for annex (expected "
 			    "mode or backend)", (int)(k - a), c->s + a);
+	if (i == OPT_COUNT && r->action == RULES_REPLACE_TEXT)
+		return fail(c, a, "unknown option '%.*s' for replace-text "
+			    "(expected binary)", (int)(k - a), c->s + a);
 	if (i == OPT_COUNT)
 		return fail(c, a, "unknown option '%.*s' for split (expected "
 			    "record, into or head)", (int)(k - a), c->s + a);
@@ -540,6 +553,9 @@ static int parse_option(struct cur *c, struct rule *r, struct buf *tmp)
 	if (i == OPT_MODE && strcmp(tmp->ptr, "unlocked") &&
 	    strcmp(tmp->ptr, "locked"))
 		return fail(c, k + 1, "mode must be unlocked or locked, not '%s'",
+			    tmp->ptr);
+	if (i == OPT_BINARY && strcmp(tmp->ptr, "yes") && strcmp(tmp->ptr, "no"))
+		return fail(c, k + 1, "binary must be yes or no, not '%s'",
 			    tmp->ptr);
 	if (i == OPT_BACKEND && strcmp(tmp->ptr, "SHA256E") &&
 	    strcmp(tmp->ptr, "SHA256"))
@@ -560,7 +576,28 @@ static int check_split(const struct cur *c, size_t act, const struct rule *r)
 
 /* ---- one line ---- */
 
-static int parse_action(struct cur *c, struct rule *r, size_t *act)
+/* replace-text=FILE: the FILE (quoted when it has a blank) is kept as
+ * the option "replace-text"; rewrite/blob reads it. */
+static int parse_replace_text(struct cur *c, struct rule *r, struct buf *tmp)
+{
+	size_t v = c->pos + 13;
+
+	r->action = RULES_REPLACE_TEXT;
+	c->pos = v;
+	if (c->pos == c->len || is_blank(c->s[c->pos]))
+		return fail(c, v, "missing FILE after 'replace-text=' (the "
+			    "expressions file)");
+	if (read_value(c, tmp) < 0)
+		return -1;
+	if (tmp->len == 0 || memchr(tmp->ptr, '\0', tmp->len))
+		return fail(c, v, "empty FILE for 'replace-text='");
+	r->opt[OPT_TEXT] = xmemdup(tmp->ptr, tmp->len);
+	r->opt_len[OPT_TEXT] = tmp->len;
+	return 0;
+}
+
+static int parse_action(struct cur *c, struct rule *r, size_t *act,
+			struct buf *tmp)
 {
 	size_t a, b;
 	int i;
@@ -569,7 +606,8 @@ static int parse_action(struct cur *c, struct rule *r, size_t *act)
 		skip_blanks(c);
 		if (at_end(c))
 			return fail(c, c->pos, "missing action after the pattern "
-				    "(expected lfs, unlfs, annex, drop, keep or split)");
+				    "(expected lfs, unlfs, annex, drop, keep, split "
+				    "or replace-text=FILE)");
 		a = c->pos;
 		b = word_end(c, a);
 		if (!looks_like_size(c, a, b))
@@ -578,12 +616,15 @@ static int parse_action(struct cur *c, struct rule *r, size_t *act)
 			return -1;
 		c->pos = b;
 	}
-	i = action_index(c, a, b);
-	if (i < 0)
-		return fail(c, a, "unknown action '%.*s' (expected lfs, unlfs, "
-			    "annex, drop, keep or split)", (int)(b - a), c->s + a);
-	r->action = (enum rules_action)i;
 	*act = a;
+	if (b - a >= 13 && !memcmp(c->s + a, "replace-text=", 13))
+		return parse_replace_text(c, r, tmp);
+	i = action_index(c, a, b);
+	if (i < 0 || i == RULES_REPLACE_TEXT)
+		return fail(c, a, "unknown action '%.*s' (expected lfs, unlfs, "
+			    "annex, drop, keep, split or replace-text=FILE)",
+			    (int)(b - a), c->s + a);
+	r->action = (enum rules_action)i;
 	c->pos = b;
 	return 0;
 }
@@ -609,7 +650,7 @@ static int parse_rule(struct cur *c, struct rule *r, struct buf *tmp)
 	memset(r, 0, sizeof(*r));
 	r->line = c->line;
 	r->hi = UINT64_MAX;
-	if (parse_pattern(c, r, tmp) < 0 || parse_action(c, r, &act) < 0)
+	if (parse_pattern(c, r, tmp) < 0 || parse_action(c, r, &act, tmp) < 0)
 		goto fail;
 	for (;;) {
 		skip_blanks(c);
@@ -644,6 +685,8 @@ static void rules_push(struct rules *set, const struct rule *r)
 		set->v = xrealloc(set->v, set->cap * sizeof(*set->v));
 	}
 	set->v[set->n++] = *r;
+	if (!r->file)
+		set->v[set->n - 1].file = set->name;
 	set->any_size |= r->has_size;
 	if (r->is_blob) {
 		struct blob_rule *b;
@@ -1103,6 +1146,9 @@ void rules_free(struct rules *r)
 	}
 	free(r->v);
 	free(r->name);
+	while (r->nnames)
+		free(r->names[--r->nnames]);
+	free(r->names);
 	free(r);
 }
 
@@ -1231,8 +1277,10 @@ int rules_add_blob_ids(struct rules *set, const char *text, size_t len,
 		       const char *name, struct err *e)
 {
 	size_t at = 0, line = 0, i;
-	const char *nl;
+	const char *nl, *file;
 
+	set->names = xrealloc(set->names, (set->nnames + 1) * sizeof(*set->names));
+	file = set->names[set->nnames++] = xstrdup(name);
 	while (at < len) {
 		const char *s = text + at;
 		size_t n;
@@ -1254,6 +1302,7 @@ int rules_add_blob_ids(struct rules *set, const char *text, size_t len,
 			memset(&r, 0, sizeof(r));
 			r.hi = UINT64_MAX;
 			r.line = line;
+			r.file = file;
 			r.action = RULES_DROP;
 			r.is_blob = 1;
 			if (blob_id_parse(r.blob, s + a, i - a) < 0)
@@ -1295,6 +1344,11 @@ int rules_have_size(const struct rules *r)
 size_t rules_rule_line(const struct rule *rule)
 {
 	return rule->line;
+}
+
+const char *rules_rule_file(const struct rule *rule)
+{
+	return rule->file;
 }
 
 enum rules_action rules_rule_action(const struct rule *rule)

@@ -48,11 +48,15 @@
  * whole numbers only, overflow checked. At most one lower and one upper
  * bound per rule; a rule no size can satisfy is an error.
  *
- * Actions: lfs, unlfs, annex, drop, keep, split (unlfs takes no size
- * condition: a pointer's size is not its file's). split takes the options
- * record= (required, must compile as PCRE2), into= (required), head=;
- * annex takes mode= (unlocked, the default, or locked) and backend=
- * (SHA256E, the default, or SHA256). The others take none.
+ * Actions: lfs, unlfs, annex, drop, keep, split, replace-text=FILE
+ * (unlfs takes no size condition: a pointer's size is not its file's).
+ * split takes the options record= (required, must compile as PCRE2),
+ * into= (required), head=; annex takes mode= (unlocked, the default, or
+ * locked) and backend= (SHA256E, the default, or SHA256); replace-text's
+ * FILE (a value: quoted when it has a blank) is an expressions file
+ * (replace/replace.h) that rewrite/blob reads, kept as the option
+ * "replace-text", and it takes binary= (no, the default, or yes). The
+ * others take none.
  *
  * Errors are ERR_USAGE with the message "FILE:LINE:COLUMN: what", columns
  * counted in bytes from 1 (inside a "..." value, escapes before the spot
@@ -100,6 +104,7 @@ enum rules_action {
 	RULES_KEEP,
 	RULES_SPLIT,
 	RULES_UNLFS,
+	RULES_REPLACE_TEXT,
 };
 
 struct rules;
@@ -217,8 +222,11 @@ int rules_load_blob_ids(struct rules *r, const char *path, struct err *e);
 /* ---- one rule (all borrowed from the rule set, none can fail) ---- */
 
 size_t rules_rule_line(const struct rule *rule);	/* 1-based */
+/* The name of the file the rule was read from: the rule file's, or the
+ * --strip-blobs-with-ids file's for the ids added from it. */
+const char *rules_rule_file(const struct rule *rule);
 enum rules_action rules_rule_action(const struct rule *rule);
-/* "lfs", "annex", "drop", "keep", "split" or "unlfs". */
+/* "lfs", "annex", "drop", "keep", "split", "unlfs" or "replace-text". */
 const char *rules_action_name(enum rules_action a);
 /* The pattern after unquoting, without any re: prefix; NUL-terminated. */
 const char *rules_rule_pattern(const struct rule *rule, size_t *len);
@@ -229,7 +237,8 @@ int rules_rule_is_regex(const struct rule *rule);
  */
 int rules_rule_size(const struct rule *rule, uint64_t *lo, uint64_t *hi);
 /*
- * The value of option key ("record", "into", "head", "mode", "backend"), unquoted and
+ * The value of option key ("record", "into", "head", "mode", "backend",
+ * "replace-text", "binary"), unquoted and
  * NUL-terminated, with its length in *len (may be NULL); NULL when the
  * rule does not have it.
  */

@@ -25,7 +25,7 @@ _migrate() {
 
 	# option values: files, directories or a word list
 	case "$prev" in
-	--rules | --commit-map | --ref-map | --export-marks | --report | --report-json | -o | --output | --json | --strip-blobs-with-ids)
+	--rules | --commit-map | --ref-map | --export-marks | --report | --report-json | -o | --output | --json | --strip-blobs-with-ids | --replace-message)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
@@ -54,7 +54,7 @@ _migrate() {
 	local words
 	case "$cmd" in
 	"")
-		words="run remap analyze check-rules help --rules --strip-blobs-with-ids --store --commit-map
+		words="run remap analyze check-rules help --rules --strip-blobs-with-ids --replace-message --store --commit-map
 			--commit-map-format --ref-map --export-marks --source-repo
 			--target-repo --verify-split --dry-run --output --report
 			--report-json --progress --no-rewrite-message-ids
@@ -62,7 +62,7 @@ _migrate() {
 			--missing --quiet --help --version"
 		;;
 	run)
-		words="--rules --strip-blobs-with-ids --repo --to --in-place --commit-map-format --commit-map --ref-map --dry-run --report --report-json --progress
+		words="--rules --strip-blobs-with-ids --replace-message --repo --to --in-place --commit-map-format --commit-map --ref-map --dry-run --report --report-json --progress
 			--verify-only --rollback --verify-split --rewrite-message-ids --no-rewrite-message-ids --object-reader --threads --quiet
 			--lfs-objects --missing --help"
 		;;

@@ -63,7 +63,6 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 	if (b->opt.rules ? rules_load(&b->rules, b->opt.rules, e) < 0 :
 	    rules_parse(&b->rules, "", 0, "(no rule file)", e) < 0)
 		return -1;
-	b->file_rules = rules_count(b->rules);
 	if (b->opt.strip_ids && rules_load_blob_ids(b->rules, b->opt.strip_ids, e) < 0)
 		return -1;
 	if (rules_blob_count(b->rules))
@@ -78,7 +77,7 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 			b->held_max = HELD_SPLIT_IN_MEMORY;
 	}
 	if (attrs_init(b, e) < 0 || annex_init(b, e) < 0 ||
-	    unlfs_init(b, e) < 0)
+	    unlfs_init(b, e) < 0 || scrub_init(b, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */
 	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
@@ -99,6 +98,7 @@ void blobs_free(struct blobs *b)
 	attrs_free(b);
 	annex_free(b);
 	unlfs_free(b);
+	scrub_free(b);
 	stream_cmd_release(&b->splits_cmd);
 	HASH_CLEAR(hh_ptr, b->byptr);
 	HASH_ITER(hh, b->byid, bi, tmp) {
@@ -411,6 +411,10 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		return splits_place(b, c, bi, rule, e);
 	case BLOB_UNLFS:
 		if (unlfs_content(b, c->path.ptr, c->path.len, bi, &content, e) < 0)
+			return -1;
+		return place_keep(b, c, mode, content == bi ? m : NULL, content, e);
+	case BLOB_REPLACE_TEXT:
+		if (scrub_content(b, rule, bi, &content, e) < 0)
 			return -1;
 		return place_keep(b, c, mode, content == bi ? m : NULL, content, e);
 	case BLOB_LFS:
@@ -733,7 +737,7 @@ int blobs_finish(struct blobs *b, struct err *e)
 			warning("migrate: warning: %s (line %zu of %s): the history "
 				"has no such blob; nothing dropped",
 				rules_rule_pattern(r, NULL), rules_rule_line(r),
-				i < b->file_rules ? b->opt.rules : b->opt.strip_ids);
+				rules_rule_file(r));
 	}
 	if (unlfs_finish(b, e) < 0)
 		return -1;

@@ -15,6 +15,7 @@
  *            converted files as LFS files (asks policy.c)
  * splits.c   the split action: a file replaced by its parts
  * unlfs.c    the unlfs action: an LFS pointer becomes its file again
+ * scrub.c    the replace-text action: expressions replaced in the text
  *
  * The engine (rewrite/engine/) owns the stream and fast-import's state;
  * it lends this code what it needs (struct blob_env, once; struct
@@ -50,6 +51,7 @@ enum blob_action {
 	BLOB_SPLIT,	/* replaced by its parts */
 	BLOB_ANNEX,	/* a git-annex pointer or symlink; content to its store */
 	BLOB_UNLFS,	/* an LFS pointer becomes its content again */
+	BLOB_REPLACE_TEXT,	/* its text with expressions replaced */
 };
 
 /*
@@ -187,6 +189,9 @@ void blobs_commit_written(struct blobs *b, const struct oid *id);
 /* Writes the blobs read since the last commit that no commit decided on
  * (a tag or a later commit may name them); lets go of the rest. */
 int blobs_flush(struct blobs *b, struct err *e);
+/* Hands the report how often each replace-text expression replaced
+ * (report_replace), before it is written. */
+void blobs_report_replace(const struct blobs *b);
 /* Makes the store's objects durable, before the stream's `done`; fails
  * first when unlfs found pointers whose objects no store has (unless
  * --missing=keep), naming each. */

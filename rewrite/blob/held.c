@@ -202,6 +202,32 @@ io:
 	return err_errno(e, ERR_IO, "cannot spool a blob to a temp file");
 }
 
+struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
+			     struct err *e)
+{
+	struct blob_info *bi;
+	struct held *h;
+	struct oid id;
+
+	obj_hash_buf(b->hash, OBJ_BLOB, p, n, &id);
+	bi = blob_get(b, &id, n);
+	if (bi->held || bi->emitted)
+		return bi;
+	h = xcalloc(1, sizeof(*h));
+	buf_init(&h->mem, SIZE_MAX);
+	if (n <= HELD_IN_MEMORY) {
+		buf_add(&h->mem, p, n);
+	} else if (!(h->spool = tmpfile()) || fwrite(p, 1, n, h->spool) != n ||
+		   fflush(h->spool) != 0) {
+		held_free(h);
+		err_errno(e, ERR_IO, "cannot spool a blob to a temp file");
+		return NULL;
+	}
+	bi->held = h;
+	bi->est = report_est_buf(b->report, p, n);
+	return bi;
+}
+
 int blobs_read(struct blobs *b, struct blob_mark *m, const struct oid *orig,
 	       struct err *e)
 {

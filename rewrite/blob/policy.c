@@ -48,6 +48,7 @@ int blob_decide(const struct rules *rules, const char *path, size_t len,
 	case RULES_SPLIT: *action = BLOB_SPLIT; break;
 	case RULES_ANNEX: *action = BLOB_ANNEX; break;
 	case RULES_UNLFS: *action = BLOB_UNLFS; break;
+	case RULES_REPLACE_TEXT: *action = BLOB_REPLACE_TEXT; break;
 	default: break;
 	}
 	return 0;

@@ -82,7 +82,6 @@ struct attr_ent {
  * part. */
 struct blobs {
 	unsigned char *id_hits;	/* per rule: a blob:<id> rule dropped its blob */
-	size_t file_rules;	/* rules of the rule file; the ids' come after */
 	struct blob_options opt;
 	struct rules *rules;
 	/* lent by the engine (struct blob_env, struct blob_commit) */
@@ -153,6 +152,9 @@ struct blobs {
 
 	/* unlfs.c */
 	struct unlfs *unlfs;	/* NULL: no unlfs rule */
+
+	/* scrub.c */
+	struct scrub *scrub;	/* NULL: no replace-text rule */
 };
 
 /* One path's .gitattributes line (a file migrate must add to or take out
@@ -246,6 +248,15 @@ int blob_view(struct blobs *b, struct blob_info *bi, struct buf *scratch,
 struct buf *blob_memory(struct blobs *b, struct blob_info *bi);
 void blob_forget_copy(struct blobs *b, struct blob_info *bi);
 
+/*
+ * The blob of the n bytes at p, which this run makes (a replace-text
+ * result): known already, or new with a held copy (in memory up to
+ * HELD_IN_MEMORY, else spooled) and its packed estimate. NULL with e set
+ * when it cannot be spooled.
+ */
+struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
+			     struct err *e);
+
 /* ---- attrs.c ---- */
 
 /* The .gitattributes lines of the plain glob lfs rules. */
@@ -326,5 +337,19 @@ int unlfs_attrs(struct blobs *b, struct blob_info *bi,
 /* At the end: the error naming every missing object (unless
  * --missing=keep, which warns). */
 int unlfs_finish(struct blobs *b, struct err *e);
+
+/* ---- scrub.c: the replace-text action ---- */
+
+/* Reads the expressions files of the replace-text rules (else nothing). */
+int scrub_init(struct blobs *b, struct err *e);
+void scrub_free(struct blobs *b);
+/*
+ * The blob a replace-text rule puts where bi was: bi itself when no
+ * expression matches or bi is binary (a NUL in its first 8 KiB) and the
+ * rule does not say binary=yes; else the replaced text, a new blob.
+ * Each content is replaced once per rule, whatever its paths.
+ */
+int scrub_content(struct blobs *b, const struct rule *rule,
+		  struct blob_info *bi, struct blob_info **out, struct err *e);
 
 #endif

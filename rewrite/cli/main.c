@@ -203,7 +203,8 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	}
 	/* without rules migrate changes nothing, messages included */
 	if (opt.rewrite_message_ids < 0)
-		opt.rewrite_message_ids = opt.rules || opt.strip_blobs_with_ids;
+		opt.rewrite_message_ids = opt.rules || opt.strip_blobs_with_ids ||
+					  opt.replace_message;
 	if (opt.output && !opt.dry_run)
 		return err_set(e, ERR_USAGE, "-o is for --dry-run; the stream goes "
 			       "to standard output");

@@ -194,13 +194,19 @@ static const struct cli_option shared_options[] = {
 	  "the rule file: 'PATTERN [size>N] ACTION' per line,\n"
 	  "first match wins; patterns as in .gitattributes or\n"
 	  "re:REGEX; actions lfs, unlfs, annex, drop, keep,\n"
-	  "split (see examples/)", BOTH | CLI_ANALYZE },
+	  "split, replace-text=FILE (see examples/)",
+	  BOTH | CLI_ANALYZE },
 	{ "strip-blobs-with-ids", 0, CLI_STRING, "FILE",
 	  F(strip_blobs_with_ids), 0, NULL,
 	  "drop the blobs with these ids (one per line, as\n"
 	  "BFG and git filter-repo take them) at every path;\n"
 	  "ids the history never had are said",
 	  BOTH | CLI_ANALYZE },
+	{ "replace-message", 0, CLI_STRING, "FILE", F(replace_message), 0,
+	  NULL,
+	  "replace the expressions of FILE in commit and tag\n"
+	  "messages (git filter-repo's --replace-message\n"
+	  "format: literal, regex:, glob:, ==>replacement)", BOTH },
 	{ "store", 0, CLI_STRING, "DIR", F(store), 0, NULL,
 	  "where LFS objects go (default <git-dir>/lfs/objects)", CLI_FILTER },
 	{ "annex-dir", 0, CLI_STRING, "DIR", F(annex_dir), 0, NULL,
@@ -263,7 +269,8 @@ static const struct cli_option shared_options[] = {
 	{ "rewrite-message-ids", 0, CLI_SET, NULL, F(rewrite_message_ids), 1,
 	  NULL,
 	  "old commit ids in messages become the new ids\n"
-	  "(default: with --rules; without, nothing changes)", BOTH },
+	  "(default: with --rules or --replace-message;\n"
+	  "without, nothing changes)", BOTH },
 	{ "date-format", 0, CLI_STRING, "FMT", F(date_format), 0,
 	  check_date_format,
 	  "raw (default) or raw-permissive: the value given\n"

@@ -11,6 +11,7 @@
 
 #include "state.h"
 #include "../git/git.h"
+#include "../../replace/replace.h"
 
 static const char *input_name(const struct rw *rw)
 {
@@ -591,6 +592,9 @@ static int do_commit(struct rw *rw, struct err *e)
 			rw->msgids = msgids_new(rw->cmap);
 		msgids_apply(rw->msgids, cmd->message.ptr, cmd->message.len);
 	}
+	/* after the ids, as git filter-repo does */
+	if (msg_replace(rw, &cmd->message, e) < 0)
+		return err_at_input(e);
 	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
 		return err_at_input(e);
 	rw->commits_with_orig += c->has_orig;
@@ -907,6 +911,8 @@ static int do_tag(struct rw *rw, struct err *e)
 	    (cmd->has_tagger &&
 	     check_ident(rw, "tagger", &cmd->tagger, &rw->ident_raw, e) < 0))
 		return -1;
+	if (msg_replace(rw, &cmd->message, e) < 0)
+		return err_at_input(e);
 	if (rw->no_ids)
 		return stream_write_cmd(rw->out, cmd, e);
 	if (rw->blobs && cmd->from.kind == STREAM_REF_MARK) {
@@ -1130,6 +1136,8 @@ static void rw_release(struct rw *rw)
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
 	msgids_free(rw->msgids);
+	replace_free(rw->msg_replace);
+	buf_release(&rw->msg_out);
 	blobs_free(rw->blobs);
 	report_free(rw->report);
 	stream_writer_free(rw->out);
@@ -1174,6 +1182,7 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	buf_init(&rw->cur.committer, STREAM_MAX_LINE);
 	buf_init(&rw->cur.encoding, STREAM_MAX_LINE);
 	buf_init(&rw->cur.message, STREAM_MAX_TEXT);
+	buf_init(&rw->msg_out, STREAM_MAX_TEXT);
 	rw->want_ids = opt->commit_map || opt->ref_map || opt->export_marks;
 	rw->date_strict = !opt->date_format || strcmp(opt->date_format, "raw-permissive");
 }
@@ -1198,6 +1207,9 @@ static int run(struct rw *rw, struct err *e)
 	rw->report = report_new(rw->opt->report, rw->opt->report_json);
 	/* the size before is the source's own, known for free: one batch */
 	if (report_disk_sizes(rw->report, rw->opt->source_repo, e) < 0)
+		return -1;
+	if (rw->opt->replace_message &&
+	    replace_load(&rw->msg_replace, rw->opt->replace_message, e) < 0)
 		return -1;
 	if (rw->opt->rules || rw->opt->strip_blobs_with_ids) {
 		struct blob_options bo = {

@@ -62,6 +62,9 @@ struct rw_options {
 	size_t n_lfs_objects;
 	const char *lfs_objects_arg;	/* the option parser's slot */
 	const char *missing;		/* "error" (NULL) or "keep" */
+	/* --replace-message FILE: expressions (git filter-repo's format,
+	 * replace/replace.h) replaced in commit and tag messages */
+	const char *replace_message;
 	/* filled when the run succeeded, when not NULL (migrate run's
 	 * ending lines) */
 	struct rw_stats *stats;

@@ -135,6 +135,9 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 			report_sizes(rw->report, &st->bytes_before, &st->bytes_after,
 				     &st->packed_before, &st->packed_after);
 		}
+		if (rw->blobs)
+			blobs_report_replace(rw->blobs);
+		msg_report_replace(rw);
 		r = report_write(rw->report, &t,
 				 rw->blobs ? blobs_rules(rw->blobs) : NULL,
 				 rw->opt->rules ? rw->opt->rules :

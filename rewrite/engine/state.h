@@ -90,6 +90,8 @@ struct rw {
 	struct stream_writer *cout;
 	struct blobs *blobs;	/* the rules' way for blobs; NULL: no rules */
 	struct msgids *msgids;		/* old ids in messages (msgids.c) */
+	struct replace_set *msg_replace;	/* --replace-message (messages.c) */
+	struct buf msg_out;
 	struct report *report;		/* --report, --report-json (out.h) */
 	struct progress progress;
 	uint64_t commits_seen;
@@ -107,6 +109,11 @@ struct rw {
 	int64_t annex_time;	/* the newest committer date (annexlog.c) */
 	int no_ids;		/* ids could not be followed any more */
 };
+
+/* messages.c: --replace-message on a commit's or tag's message (in
+ * place), and its counts to the report. */
+int msg_replace(struct rw *rw, struct buf *message, struct err *e);
+void msg_report_replace(struct rw *rw);
 
 /* engine.c */
 struct mark_ent *mark_get(struct rw *rw, uint64_t mark);

@@ -66,6 +66,15 @@ void report_rule(struct report *r, size_t index, const char *path, size_t len,
  * met at path: its pointer stays. */
 void report_lfs_missing(struct report *r, const char *oid, const char *path,
 			size_t len);
+/*
+ * An expression of a replace-text file (what: "blobs") or of the
+ * --replace-message file ("messages"): where it is (file, 1-based line),
+ * its text as written, the matches it replaced and the blobs or messages
+ * it changed (each distinct content counted once). Copied.
+ */
+void report_replace(struct report *r, const char *what, const char *file,
+		    size_t line, const char *text, size_t len,
+		    uint64_t replaced, uint64_t changed);
 /* A version of the split file at path, and one of its parts. */
 void report_split(struct report *r, const char *path, size_t len,
 		  uint64_t version_bytes, const char *part, size_t plen,

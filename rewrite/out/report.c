@@ -58,6 +58,12 @@ struct missing_ent {
 	char *path;
 };
 
+struct replace_ent {
+	char *what, *file, *text;
+	size_t line, len;
+	uint64_t replaced, changed;
+};
+
 struct disk_size {
 	struct oid id;
 	uint64_t disk;
@@ -81,6 +87,8 @@ struct report {
 	size_t ntop;
 	struct missing_ent *missing;	/* unlfs: LFS objects in no store */
 	size_t nmissing, missing_alloc;
+	struct replace_ent *repl;	/* replace-text, --replace-message */
+	size_t nrepl;
 	struct disk_size *disk;	/* sorted by id: the source's blobs */
 	size_t ndisk, disk_alloc;
 };
@@ -365,6 +373,25 @@ void report_lfs_missing(struct report *r, const char *oid, const char *path,
 	m->path = xmemdup(path, len);
 }
 
+void report_replace(struct report *r, const char *what, const char *file,
+		    size_t line, const char *text, size_t len,
+		    uint64_t replaced, uint64_t changed)
+{
+	struct replace_ent *x;
+
+	if (!r)
+		return;
+	r->repl = xrealloc(r->repl, (r->nrepl + 1) * sizeof(*r->repl));
+	x = &r->repl[r->nrepl++];
+	x->what = xstrdup(what);
+	x->file = xstrdup(file);
+	x->text = xmemdup(text, len);
+	x->line = line;
+	x->len = len;
+	x->replaced = replaced;
+	x->changed = changed;
+}
+
 static size_t utf8_len(const unsigned char *s, size_t left)
 {
 	size_t n, i;
@@ -524,9 +551,24 @@ static void write_json(struct report *r, const struct report_totals *t,
 			continue;
 		buf_printf(out, "%s\n {\"line\":%zu,", n++ ? "," : "",
 			   rules_rule_line(rule));
+		report_json_path(out, "file", rules_rule_file(rule),
+				 strlen(rules_rule_file(rule)));
+		buf_addch(out, ',');
 		report_json_pattern(out, rule);
 		buf_printf(out, ",\"action\":\"%s\"}",
 			   rules_action_name(rules_rule_action(rule)));
+	}
+	buf_adds(out, "],\n\"replacements\":[");
+	for (i = 0; i < r->nrepl; i++) {
+		const struct replace_ent *x = &r->repl[i];
+
+		buf_printf(out, "%s\n {\"in\":\"%s\",", i ? "," : "", x->what);
+		report_json_path(out, "file", x->file, strlen(x->file));
+		buf_printf(out, ",\"line\":%zu,", x->line);
+		report_json_path(out, "expression", x->text, x->len);
+		buf_printf(out, ",\"replaced\":%llu,\"changed\":%llu}",
+			   (unsigned long long)x->replaced,
+			   (unsigned long long)x->changed);
 	}
 	buf_adds(out, "],\n\"lfs_missing\":[");
 	for (i = 0; i < r->nmissing; i++) {
@@ -584,7 +626,8 @@ static void write_table(struct report *r, const struct report_totals *t,
 				continue;
 			if (!n++)
 				buf_adds(out, "rules that matched nothing:\n");
-			buf_printf(out, "  %s:%zu %s\n", rules_path,
+			buf_printf(out, "  %s:%zu %s\n",
+				   rules_rule_file(rule) ? rules_rule_file(rule) : rules_path,
 				   rules_rule_line(rule),
 				   shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen));
 		}
@@ -598,6 +641,22 @@ static void write_table(struct report *r, const struct report_totals *t,
 			   (unsigned long long)s->versions,
 			   report_human(s->bytes_before, a, sizeof(a)), (unsigned long long)s->nparts,
 			   report_human(s->bytes_after, c, sizeof(c)));
+	}
+	for (i = 0; i < r->nrepl; i++) {
+		const struct replace_ent *x = &r->repl[i];
+
+		if (!i || strcmp(x->file, r->repl[i - 1].file) ||
+		    strcmp(x->what, r->repl[i - 1].what))
+			buf_printf(out, "%sreplacements in %s (%s):\n%6s %10s %10s  %s\n",
+				   i ? "\n" : "", x->what, x->file, "line",
+				   "replaced", !strcmp(x->what, "blobs") ? "blobs" :
+				   "messages", "expression");
+		buf_printf(out, "%6zu %10llu %10llu  %s\n", x->line,
+			   (unsigned long long)x->replaced,
+			   (unsigned long long)x->changed,
+			   shown(&tmp, "", x->text, x->len));
+		if (i + 1 == r->nrepl)
+			buf_addch(out, '\n');
 	}
 	buf_printf(out, "history blobs: %s -> %s; packed %s -> %s "
 		   "(on disk in the source; new blobs estimated)\n",
@@ -694,6 +753,12 @@ void report_free(struct report *r)
 	for (i = 0; i < r->nmissing; i++)
 		free(r->missing[i].path);
 	free(r->missing);
+	for (i = 0; i < r->nrepl; i++) {
+		free(r->repl[i].what);
+		free(r->repl[i].file);
+		free(r->repl[i].text);
+	}
+	free(r->repl);
 	free(r->disk);
 	free(r);
 }

@@ -6,7 +6,7 @@
 # private header:
 #
 #   rewrite/cli > rewrite/engine, rewrite/analyze > rewrite/blob > rewrite/out
-#     > rewrite/git > stream, rules, split, pointerize > common
+#     > rewrite/git > stream, rules, split, pointerize, replace > common
 #
 # Checked twice: in the sources (every #include), and in the built static
 # libraries (every symbol a library needs from another one must come from
@@ -25,10 +25,12 @@ python3 - "$ROOT" <<'EOF'
 import os, re, sys
 root = sys.argv[1]
 rank = {'common': 0, 'stream': 1, 'rules': 1, 'split': 1, 'pointerize': 1,
+        'replace': 1,
         'rewrite/git': 2, 'rewrite/out': 3, 'rewrite/blob': 4,
         'rewrite/engine': 5, 'rewrite/analyze': 5, 'rewrite/cli': 6}
 contract = {'common': 'common.h', 'stream': 'stream.h', 'rules': 'rules.h',
             'split': 'split.h', 'pointerize': 'pointerize.h',
+            'replace': 'replace.h',
             'rewrite/git': 'git.h', 'rewrite/out': 'out.h',
             'rewrite/blob': 'blob.h', 'rewrite/engine': 'engine.h',
             'rewrite/analyze': 'analyze.h',
@@ -73,7 +75,7 @@ EOF
 
 # the built libraries: a symbol defined in one library and needed by
 # another must come from below
-libs=(common:0 stream:1 rules:1 split:1 pointerize:1 git:2 out:3 blob:4 engine:5 analyze:5 cli:6)
+libs=(common:0 stream:1 rules:1 split:1 pointerize:1 replace:1 git:2 out:3 blob:4 engine:5 analyze:5 cli:6)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for l in "${libs[@]}"; do
@@ -100,13 +102,13 @@ done
 info "the ${#libs[@]} libraries link downwards only (nm)"
 
 # one place that exits (one_spawner.sh: one place that starts a process)
-exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c \
+exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c replace/*.c \
 	pointerize/*.c rewrite/git/*.c rewrite/out/*.c rewrite/blob/*.c \
 	rewrite/engine/*.c rewrite/analyze/*.c || true)"
 [ -z "$exits" ] || die "exit() outside rewrite/cli:
 $exits"
 # stderr is the command line's, and the outputs' (progress, a report to -)
-prints="$(grep -nE '(fprintf|vfprintf|fflush)\(stderr|, *stderr\)|perror\(' common/*.c stream/*.c rules/*.c split/*.c \
+prints="$(grep -nE '(fprintf|vfprintf|fflush)\(stderr|, *stderr\)|perror\(' common/*.c stream/*.c rules/*.c split/*.c replace/*.c \
 	pointerize/*.c rewrite/git/*.c rewrite/blob/*.c rewrite/engine/*.c \
 	rewrite/analyze/*.c || true)"
 [ -z "$prints" ] || die "stderr used below the command line:

@@ -85,6 +85,16 @@ for x, y in zip(rows, a['rules']):
 print('info: report: a row per id (paths, blobs, bytes), the unknown id unmatched; analyze agrees')
 PY
 grep -q "rules that matched nothing" "$SCRATCH/report.txt" || die "the table does not list the unknown id"
+# with a rule file too, the unknown id is the ids file's, line 5 (the
+# table and the JSON name that file, not the rule file)
+printf '*.psd keep\n' >"$SCRATCH/keep.rules"
+(cd "$ASSETS" && run_migrate --rules "$SCRATCH/keep.rules" --strip-blobs-with-ids "$SCRATCH/ids" \
+	--dry-run -q --report "$SCRATCH/both.txt" --report-json "$SCRATCH/both.json") <"$SCRATCH/in.fe" ||
+	die "--rules with --strip-blobs-with-ids failed"
+grep -qF "  $SCRATCH/ids:5 blob:$UNKNOWN" "$SCRATCH/both.txt" ||
+	die "the unknown id is not listed under the ids file: $(grep -A3 'matched nothing' "$SCRATCH/both.txt")"
+python3 -c 'import json,sys; u=json.load(open(sys.argv[1]))["unmatched_rules"]; assert [(x["file"],x["line"]) for x in u] == [(sys.argv[2],5)], u' \
+	"$SCRATCH/both.json" "$SCRATCH/ids" || die "the JSON does not name the ids file"
 
 # the same as rules, and through migrate run
 sed 's/^/blob:/; s/$/ drop/' "$SCRATCH/ids" >"$SCRATCH/ids.rules"

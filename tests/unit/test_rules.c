@@ -767,6 +767,43 @@ static void test_shadowed(void **state)
 
 /* ---- blobs by id ---- */
 
+static void test_replace_text(void **state)
+{
+	static const struct bad_case bad[] = {
+		{ "* replace-text=\n", "t.rules:1:16: ", "missing FILE" },
+		{ "* replace-text='' \n", "t.rules:1:16: ", "empty FILE" },
+		{ "* replace-text=x binary=maybe\n", "t.rules:1:25: ",
+		  "binary must be yes or no" },
+		{ "* replace-text=x mode=locked\n", "t.rules:1:18: ",
+		  "unknown option 'mode' for replace-text" },
+		{ "* replace-text\n", "t.rules:1:3: ", "replace-text=FILE" },
+		{ "* lfs binary=yes\n", "t.rules:1:7: ", "takes no options" },
+	};
+	struct rules *r;
+	const struct rule *x;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_error(&bad[i]);
+	r = parse_ok("*.png keep\n"
+		     "'my dir/*' replace-text='my expr.txt' binary=yes\n"
+		     "* size<1MB replace-text=s.txt\n");
+	x = rules_get(r, 1);
+	assert_int_equal(rules_rule_action(x), RULES_REPLACE_TEXT);
+	assert_string_equal(rules_action_name(RULES_REPLACE_TEXT), "replace-text");
+	assert_string_equal(rules_rule_option(x, "replace-text", &n), "my expr.txt");
+	assert_int_equal(n, 11);
+	assert_string_equal(rules_rule_option(x, "binary", NULL), "yes");
+	assert_string_equal(rules_rule_file(x), "t.rules");
+	x = rules_get(r, 2);
+	assert_string_equal(rules_rule_option(x, "replace-text", NULL), "s.txt");
+	assert_null(rules_rule_option(x, "binary", NULL));
+	assert_string_equal(verdict(r, "my dir/a.txt", 10), "2:replace-text");
+	assert_string_equal(verdict(r, "b.txt", 10), "3:replace-text");
+	rules_free(r);
+}
+
 static void test_blob_ids(void **state)
 {
 	static const struct bad_case bad[] = {
@@ -845,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_examples_parse),
 		cmocka_unit_test(test_shadowed),
 		cmocka_unit_test(test_blob_ids),
+		cmocka_unit_test(test_replace_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
