@@ -14,6 +14,7 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,13 @@ struct stream_reader {
 
 	struct buf comments;	/* pending comment texts, each ending in LF */
 	size_t comments_pos;
+
+	/* the look-ahead (stream_reader_ahead) */
+	uint64_t ahead;		/* stream offset of the next byte it scans */
+	uint64_t ahead_skip;	/* data bytes it has still to pass over */
+	struct buf ahead_ref;	/* the commit of the M lines it finds (empty:
+				   not seen) */
+	int ahead_stop;		/* it gave up: only 0 from now on */
 };
 
 /* ---- errors ---- */
@@ -1369,6 +1377,159 @@ uint64_t stream_reader_offset(const struct stream_reader *r)
 	return cur_off(r);
 }
 
+/* ---- look-ahead ---- */
+
+/*
+ * Reads what the input has ready, without waiting, while fewer than cap
+ * unparsed bytes are held; the buffer grows for it (up to cap and a read
+ * more). 1 when bytes arrived, else 0: nothing ready, the buffer is full,
+ * or EOF (then eof is set, as fill would). A read error is left to the
+ * parse proper, which meets it at its next read.
+ */
+static int read_ready(struct stream_reader *r, size_t cap)
+{
+	struct pollfd pfd = { r->fd, POLLIN, 0 };
+	size_t room;
+	ssize_t n;
+
+	if (r->fd < 0 || r->eof || r->end - r->pos >= cap)
+		return 0;
+	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLIN | POLLHUP)))
+		return 0;
+	if (r->cap - r->end < READ_BUF_SIZE / 4) {
+		if (r->pos >= r->cap / 2) {
+			memmove(r->own, r->own + r->pos, r->end - r->pos);
+			r->base += r->pos;
+			r->end -= r->pos;
+			r->pos = 0;
+		} else if (r->cap < cap + READ_BUF_SIZE) {
+			r->cap = 2 * r->cap < cap + READ_BUF_SIZE ?
+				 2 * r->cap : cap + READ_BUF_SIZE;
+			r->own = xrealloc(r->own, r->cap);
+			r->buf = r->own;
+		}
+	}
+	room = r->cap - r->end;
+	if (room == 0)
+		return 0;
+	do
+		n = read(r->fd, r->own + r->end, room);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		r->eof = 1;
+	if (n <= 0)
+		return 0;
+	r->end += (size_t)n;
+	return 1;
+}
+
+/*
+ * One line the look-ahead passed: 1 when it is an `M <mode> <id> <path>`
+ * line (then in c), 0 for any other. `data` lines arm the skip over their
+ * bytes; a `blob` command (a stream with data: its M lines name marks,
+ * and reading it ahead would only copy it) or delimited data stops the
+ * look-ahead for good.
+ */
+static int ahead_line(struct stream_reader *r, const struct line *ln,
+		      struct stream_cmd *c)
+{
+	struct line v;
+	const char *sp, *why;
+	size_t n, used;
+
+	if (starts(ln, "data ")) {
+		v = after(ln, "data ");
+		if (parse_u64(v.p, v.n, STREAM_MAX_DATA, &r->ahead_skip) < 0)
+			r->ahead_stop = 1;
+		return 0;
+	}
+	if (is(ln, "blob")) {
+		r->ahead_stop = 1;
+		return 0;
+	}
+	if (starts(ln, "commit ")) {
+		v = after(ln, "commit ");
+		if (buf_set(&r->ahead_ref, v.p, v.n) < 0)
+			buf_reset(&r->ahead_ref);
+		return 0;
+	}
+	if (!starts(ln, "M "))
+		return 0;
+	v = after(ln, "M ");
+	sp = memchr(v.p, ' ', v.n);
+	if (!sp || parse_mode(v.p, (size_t)(sp - v.p), &c->mode) < 0)
+		return 0;
+	n = (size_t)(sp - v.p) + 1;
+	v.p += n;
+	v.n -= n;
+	sp = memchr(v.p, ' ', v.n);
+	if (!sp || !is_oid(v.p, (size_t)(sp - v.p)))
+		return 0;
+	n = (size_t)(sp - v.p);
+	if (buf_set(&c->dataref.name, v.p, n) < 0)
+		return 0;
+	c->dataref.kind = STREAM_REF_OID;
+	v.p += n + 1;
+	v.n -= n + 1;
+	if (v.n > 0 && v.p[0] == '"') {
+		if (unquote(v.p, v.n, &c->path, &used, &why) < 0 || used != v.n)
+			return 0;
+	} else if (buf_set(&c->path, v.p, v.n) < 0) {
+		return 0;
+	}
+	c->kind = STREAM_MODIFY;
+	return buf_set(&c->ref, r->ahead_ref.ptr, r->ahead_ref.len) == 0;
+}
+
+int stream_reader_ahead(struct stream_reader *r, size_t cap,
+			struct stream_cmd *c, uint64_t *off)
+{
+	for (;;) {
+		size_t at, have, n;
+		struct line ln;
+		const char *nl;
+
+		if (r->ahead_stop || r->state == RS_FAILED || r->state == RS_END)
+			return 0;
+		if (r->ahead < cur_off(r)) {
+			/* the parse got here first: go on from where it is,
+			 * knowing no commit until the next one */
+			if (r->dstate != DS_NONE)
+				return 0;
+			r->ahead = cur_off(r);
+			r->ahead_skip = 0;
+			buf_reset(&r->ahead_ref);
+		}
+		at = (size_t)(r->ahead - r->base);
+		have = r->end - at;
+		if (r->ahead_skip) {
+			n = (uint64_t)have < r->ahead_skip ? have : (size_t)r->ahead_skip;
+			r->ahead += n;
+			r->ahead_skip -= n;
+			if (r->ahead_skip && !read_ready(r, cap))
+				return 0;
+			continue;
+		}
+		nl = memchr(r->buf + at, '\n', have);
+		if (!nl) {
+			if (have > STREAM_MAX_LINE)
+				r->ahead_stop = 1;
+			if (!read_ready(r, cap))
+				return 0;
+			continue;
+		}
+		ln.p = r->buf + at;
+		ln.n = (size_t)(nl - ln.p);
+		ln.off = r->ahead;
+		r->ahead += ln.n + 1;
+		cmd_clear(c);
+		if (ahead_line(r, &ln, c)) {
+			*off = ln.off;
+			return 1;
+		}
+	}
+}
+
 /* ---- construction ---- */
 
 static struct stream_reader *reader_alloc(const char *name)
@@ -1379,6 +1540,7 @@ static struct stream_reader *reader_alloc(const char *name)
 	r->state = RS_TOP;
 	buf_init(&r->delim, STREAM_MAX_LINE);
 	buf_init(&r->comments, MAX_PENDING_COMMENTS);
+	buf_init(&r->ahead_ref, STREAM_MAX_LINE);
 	return r;
 }
 
@@ -1413,5 +1575,6 @@ void stream_reader_free(struct stream_reader *r)
 	free(r->own);
 	buf_release(&r->delim);
 	buf_release(&r->comments);
+	buf_release(&r->ahead_ref);
 	free(r);
 }

@@ -145,6 +145,24 @@ int stream_reader_data_into(struct stream_reader *r, char *dst, size_t cap,
 /* Byte offset of the next unread byte (for messages). */
 uint64_t stream_reader_offset(const struct stream_reader *r);
 
+/*
+ * The look-ahead: the `M <mode> <id> <path>` lines further on in the
+ * input, before stream_reader_next gets there, so that work on them can
+ * start early. Returns 1 with the next such line after the last one it
+ * returned (c: kind STREAM_MODIFY, mode, dataref (an id), path unquoted,
+ * ref the branch of the commit it is in, empty when the look-ahead did
+ * not see that commit's line; *off the line's byte offset), 0 when none
+ * is there yet. It reads what the input has ready without waiting, while
+ * fewer than cap bytes are buffered ahead of the parse (the reader's
+ * memory then grows to about cap), and skips what it cannot read: it
+ * never fails, never blocks, and changes nothing the parse sees. It
+ * gives up (0 from then on) at a `blob` command: a stream with data
+ * names its blobs by mark, and reading it ahead would only copy it.
+ * The lines are hints: a caller acts on one only as the parse would.
+ */
+int stream_reader_ahead(struct stream_reader *r, size_t cap,
+			struct stream_cmd *c, uint64_t *off);
+
 /* ---- writer ---- */
 
 struct stream_writer;

@@ -93,6 +93,7 @@ void blobs_free(struct blobs *b)
 
 	if (!b)
 		return;
+	pool_free(b);
 	free(b->id_hits);
 	splits_free(b);
 	attrs_free(b);
@@ -139,7 +140,8 @@ static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
 
 	if (bi->converted)
 		return 0;
-	if (content_put(b, bi, b->store, &put, e) < 0 ||
+	put = bi->id_known ? pool_take(b, &bi->id) : NULL;
+	if ((!put && content_put(b, bi, b->store, &put, e) < 0) ||
 	    ptr_put_finish(put, &bi->sha256, &size, e) < 0 ||
 	    content_size_check(bi, size, e) < 0)
 		return -1;
@@ -201,11 +203,16 @@ static int modify_blob(struct blobs *b, const struct oid *named,
 	return 0;
 }
 
-int blob_in_notes(const struct blobs *b)
+int branch_is_meta(const char *name, size_t len)
 {
 	/* git-annex's own branch is metadata too: it passes as it is */
-	return !strncmp(b->cur->branch_name, "refs/notes/", 11) ||
-	       !strcmp(b->cur->branch_name, "refs/heads/git-annex");
+	return (len >= 11 && !memcmp(name, "refs/notes/", 11)) ||
+	       (len == 20 && !memcmp(name, "refs/heads/git-annex", 20));
+}
+
+int blob_in_notes(const struct blobs *b)
+{
+	return branch_is_meta(b->cur->branch_name, strlen(b->cur->branch_name));
 }
 
 /* Writes the blob of m (or bi alone) now, unless it is out already. */

@@ -16,6 +16,8 @@
  * splits.c   the split action: a file replaced by its parts
  * unlfs.c    the unlfs action: an LFS pointer becomes its file again
  * scrub.c    the replace-text action: expressions replaced in the text
+ * pool.c     conversion ahead of the stream: threads that read and store
+ *            the blobs the M lines further on will convert
  *
  * The engine (rewrite/engine/) owns the stream and fast-import's state;
  * it lends this code what it needs (struct blob_env, once; struct
@@ -91,6 +93,9 @@ struct blob_options {
 	int missing_keep;	/* a missing object keeps its pointer */
 	/* --strip-blobs-with-ids: a `blob:<id> drop` rule per id (NULL: none) */
 	const char *strip_ids;
+	/* --threads: blobs converted at once ahead of the stream (pool.c);
+	 * 0 the CPU count, 1 none (the main thread converts each itself) */
+	int threads;
 };
 
 /* What the engine lends for the whole run (not owned). */
@@ -165,6 +170,15 @@ int blobs_declare(struct blobs *b, struct blob_mark *m, struct err *e);
  * commit's blobs precede in the output at blobs_commit_end. */
 struct stream_writer *blobs_commit_begin(struct blobs *b,
 					 const struct blob_commit *c);
+/*
+ * Called before each command is handled, with the stream offset where
+ * the previous one ended: blobs that M lines further on will convert
+ * start converting on other threads (pool.c), and what was started for
+ * lines before `before` and not used is dropped. Never fails; does
+ * nothing with one thread, without lfs rules, or when the source is not
+ * read natively.
+ */
+void blobs_ahead(struct blobs *b, uint64_t before);
 /*
  * File changes of the commit (the command in env->cmd). For an M line
  * whose data is not inline, id is the object it names and m its mark

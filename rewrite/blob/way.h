@@ -155,6 +155,10 @@ struct blobs {
 
 	/* scrub.c */
 	struct scrub *scrub;	/* NULL: no replace-text rule */
+
+	/* pool.c */
+	struct pool *pool;	/* NULL: none (yet, or at all) */
+	int pool_tried;
 };
 
 /* One path's .gitattributes line (a file migrate must add to or take out
@@ -268,6 +272,16 @@ void attrs_free(struct blobs *b);
 /* 1 when the commit being built is on a notes ref or the git-annex
  * branch (no rule applies). */
 int blob_in_notes(const struct blobs *b);
+/* 1 when the branch called name (len bytes) is one of those. */
+int branch_is_meta(const char *name, size_t len);
+
+/* ---- pool.c: conversion ahead of the stream ---- */
+
+/* The put of id's content, converted ahead by the pool (the caller's to
+ * finish or abort), or NULL: then the caller reads the blob itself. */
+struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
+/* Stops the pool; every put it holds is aborted (temp files removed). */
+void pool_free(struct blobs *b);
 
 /* ---- annex.c: the annex action ---- */
 int annex_init(struct blobs *b, struct err *e);

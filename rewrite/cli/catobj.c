@@ -12,7 +12,7 @@
 
 static const char cat_usage[] =
 "usage: migrate cat-object [--repo DIR] [--object-reader=auto|git|native]\n"
-"                          [--threads=N] < IDS\n";
+"                          < IDS\n";
 
 /* One object: "<id> <type> <size>\n<content>\n", or "<name> missing\n". */
 static int cat_one(struct odb *db, const char *name, char *chunk, size_t cap,
@@ -55,13 +55,11 @@ int rw_cmd_cat_object(int argc, char **argv, struct err *e)
 	size_t cap = 0;
 	ssize_t len;
 	struct odb *db;
-	int i, rc = 0, threads = 0;
+	int i, rc = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--repo") && i + 1 < argc) {
 			repo = argv[++i];
-		} else if (!strncmp(argv[i], "--threads=", 10)) {
-			threads = atoi(argv[i] + 10);
 		} else if (!strncmp(argv[i], "--object-reader=", 16)) {
 			if (odb_reader_parse(argv[i] + 16, &reader) < 0)
 				return err_set(e, ERR_USAGE, "--object-reader: "
@@ -74,7 +72,6 @@ int rw_cmd_cat_object(int argc, char **argv, struct err *e)
 	}
 	db = odb_new(repo);
 	odb_set_reader(db, reader, 0);
-	odb_set_threads(db, threads);
 	chunk = xmalloc(1 << 16);
 	while (rc == 0 && (len = getline(&line, &cap, stdin)) > 0) {
 		if (line[len - 1] == '\n')

@@ -283,9 +283,10 @@ static const struct cli_option shared_options[] = {
 	  "(default: migrate itself, git cat-file for what it\n"
 	  "does not read), git (git cat-file) or native", BOTH },
 	{ "threads", 0, CLI_STRING, "N", F(threads), 0, check_threads,
-	  "1: read objects on one thread; from 2 (default:\n"
-	  "the CPU count) large objects are inflated and\n"
-	  "checked on a second one; the output is the same", BOTH },
+	  "1: convert blobs on one thread; from 2 (default:\n"
+	  "the CPU count) N threads convert the blobs that\n"
+	  "M lines further on will convert; the output is\n"
+	  "the same", BOTH },
 	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
 	  "no warnings, no progress", BOTH | CLI_ANALYZE },
 	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text",

@@ -1169,11 +1169,8 @@ static void rw_init(struct rw *rw, const struct rw_options *opt, int in_fd,
 	if (!opt->object_reader || odb_reader_parse(opt->object_reader, &reader) < 0)
 		reader = ODB_READER_AUTO;	/* the command line checked it */
 	odb_set_reader(rw->src, reader, opt->quiet);
-	odb_set_threads(rw->src, opt->threads ? atoi(opt->threads) : 0);
-	if (rw->dst != rw->src) {
+	if (rw->dst != rw->src)
 		odb_set_reader(rw->dst, reader, opt->quiet);
-		odb_set_threads(rw->dst, opt->threads ? atoi(opt->threads) : 0);
-	}
 	rw->cmap = cmap_new();
 	rw->hash = obj_hash_new();
 	buf_init(&rw->scratch, STREAM_MAX_TEXT + 4096);
@@ -1200,6 +1197,7 @@ static struct progress_counts progress_counts(const struct rw *rw)
 static int run(struct rw *rw, struct err *e)
 {
 	static const char feature_done[] = "feature done\n";
+	uint64_t before;
 	int r;
 
 	if (rw->opt->commit_map && cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
@@ -1225,6 +1223,7 @@ static int run(struct rw *rw, struct err *e)
 					!strcmp(rw->opt->missing, "keep"),
 			.annex_dir = rw->opt->annex_dir,
 			.strip_ids = rw->opt->strip_blobs_with_ids,
+			.threads = rw->opt->threads ? atoi(rw->opt->threads) : 0,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,
@@ -1237,9 +1236,13 @@ static int run(struct rw *rw, struct err *e)
 		return -1;
 	progress_init(&rw->progress, rw->opt->quiet, rw->opt->progress,
 		      rw->opt->progress_total);
+	before = stream_reader_offset(rw->in);
 	while ((r = stream_reader_next(rw->in, &rw->cmd, e)) > 0) {
+		if (rw->blobs)
+			blobs_ahead(rw->blobs, before);
 		if (dispatch(rw, e) < 0)
 			return e->at_input ? at_offset(rw, e) : -1;
+		before = stream_reader_offset(rw->in);
 		if (rw->progress.on) {
 			struct progress_counts n = progress_counts(rw);
 			progress_tick(&rw->progress, &n);

@@ -68,7 +68,7 @@ struct rw_options {
 	/* filled when the run succeeded, when not NULL (migrate run's
 	 * ending lines) */
 	struct rw_stats *stats;
-	/* --threads N: "1" reads on one thread; NULL: the CPU count */
+	/* --threads N: "1" converts on one thread; NULL: the CPU count */
 	const char *threads;
 };
 

@@ -220,11 +220,6 @@ enum odb_reader { ODB_READER_AUTO = 0, ODB_READER_GIT, ODB_READER_NATIVE };
 /* "auto", "git", "native": 0, or -1 for another word. */
 int odb_reader_parse(const char *s, enum odb_reader *out);
 void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet);
-/* How many threads may read (0, the default: the CPU count): from 2 on,
- * large objects of the native reader are inflated and checked on a second
- * thread while the caller uses what is read (ahead.c); the bytes and
- * their order do not change. */
-void odb_set_threads(struct odb *db, int threads);
 void odb_free(struct odb *db);
 const char *odb_name(const struct odb *db);
 
@@ -308,19 +303,13 @@ ssize_t pack_stream_read(struct pack_stream *s, void *dst, size_t cap,
 void pack_stream_close(struct pack_stream *s);
 
 /*
- * ahead.c: the second core. A thread that reads a pack_stream (inflating
- * it and checking it against its id) ahead of the caller, in order, in
- * 1 MiB chunks, while the caller works on the chunks it already has.
- * ahead_start takes the stream (and closes it, even when it fails: -1
- * with e set); ahead_read answers as pack_stream_read, and at its end (0
- * or -1) the stream is closed; starting another stream, or ahead_free,
- * drops one left unfinished.
+ * odb.c: a native reader of db's objects of its own, for another thread (one
+ * struct pack_odb is used by one thread at a time): 1 with *out (the
+ * caller's, pack_odb_free), 0 when db does not read natively
+ * (--object-reader=git, a sha256 repository, a store pack.c does not
+ * read: git cat-file does, on the caller's thread), -1 with e set.
  */
-struct ahead;
-struct ahead *ahead_new(void);
-void ahead_free(struct ahead *a);
-int ahead_start(struct ahead *a, struct pack_stream *s, struct err *e);
-ssize_t ahead_read(struct ahead *a, void *dst, size_t cap, struct err *e);
+int odb_native_fork(struct odb *db, struct pack_odb **out, struct err *e);
 
 /* The formats' parsers, for tests and fuzzers. An .idx of version 2:
  * its object count (-1 with e set: ERR_USAGE for another version,

@@ -29,15 +29,9 @@ struct odb {
 	int native_state;	/* 0 not tried yet, 1 open, -1 not used */
 	int noted;		/* the note on falling back is out */
 	struct pack_odb *native;
+	char *objdir;		/* the native reader's object directory */
 	struct pack_stream *ps;	/* a native stream being read */
-	int threads;		/* 0: as many as there are CPUs */
-	struct ahead *ahead;	/* the thread reading large objects */
-	int ahead_on;		/* the stream being read is the thread's */
 };
-
-/* Objects from this size on are read by the second thread (below it, a
- * hand-over costs more than it saves). */
-#define AHEAD_MIN ((uint64_t)256 << 10)
 
 struct odb *odb_new(const char *dir)
 {
@@ -69,8 +63,8 @@ void odb_free(struct odb *db)
 	if (db->err_fd >= 0)
 		close(db->err_fd);
 	pack_stream_close(db->ps);
-	ahead_free(db->ahead);
 	pack_odb_free(db->native);
+	free(db->objdir);
 	free(db->dir);
 	free(db);
 }
@@ -94,21 +88,6 @@ void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet)
 	db->quiet = quiet;
 }
 
-void odb_set_threads(struct odb *db, int threads)
-{
-	db->threads = threads;
-}
-
-static int odb_threads(const struct odb *db)
-{
-	long n;
-
-	if (db->threads > 0)
-		return db->threads;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
-}
-
 /* The one line saying that git cat-file reads what the native reader
  * does not (once per repository). */
 static void native_note(struct odb *db, const char *why)
@@ -121,32 +100,29 @@ static void native_note(struct odb *db, const char *why)
 }
 
 /*
- * Whether the native reader reads name: 1 (with *id), 0 (git cat-file
- * does), -1 when it was forced (--object-reader=native) and cannot.
+ * Opens the native reader the first time: 1 when it reads this
+ * repository, 0 when git cat-file does, -1 when it was forced
+ * (--object-reader=native) and cannot.
  */
-static int native_wants(struct odb *db, const char *name, struct oid *id,
-			struct err *e)
+static int native_open(struct odb *db, struct err *e)
 {
-	char *objdir = NULL, *format = NULL;
+	char *format = NULL;
 	struct err why = ERR_INIT;
-	int r;
 
-	if (db->reader == ODB_READER_GIT ||
-	    oid_from_hex(id, name, strlen(name)) < 0)
+	if (db->reader == ODB_READER_GIT)
 		return 0;
 	if (db->native_state == 0) {
 		db->native_state = -1;
-		if (gitcmd_object_dir(db->dir, &objdir, &format, &why) < 0) {
+		if (gitcmd_object_dir(db->dir, &db->objdir, &format, &why) < 0) {
 			/* git cat-file says what is wrong */
 		} else if (strcmp(format, "sha1")) {
 			err_set(&why, ERR_USAGE, "object format %s", format);
 			native_note(db, why.msg);
-		} else if ((r = pack_odb_open(&db->native, objdir, &why)) < 0) {
+		} else if (pack_odb_open(&db->native, db->objdir, &why) < 0) {
 			native_note(db, why.msg);
 		} else {
 			db->native_state = 1;
 		}
-		free(objdir);
 		free(format);
 		if (db->native_state < 0 && db->reader == ODB_READER_NATIVE) {
 			*e = why;
@@ -158,6 +134,29 @@ static int native_wants(struct odb *db, const char *name, struct oid *id,
 			err_set(e, ERR_USAGE, "--object-reader=native: repository "
 				"%s cannot be read natively", odb_name(db)) : 0;
 	return 1;
+}
+
+/*
+ * Whether the native reader reads name: 1 (with *id), 0 (git cat-file
+ * does), -1 when it was forced (--object-reader=native) and cannot.
+ */
+static int native_wants(struct odb *db, const char *name, struct oid *id,
+			struct err *e)
+{
+	if (db->reader == ODB_READER_GIT ||
+	    oid_from_hex(id, name, strlen(name)) < 0)
+		return 0;
+	return native_open(db, e);
+}
+
+int odb_native_fork(struct odb *db, struct pack_odb **out, struct err *e)
+{
+	int r = native_open(db, e);
+
+	*out = NULL;
+	if (r <= 0)
+		return r;
+	return pack_odb_open(out, db->objdir, e) < 0 ? -1 : 1;
 }
 
 /* After a native lookup that did not answer 1: whether to ask git (1),
@@ -328,17 +327,6 @@ int odb_open_stream(struct odb *db, const char *name, enum obj_type *type,
 		return -1;
 	if (r) {
 		r = pack_odb_open_stream(db->native, oid, &db->ps, type, size, e);
-		if (r == 1 && *size >= AHEAD_MIN && odb_threads(db) > 1) {
-			if (!db->ahead)
-				db->ahead = ahead_new();
-			r = ahead_start(db->ahead, db->ps, e);
-			db->ps = NULL;
-			if (r < 0)
-				return -1;
-			db->ahead_on = 1;
-			db->streaming = 1;
-			return 1;
-		}
 		if (r == 1) {
 			db->streaming = 1;
 			return 1;
@@ -364,15 +352,6 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 	size_t n;
 
 	assert(db->streaming);
-	if (db->ahead_on) {
-		ssize_t r = ahead_read(db->ahead, dst, cap, e);
-
-		if (r <= 0) {
-			db->ahead_on = 0;
-			db->streaming = 0;
-		}
-		return r;
-	}
 	if (db->ps) {
 		ssize_t r = pack_stream_read(db->ps, dst, cap, e);
 

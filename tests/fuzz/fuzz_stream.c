@@ -5,6 +5,9 @@
  * a memory writer. Whatever the reader accepts, the writer must be able to
  * write, and re-reading that output must succeed with the same item count.
  * Errors must be ERR_STREAM with a byte offset; nothing may crash or hang.
+ * Parsed again with the look-ahead (stream_reader_ahead) run between the
+ * items, the output must be the same bytes: the look-ahead changes
+ * nothing the parse sees.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,18 +61,35 @@ static void check_fastimport(const struct stream_cmd *c)
 	}
 }
 
-static long run(const uint8_t *data, size_t size, struct stream_writer *w)
+/* Up to two look-ahead lines, each an M line by id within the input. */
+static void look_ahead(struct stream_reader *r, struct stream_cmd *a,
+		       size_t size)
+{
+	uint64_t off;
+	int i;
+
+	for (i = 0; i < 2 && stream_reader_ahead(r, 1 << 20, a, &off) > 0; i++)
+		if (a->kind != STREAM_MODIFY || a->dataref.kind != STREAM_REF_OID ||
+		    off >= size || off < stream_reader_offset(r))
+			abort();
+}
+
+static long run(const uint8_t *data, size_t size, struct stream_writer *w,
+		int ahead)
 {
 	struct stream_reader *r = stream_reader_new_mem(data, size, "fuzz");
 	struct buf tmp = BUF_INIT(SIZE_MAX / 2);
-	struct stream_cmd c;
+	struct stream_cmd c, a;
 	struct err e = ERR_INIT;
 	long items = 0;
 	int rc;
 
 	stream_cmd_init(&c);
+	stream_cmd_init(&a);
 	while ((rc = stream_reader_next(r, &c, &e)) > 0) {
 		items++;
+		if (ahead)
+			look_ahead(r, &a, size);
 		check_fastimport(&c);
 		if (c.has_data)
 			rc = copy_data(r, w, &c, &tmp, &e);
@@ -81,6 +101,7 @@ static long run(const uint8_t *data, size_t size, struct stream_writer *w)
 	if (rc < 0 && (e.kind != ERR_STREAM || !strstr(e.msg, "byte offset ")))
 		abort();
 	stream_cmd_release(&c);
+	stream_cmd_release(&a);
 	buf_release(&tmp);
 	stream_reader_free(r);
 	return rc < 0 ? -1 : items;
@@ -91,19 +112,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct stream_writer *w = stream_writer_new_mem(), *w2;
-	const struct buf *out;
+	struct stream_writer *w3 = stream_writer_new_mem();
+	const struct buf *out, *out3;
 	long n1, n2;
 
-	n1 = run(data, size, w);
+	n1 = run(data, size, w, 0);
+	if (run(data, size, w3, 1) != n1)
+		abort();
+	out = stream_writer_mem(w);
+	out3 = stream_writer_mem(w3);
+	if (out->len != out3->len || memcmp(out->ptr, out3->ptr, out->len))
+		abort();
 	if (n1 >= 0) {
 		/* a clean parse must survive its own round trip */
-		out = stream_writer_mem(w);
 		w2 = stream_writer_new_mem();
-		n2 = run((const uint8_t *)out->ptr, out->len, w2);
+		n2 = run((const uint8_t *)out->ptr, out->len, w2, 0);
 		if (n2 != n1)
 			abort();
 		stream_writer_free(w2);
 	}
 	stream_writer_free(w);
+	stream_writer_free(w3);
 	return 0;
 }

@@ -978,6 +978,164 @@ static void reap(pid_t pid)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* ---- look-ahead ---- */
+
+#define H1 "1111111111111111111111111111111111111111"
+#define H2 "2222222222222222222222222222222222222222"
+#define H3 "3333333333333333333333333333333333333333"
+
+/* The M lines of a stream with ids, named by id, in data and not. */
+static const char ahead_stream[] =
+	"commit refs/heads/m\nmark :1\n" CI "data 61\n"
+	"M 100644 " H2 " in-message\n"		/* the message */
+	"M 100644 " H1 " a.bin\n"
+	"M 100644 :1 marked.bin\n"
+	"M 100644 inline in.bin\ndata 62\nM 100644 " H2 " in-data.bin\n\n"
+	"M 100755 " H3 " \"q\\303\\251 x.bin\"\n"
+	"D gone\n\n"
+	"commit refs/notes/n\n" CI "data 0\n"
+	"M 644 " H2 " n.bin\n\n";
+
+/* Takes every look-ahead line of r into out ("ref|mode|id|path|off;"). */
+static int take_ahead(struct stream_reader *r, struct buf *out)
+{
+	struct stream_cmd c;
+	uint64_t off;
+	int n = 0;
+
+	stream_cmd_init(&c);
+	while (stream_reader_ahead(r, (size_t)8 << 20, &c, &off) > 0) {
+		assert_int_equal(c.kind, STREAM_MODIFY);
+		assert_int_equal(c.dataref.kind, STREAM_REF_OID);
+		buf_printf(out, "%s|%o|%.4s|%s|%llu;", c.ref.ptr, (unsigned)c.mode,
+			   c.dataref.name.ptr, c.path.ptr, (unsigned long long)off);
+		n++;
+	}
+	stream_cmd_release(&c);
+	return n;
+}
+
+static void test_ahead_lines(void **state)
+{
+	struct buf got = BUF_INIT(SIZE_MAX / 2), d1 = BUF_INIT(SIZE_MAX / 2),
+		   d2 = BUF_INIT(SIZE_MAX / 2);
+	struct err e = ERR_INIT;
+	struct stream_reader *r;
+	char want[512];
+	const char *a = strstr(ahead_stream, "M 100644 " H1),
+		   *q = strstr(ahead_stream, "M 100755"),
+		   *n = strstr(ahead_stream, "M 644");
+	(void)state;
+	snprintf(want, sizeof(want),
+		 "refs/heads/m|100644|1111|a.bin|%zu;"
+		 "refs/heads/m|100755|3333|q\303\251 x.bin|%zu;"
+		 "refs/notes/n|644|2222|n.bin|%zu;",
+		 (size_t)(a - ahead_stream), (size_t)(q - ahead_stream),
+		 (size_t)(n - ahead_stream));
+	/* ids in a message or in data are no M lines; marks and inline are
+	 * not ids */
+	r = stream_reader_new_mem(ahead_stream, sizeof(ahead_stream) - 1, "m");
+	assert_int_equal(take_ahead(r, &got), 3);
+	assert_string_equal(got.ptr, want);
+	/* it changes nothing the parse sees */
+	assert_int_equal(parse_all(r, &d1, NULL, &e), 0);
+	stream_reader_free(r);
+	r = stream_reader_new_mem(ahead_stream, sizeof(ahead_stream) - 1, "m");
+	assert_int_equal(parse_all(r, &d2, NULL, &e), 0);
+	assert_string_equal(d1.ptr, d2.ptr);
+	assert_int_equal(take_ahead(r, &got), 0);	/* at the end: none */
+	stream_reader_free(r);
+	buf_release(&got);
+	buf_release(&d1);
+	buf_release(&d2);
+}
+
+/* The parse passed the look-ahead: it goes on from the parse, and names
+ * no commit until it sees the next one's line. */
+static void test_ahead_behind(void **state)
+{
+	struct buf got = BUF_INIT(SIZE_MAX / 2);
+	struct stream_cmd c;
+	struct err e = ERR_INIT;
+	struct stream_reader *r =
+		stream_reader_new_mem(ahead_stream, sizeof(ahead_stream) - 1, "m");
+	(void)state;
+	stream_cmd_init(&c);
+	assert_int_equal(stream_reader_next(r, &c, &e), 1);	/* commit */
+	assert_int_equal(stream_reader_next(r, &c, &e), 1);	/* M ... a.bin */
+	assert_int_equal(take_ahead(r, &got), 2);
+	assert_non_null(strstr(got.ptr, "|100755|3333|q\303\251 x.bin|"));
+	assert_ptr_equal(got.ptr, strstr(got.ptr, "|100755"));	/* no ref */
+	assert_non_null(strstr(got.ptr, ";refs/notes/n|644|2222|n.bin|"));
+	/* pending inline data: not looked at until the parse is past it */
+	stream_reader_free(r);
+	r = stream_reader_new_mem(ahead_stream, sizeof(ahead_stream) - 1, "m");
+	while (stream_reader_next(r, &c, &e) > 0 && !c.has_data)
+		;
+	assert_int_equal(c.kind, STREAM_MODIFY);
+	buf_reset(&got);
+	assert_int_equal(take_ahead(r, &got), 0);
+	assert_int_equal(stream_reader_next(r, &c, &e), 1);	/* M ... q x.bin */
+	assert_int_equal(take_ahead(r, &got), 1);
+	assert_ptr_equal(got.ptr, strstr(got.ptr, "refs/notes/n|644|2222|n.bin|"));
+	stream_cmd_release(&c);
+	stream_reader_free(r);
+	buf_release(&got);
+}
+
+/* A stream with blob data: the look-ahead gives up at the first blob. */
+static void test_ahead_stops_at_blob(void **state)
+{
+	static const char s[] = "blob\nmark :1\ndata 1\nx\n"
+				"commit refs/heads/m\n" CI "data 0\n"
+				"M 100644 " H1 " a.bin\n\n";
+	struct buf got = BUF_INIT(SIZE_MAX / 2);
+	struct stream_reader *r = stream_reader_new_mem(s, sizeof(s) - 1, "m");
+	(void)state;
+	assert_int_equal(take_ahead(r, &got), 0);
+	stream_reader_free(r);
+	buf_release(&got);
+}
+
+/* Through a pipe, more than the reader's buffer: the look-ahead reads
+ * what is there without waiting, its buffer grows, and the parse sees
+ * what it sees without it. */
+static void test_ahead_fd(void **state)
+{
+	struct buf s = BUF_INIT(SIZE_MAX / 2), got = BUF_INIT(SIZE_MAX / 2),
+		   d1 = BUF_INIT(SIZE_MAX / 2), d2 = BUF_INIT(SIZE_MAX / 2);
+	struct err e = ERR_INIT;
+	struct stream_reader *r;
+	int i, n = 0, tries;
+	pid_t pid;
+	int fd;
+	(void)state;
+	for (i = 0; i < 20000; i++)
+		buf_printf(&s, "commit refs/heads/b%d\n" CI "data 5\nhello"
+			   "M 100644 " H1 " dir/file-%d.bin\n\n", i % 7, i);
+	r = stream_reader_new_mem(s.ptr, s.len, "m");
+	assert_int_equal(parse_all(r, &d1, NULL, &e), 0);
+	stream_reader_free(r);
+	fd = feed_pipe(s.ptr, s.len, 65536, &pid);
+	r = stream_reader_new_fd(fd, "p");
+	for (tries = 0; n < 20000 && tries < 10000; tries++) {
+		n += take_ahead(r, &got);
+		if (n < 20000)
+			usleep(1000);
+	}
+	assert_int_equal(n, 20000);
+	assert_non_null(strstr(got.ptr, "refs/heads/b0|100644|1111|dir/file-19999.bin|"));
+	assert_int_equal(parse_all(r, &d2, NULL, &e), 0);
+	assert_string_equal(d1.ptr, d2.ptr);
+	stream_reader_free(r);
+	close(fd);
+	reap(pid);
+	buf_release(&s);
+	buf_release(&got);
+	buf_release(&d1);
+	buf_release(&d2);
+}
+
 static void test_fd_byte_by_byte(void **state)
 {
 	/* lines and data split at every possible place */
@@ -1339,6 +1497,10 @@ int main(void)
 		cmocka_unit_test(test_fd_byte_by_byte),
 		cmocka_unit_test(test_fd_delimited_large),
 		cmocka_unit_test(test_fd_64mib_blob_chunks),
+		cmocka_unit_test(test_ahead_lines),
+		cmocka_unit_test(test_ahead_behind),
+		cmocka_unit_test(test_ahead_stops_at_blob),
+		cmocka_unit_test(test_ahead_fd),
 		cmocka_unit_test(test_writer_fd_and_large_chunks),
 		cmocka_unit_test(test_writer_epipe),
 		cmocka_unit_test(test_writer_data_count_checked),

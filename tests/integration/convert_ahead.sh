@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# convert_ahead.sh - conversion ahead of the stream (rewrite/blob/pool.c,
+# issue 13): with --threads 2 and 4 the blobs that M lines further on will
+# convert are read and stored by other threads, and the filter's output --
+# the stream, the commit map, the LFS store, the messages -- is byte for
+# byte what one thread writes, on a history where the same blob comes back
+# in many commits, at other paths and on other branches, is renamed (R
+# lines with fast-export -M), falls under a size condition on some
+# versions only, is dropped by id, is empty, small, already a pointer, a
+# symlink, or on a notes ref; in a dry run (no store at all); with a
+# corrupt pack (the same single error, exit 3, nothing in the store); and
+# with a stream that breaks after blobs further on were started (the
+# same error; every temp file a worker made is removed: strace judges).
+. "$(dirname "$0")/lib.sh"
+
+python3 - "$SCRATCH/h.fi" <<'PY'
+import random, sys
+r = random.Random(1313)
+out = open(sys.argv[1], 'wb')
+def data(b):
+    out.write(b'data %d\n' % len(b) + b + b'\n')
+def rnd(n):
+    return bytes(r.getrandbits(8) for _ in range(n))
+base = [rnd(r.randrange(300 << 10, 700 << 10)) for _ in range(6)]
+pointer = (b'version https://git-lfs.github.com/spec/v1\n'
+           b'oid sha256:' + b'ab' * 32 + b'\nsize 12345\n')
+t = 1500000000
+def commit(ref, msg, changes):
+    global t
+    t += 60
+    out.write(b'commit %s\ncommitter T <t@x> %d +0000\n' % (ref, t))
+    data(msg)
+    for c in changes:
+        out.write(c)
+for i in range(30):
+    ch = []
+    k = i % 6
+    if i % 5 != 4:            # a new version, near the last (a delta)
+        v = bytearray(base[k]); v[r.randrange(len(v))] ^= 0xff; base[k] = bytes(v)
+    ch.append(b'M 100644 inline assets/a%d.bin\n' % k); ch.append(base[k])
+    # the same content again, elsewhere, and an old version coming back
+    ch.append(b'M 100644 inline copies/c%d.bin\n' % (i % 3)); ch.append(base[(i + 2) % 6])
+    # a size condition: converted from 100 KiB on only
+    ch.append(b'M 100644 inline sized/s.dat\n'); ch.append(rnd((i % 4) * 60 << 10))
+    if i == 3:
+        ch += [b'M 100644 inline empty.bin\n', b'', b'M 100644 inline small.bin\n', rnd(700),
+               b'M 100644 inline ptr.bin\n', pointer,
+               b'M 120000 inline link.bin\n', b'assets/a0.bin',
+               b'M 100644 inline .gitattributes\n', b'*.txt text\n',
+               b'M 100644 inline "spaced name \\303\\251.bin"\n', rnd(40000)]
+    flat = []
+    for x in ch:
+        if x.startswith(b'M '):
+            flat.append(x)
+        else:
+            flat.append(b'data %d\n' % len(x) + x + b'\n')
+    commit(b'refs/heads/main', b'c%d\n' % i, flat)
+    if i == 10:
+        commit(b'refs/heads/side', b'side\n', [b'from refs/heads/main\n',
+               b'M 100644 inline side/s.bin\n', b'data %d\n' % len(base[1]) + base[1] + b'\n'])
+    if i == 12:
+        commit(b'refs/notes/extra', b'notes\n', [b'M 100644 inline n.bin\n',
+               b'data %d\n' % len(base[2]) + base[2] + b'\n'])
+out.close()
+PY
+git init -q "$SCRATCH/repo"
+git -C "$SCRATCH/repo" fast-import --quiet <"$SCRATCH/h.fi"
+# renames for fast-export -M: a .bin kept at a .bin, one moved to a .txt
+( cd "$SCRATCH/repo" && git checkout -q main && mkdir -p moved &&
+	git mv assets/a1.bin moved/a1.bin && git mv assets/a2.bin assets/a2.txt &&
+	git commit -qm renames )
+git -C "$SCRATCH/repo" repack -adfq --depth=50 --window=50
+git -C "$SCRATCH/repo" verify-pack -v "$SCRATCH"/repo/.git/objects/pack/*.idx |
+	awk '$2 == "blob" && NF >= 7 { print $1 }' |
+	git -C "$SCRATCH/repo" cat-file --batch-check='%(objectsize)' |
+	awk '$1 > 200000 { d = 1 } END { exit !d }' || die "no large blob is stored as a delta"
+
+cat >"$SCRATCH/rules" <<'R'
+*.bin            lfs
+*.dat  size>=100KiB  lfs
+R
+# one converted blob dropped by its id wherever it is
+git -C "$SCRATCH/repo" rev-parse main~20:copies/c1.bin >"$SCRATCH/strip"
+
+# filter NAME STREAM THREADS [OPTIONS]: runs migrate in the repository; the
+# output, commit map, store and stderr under SCRATCH/NAME.THREADS.*
+filter() {
+	local name="$1" fe="$2" t="$3" rc=0
+	shift 3
+	rm -rf "$SCRATCH/$name.$t.store"
+	(cd "$SCRATCH/repo" && "$MIGRATE" --rules "$SCRATCH/rules" \
+		--strip-blobs-with-ids "$SCRATCH/strip" --threads="$t" \
+		--store "$SCRATCH/$name.$t.store" --commit-map "$SCRATCH/$name.$t.map" "$@" \
+		<"$fe" >"$SCRATCH/$name.$t.out" 2>"$SCRATCH/$name.$t.err") || rc=$?
+	echo "$rc" >"$SCRATCH/$name.$t.rc"
+	sed -i "s|$SCRATCH/$name.$t.store|STORE|" "$SCRATCH/$name.$t.err"
+}
+
+# same NAME: threads 2 and 4 wrote what 1 wrote
+same() {
+	local t
+	for t in 2 4; do
+		cmp -s "$SCRATCH/$1.1.rc" "$SCRATCH/$1.$t.rc" || die "$1: exit status differs with $t threads"
+		cmp -s "$SCRATCH/$1.1.out" "$SCRATCH/$1.$t.out" || die "$1: the stream differs with $t threads"
+		cmp -s "$SCRATCH/$1.1.err" "$SCRATCH/$1.$t.err" || {
+			diff "$SCRATCH/$1.1.err" "$SCRATCH/$1.$t.err" >&2; die "$1: the messages differ with $t threads"; }
+		if [ -e "$SCRATCH/$1.1.map" ] || [ -e "$SCRATCH/$1.$t.map" ]; then
+			cmp -s "$SCRATCH/$1.1.map" "$SCRATCH/$1.$t.map" || die "$1: the commit map differs with $t threads"
+		fi
+		if [ -e "$SCRATCH/$1.1.store" ] || [ -e "$SCRATCH/$1.$t.store" ]; then
+			diff -r "$SCRATCH/$1.1.store" "$SCRATCH/$1.$t.store" >/dev/null ||
+				die "$1: the store differs with $t threads"
+		fi
+	done
+}
+
+# no_objects DIR: a store with no object in it, and no temp file
+no_objects() {
+	[ ! -e "$1" ] && return 0
+	[ -z "$(find "$1" -type f)" ] || { find "$1" -type f >&2; die "$1: files left in the store"; }
+}
+
+for export in plain renames; do
+	flags=()
+	[ "$export" = renames ] && flags=(-M)
+	git -C "$SCRATCH/repo" fast-export --no-data "${EXPORT_FLAGS[@]}" "${flags[@]}" --all \
+		>"$SCRATCH/$export.fe"
+	for t in 1 2 4; do
+		filter "$export" "$SCRATCH/$export.fe" "$t"
+		[ "$(cat "$SCRATCH/$export.$t.rc")" = 0 ] || { cat "$SCRATCH/$export.$t.err" >&2; die "$export: failed"; }
+	done
+	same "$export"
+	n=$(find "$SCRATCH/$export.1.store" -type f | wc -l)
+	[ "$n" -ge 20 ] || die "$export: only $n objects stored"
+	[ -z "$(ls -A "$SCRATCH/$export.4.store/tmp")" ] || die "$export: temp files left"
+	info "$export export: $n objects; stream, map, store and messages equal on 1, 2 and 4 threads"
+done
+grep -q '^R ' "$SCRATCH/renames.fe" || die "the -M export has no R line"
+# what each rule decided, judged on the result: git lfs sees the .bin
+# files of main and side as pointers (the ids in the store), the .dat
+# from 100 KiB on only, the notes ref's file as it was
+git clone -q --mirror "$SCRATCH/repo" "$SCRATCH/imported"
+git -C "$SCRATCH/imported" fast-import --quiet --force <"$SCRATCH/plain.4.out"
+for spec in main:assets/a0.bin side:side/s.bin "main:spaced name é.bin"; do
+	git -C "$SCRATCH/imported" cat-file -p "$spec" | grep -q '^oid sha256:' ||
+		die "$spec is not a pointer"
+done
+git -C "$SCRATCH/imported" cat-file -p refs/notes/extra:n.bin | grep -q '^oid sha256:' &&
+	die "the notes ref's file was converted"
+for i in 0 1 2 3; do
+	size=$(git -C "$SCRATCH/repo" cat-file -s "main~$((30 - i)):sized/s.dat")
+	if git -C "$SCRATCH/imported" cat-file -p "main~$((30 - i)):sized/s.dat" | grep -q '^oid sha256:'; then
+		[ "$size" -ge 102400 ] || die "s.dat of $size bytes converted"
+	else
+		[ "$size" -lt 102400 ] || die "s.dat of $size bytes not converted"
+	fi
+done
+sha=$(git -C "$SCRATCH/repo" cat-file blob "$(cat "$SCRATCH/strip")" | sha256sum | cut -c1-64)
+[ ! -e "$SCRATCH/plain.4.store/${sha:0:2}/${sha:2:2}/$sha" ] || die "the blob dropped by id was stored"
+[ -e "$SCRATCH/plain.4.store/$(git -C "$SCRATCH/repo" cat-file blob main:assets/a0.bin | sha256sum |
+	sed 's/^\(..\)\(..\)\([^ ]*\).*/\1\/\2\/\1\2\3/')" ] || die "main:assets/a0.bin was not stored"
+info "pointers where the rules say, the size condition and the id drop held"
+
+# a dry run: the same output on every thread count, and no store at all
+for t in 1 2 4; do
+	filter dry "$SCRATCH/plain.fe" "$t" --dry-run
+	[ ! -e "$SCRATCH/dry.$t.store" ] || die "a dry run with $t threads made a store"
+done
+same dry
+cmp -s "$SCRATCH/dry.1.map" "$SCRATCH/plain.1.map" || die "the dry run's commit map differs from the real one"
+
+info "dry run: the real run's commit map on 1, 2 and 4 threads, no store"
+
+# a corrupt pack: the same single error on every thread count, exit 3, no
+# `done` (fast-import keeps nothing), nothing in the store
+cp -r "$SCRATCH/repo" "$SCRATCH/good"
+pack=$(ls "$SCRATCH"/repo/.git/objects/pack/*.pack)
+chmod u+w "$pack"
+off=$(($(stat -c %s "$pack") * 6 / 10))
+b=$(od -An -tu1 -j "$off" -N1 "$pack" | tr -d ' ')
+printf "\\$(printf %03o $(((b + 1) % 256)))" | dd of="$pack" bs=1 seek="$off" conv=notrunc 2>/dev/null
+for t in 1 2 4; do
+	filter corrupt "$SCRATCH/plain.fe" "$t"
+	[ "$(cat "$SCRATCH/corrupt.$t.rc")" = 3 ] || { cat "$SCRATCH/corrupt.$t.err" >&2; die "corrupt: exit $(cat "$SCRATCH/corrupt.$t.rc") with $t threads"; }
+	[ "$(wc -l <"$SCRATCH/corrupt.$t.err")" = 1 ] || { cat "$SCRATCH/corrupt.$t.err" >&2; die "corrupt: not one line"; }
+	grep -q "pack-" "$SCRATCH/corrupt.$t.err" || die "corrupt: the pack is not named"
+	tail -c 5 "$SCRATCH/corrupt.$t.out" | grep -q '^done$' && die "corrupt: the stream ends in done"
+	no_objects "$SCRATCH/corrupt.$t.store"
+done
+same corrupt
+info "corrupt pack: $(cat "$SCRATCH/corrupt.1.err")"
+rm -rf "$SCRATCH/repo"
+mv "$SCRATCH/good" "$SCRATCH/repo"
+
+# a stream that breaks after the conversion of later blobs was started:
+# the same error; no object stored; every temp file made is gone, and the
+# workers (not the main thread) made some
+python3 - "$SCRATCH/plain.fe" "$SCRATCH/broken.fe" <<'PY'
+import sys
+s = open(sys.argv[1], 'rb').read()
+cut = 0
+for _ in range(4):                      # after the fourth commit
+    cut = s.index(b'\ncommit ', cut + 1)
+open(sys.argv[2], 'wb').write(s[:cut + 1] + b'bogus command\n' + s[cut + 1:])
+PY
+for t in 1 2 4; do
+	filter broken "$SCRATCH/broken.fe" "$t"
+	[ "$(cat "$SCRATCH/broken.$t.rc")" = 2 ] || { cat "$SCRATCH/broken.$t.err" >&2; die "broken: exit $(cat "$SCRATCH/broken.$t.rc")"; }
+	no_objects "$SCRATCH/broken.$t.store"
+done
+same broken
+# strace judges: more temp files made with 4 threads (blobs past the
+# break), and none left
+for t in 1 4; do
+	rm -rf "$SCRATCH/broken.$t.store"
+	(cd "$SCRATCH/repo" && strace -f -qq -e trace=openat,unlink,rename -o "$SCRATCH/trace.$t" \
+		"$MIGRATE" --rules "$SCRATCH/rules" --threads="$t" --store "$SCRATCH/broken.$t.store" \
+		<"$SCRATCH/broken.fe" >/dev/null 2>&1) && die "broken: succeeded under strace"
+done
+python3 - "$SCRATCH/trace.1" "$SCRATCH/trace.4" <<'PY' || die "broken: temp files"
+import re, sys
+def temps(path):
+    made, gone = set(), set()
+    for line in open(path):
+        t = re.search(r'"([^"]*/tmp/put-[^"]*)"', line)
+        if not t or '= -1' in line:
+            continue
+        if 'openat(' in line and 'O_CREAT' in line:
+            made.add(t.group(1))
+        elif 'unlink(' in line or 'rename(' in line:
+            gone.add(t.group(1))
+    return made, gone
+(m1, g1), (m4, g4) = temps(sys.argv[1]), temps(sys.argv[2])
+print('temp files: %d made on one thread, %d on four; %d and %d left'
+      % (len(m1), len(m4), len(m1 - g1), len(m4 - g4)))
+sys.exit(0 if m1 and len(m4) > len(m1) and not m1 - g1 and not m4 - g4 else 1)
+PY
+info "broken stream: $(cat "$SCRATCH/broken.1.err")"
+echo "convert_ahead: ok"
