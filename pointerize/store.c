@@ -18,7 +18,10 @@
 
 #include <openssl/evp.h>
 
-/* Writes go out in chunks of this size: few syscalls, fixed memory. */
+/* Pieces smaller than this are gathered (few syscalls), larger ones are
+ * written as they come; existing objects are read in chunks of
+ * PUT_BUF_SIZE. */
+#define PUT_GATHER ((size_t)64 << 10)
 #define PUT_BUF_SIZE ((size_t)1 << 20)
 /* Attempts at finding an unused temp name before giving up. */
 #define TMP_TRIES 32
@@ -43,7 +46,8 @@ struct ptr_put {
 	EVP_MD_CTX *md;
 	int fd;		     /* -1 once closed, or in hash-only mode */
 	char *tmp;	     /* temp path while it exists, else NULL */
-	unsigned char *buf;  /* PUT_BUF_SIZE bytes, store mode only */
+	unsigned char *buf;  /* PUT_GATHER bytes, made when first needed: a
+				put written in large pieces never needs it */
 	size_t used;
 	uint64_t size;
 	int failed;	     /* a write failed: finish must refuse */
@@ -334,7 +338,6 @@ int ptr_put_begin(struct ptr_store *s, struct ptr_put **out, struct err *e)
 			put_free(p);
 			return -1;
 		}
-		p->buf = xmalloc(PUT_BUF_SIZE);
 	}
 	*out = p;
 	return 0;
@@ -354,14 +357,16 @@ static int put_flush(struct ptr_put *p, struct err *e)
 static int put_store(struct ptr_put *p, const void *data, size_t n,
 		     struct err *e)
 {
-	if (n < PUT_BUF_SIZE - p->used) {
+	if (n < PUT_GATHER && n <= PUT_GATHER - p->used) {
+		if (!p->buf)
+			p->buf = xmalloc(PUT_GATHER);
 		memcpy(p->buf + p->used, data, n);
 		p->used += n;
 		return 0;
 	}
 	if (put_flush(p, e) < 0)
 		return -1;
-	if (n >= PUT_BUF_SIZE)
+	if (n >= PUT_GATHER)
 		return write_all(p->fd, data, n, p->tmp, e);
 	memcpy(p->buf, data, n);
 	p->used = n;
@@ -424,13 +429,13 @@ static int make_fanout(const struct ptr_store *s, const char *hex,
 }
 
 /*
- * Whether the file at fd hashes to oid, read with buf (PUT_BUF_SIZE
- * bytes). 1 yes, 0 no, -1 on a read error.
+ * Whether the file at fd hashes to oid. 1 yes, 0 no, -1 on a read
+ * error.
  */
 static int content_matches(int fd, const struct ptr_oid *oid,
-			   unsigned char *buf, const char *path, struct err *e)
+			   const char *path, struct err *e)
 {
-	unsigned char got[32];
+	unsigned char got[32], *buf = xmalloc(PUT_BUF_SIZE);
 	unsigned int len = 0;
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	ssize_t n;
@@ -451,6 +456,7 @@ static int content_matches(int fd, const struct ptr_oid *oid,
 		       len != sizeof(got)))
 		r = err_set(e, ERR_IO, "libcrypto: SHA-256 final failed");
 	EVP_MD_CTX_free(md);
+	free(buf);
 	if (r < 0)
 		return -1;
 	return !memcmp(got, oid->sha256, sizeof(got));
@@ -466,7 +472,7 @@ static int content_matches(int fd, const struct ptr_oid *oid,
  * atomically), -1 when it is not a regular file or cannot be read.
  */
 static int existing_object(const char *path, const struct ptr_oid *oid,
-			   uint64_t size, unsigned char *buf, struct err *e)
+			   uint64_t size, struct err *e)
 {
 	struct stat st;
 	int fd, r;
@@ -487,7 +493,7 @@ static int existing_object(const char *path, const struct ptr_oid *oid,
 	if (fd < 0)
 		return err_errno(e, ERR_IO, "cannot open LFS object '%s'",
 				 path);
-	r = content_matches(fd, oid, buf, path, e);
+	r = content_matches(fd, oid, path, e);
 	close(fd);
 	return r;
 }
@@ -640,7 +646,7 @@ static int put_commit(struct ptr_put *p, const struct ptr_oid *oid,
 	if (r == 0 && !key && buf_printf(&path, "%s/%s", leaf.ptr, hex) < 0)
 		r = err_set(e, ERR_IO, "LFS store path too long");
 	if (r == 0)
-		r = existing_object(path.ptr, oid, p->size, p->buf, e);
+		r = existing_object(path.ptr, oid, p->size, e);
 	if (r == 0 && p->s->batch && find_pending(p->s, path.ptr))
 		r = 1; /* the same content is on its way already */
 	if (r == 0 && p->s->batch) {

@@ -18,7 +18,9 @@
  * gives, at the same place.
  *
  * Bounds: at most POOL_JOBS_PER_WORKER jobs per worker alive (each a temp
- * file and a 1 MiB write buffer), AHEAD_BYTES of stream read ahead of the
+ * file and at most 64 KiB of write buffer: the blob sizes are skewed, and
+ * while one worker reads a 40 MB blob the main thread waits for, the
+ * others go through many small ones), AHEAD_BYTES of stream read ahead of the
  * parse; a worker holds a 1 MiB chunk, its reader's base cache (64 MiB)
  * and builds delta results of at most WORKER_DELTA_LIMIT in memory (a
  * larger one is left to the main thread).
@@ -33,7 +35,7 @@
 
 #include "way.h"
 
-#define POOL_JOBS_PER_WORKER 4
+#define POOL_JOBS_PER_WORKER 16
 #define AHEAD_BYTES ((size_t)8 << 20)
 #define WORKER_DELTA_LIMIT ((uint64_t)256 << 20)
 

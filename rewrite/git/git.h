@@ -93,6 +93,11 @@ void gitargv_clear(struct gitargv *a);
  */
 int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 		 int in_fd, int out_fd, struct err *e);
+/* The same, with the "NAME=value" strings of env (NULL-terminated, may be
+ * NULL) added to the child's environment. */
+int gitcmd_spawn_env(pid_t *pid, const char *dir, const struct gitargv *args,
+		     const char *const *env, int in_fd, int out_fd,
+		     struct err *e);
 
 /*
  * A long-lived child `git -C dir ARGS...` spoken to through pipes: *to is

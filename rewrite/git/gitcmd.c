@@ -131,6 +131,13 @@ int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 	return spawn(pid, dir, args, NULL, in_fd, out_fd, -1, e);
 }
 
+int gitcmd_spawn_env(pid_t *pid, const char *dir, const struct gitargv *args,
+		     const char *const *env, int in_fd, int out_fd,
+		     struct err *e)
+{
+	return spawn(pid, dir, args, env, in_fd, out_fd, -1, e);
+}
+
 static void close_pair(int p[2]);
 
 int gitcmd_spawn_piped(pid_t *pid, const char *dir,
