@@ -26,6 +26,11 @@
 #include "../../split/split.h"
 #include "way.h"
 
+/* A split file's parts are deflated for the report's estimate until this
+ * much of them was; later parts are estimated at the ratio found, so a
+ * long history of one file costs no deflate per version (issue 12). */
+#define EST_SAMPLE ((uint64_t)1 << 20)
+
 /* One split path: its spec, its cache of the previous version, and the
  * ids of that version's parts. */
 struct split_file {
@@ -49,6 +54,9 @@ struct split_file {
 	uint32_t mode;			/* the parts' mode: the last version's */
 	uint32_t no;			/* index, in ownership keys */
 	size_t line;			/* the rule's line */
+	/* the report's packed estimate of its parts: the bytes deflated so
+	 * far (up to EST_SAMPLE, scaled) and what they deflated to */
+	uint64_t est_in, est_out;
 	/* the version in the commit being built (NULL: absent), valid when
 	 * cur_seq is the commit's sequence number */
 	struct blob_info *cur;
@@ -612,10 +620,20 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 		     &id, e) < 0)
 		return -1;
 	if (b->report) {
-		report_est_begin(b->report, NULL);
-		for (i = 0; i < p->nranges; i++)
-			report_est_feed(b->report, p->ranges[i].ptr, p->ranges[i].len);
-		report_output_blob(b->report, &id, p->size, report_est_end(b->report, p->size));
+		uint64_t est;
+
+		if (f->est_in < EST_SAMPLE) {
+			report_est_begin(b->report, NULL);
+			for (i = 0; i < p->nranges; i++)
+				report_est_feed(b->report, p->ranges[i].ptr, p->ranges[i].len);
+			est = report_est_end(b->report, p->size);
+			f->est_in += p->size;
+			f->est_out += est;
+		} else {
+			est = (uint64_t)((double)f->est_out * (double)p->size /
+					 (double)f->est_in);
+		}
+		report_output_blob(b->report, &id, p->size, est);
 		report_split(b->report, f->path, strlen(f->path), 0, p->path, p->path_len,
 			     p->size);
 	}

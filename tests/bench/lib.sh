@@ -65,15 +65,19 @@ bench_mirror() {
 
 # bench_timed NAME CMD...: runs CMD (a pipeline: bash -c '...') after a
 # sync; its wall time goes to WORK/NAME.wall, the peak RSS of each of its
-# processes to WORK/NAME.rss (tests/bench/peak_rss.py --tree).
+# processes to WORK/NAME.rss (tests/bench/peak_rss.py --tree; the
+# looking costs ~0.1 s of CPU a second).
 bench_timed() {
-	local name="$1" t0
+	local name="$1"
 	shift
 	sync
-	t0=$(now)
-	"$ROOT/tests/bench/peak_rss.py" --tree "$WORK/$name.rss" "$@"
-	calc "$(now) - $t0" >"$WORK/$name.wall"
+	"$BENCH_PYTHON" "$ROOT/tests/bench/peak_rss.py" --tree "$WORK/$name.rss" \
+		--wall "$WORK/$name.wall" "$@"
 }
+# the system's python: a version manager's shim (pyenv) takes seconds
+# to start on a loaded machine
+BENCH_PYTHON=python3
+[ ! -x /usr/bin/python3 ] || BENCH_PYTHON=/usr/bin/python3
 
 # bench_wall NAME: the wall time bench_timed measured, one decimal.
 bench_wall() { printf %.1f "$(cat "$WORK/$1.wall")"; }

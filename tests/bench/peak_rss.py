@@ -4,11 +4,15 @@ OUT the peak resident set of CMD's own process (VmHWM, KiB), read from
 /proc while it runs: /usr/bin/time would also count its children (git
 cat-file maps whole packs).
 
-peak_rss.py --tree OUT CMD...: the same for CMD and every process under
-it (a pipeline run by `bash -c`, migrate run's git children), one line per
-kind of process, "KiB NAME", largest first; NAME is the program and, for
+peak_rss.py --tree OUT [--wall FILE] CMD...: the same for CMD and every
+process under
+it (a pipeline run by `bash -c`, migrate run's git children), one line
+per kind of process, "KiB NAME", largest first; NAME is the program and, for
 git, its command ("git fast-import"), so the lines of two runs compare.
-A process that lives less than the 20 ms between two looks is not seen."""
+A process that lives less than the 0.1 s between two looks is not seen
+(VmHWM is a high-water mark: one look near the end finds the peak).
+--wall FILE: CMD's wall time in seconds, from its start to its end (this
+script's own start left out)."""
 import os, subprocess, sys, time
 
 
@@ -48,45 +52,56 @@ def name(pid):
     return prog
 
 
-def children():
-    """parent pid -> child pids, of every process now."""
-    kids = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
+def children(pid):
+    """The children of pid (of each of its threads), from
+    /proc/PID/task/TID/children: no walk over every process of the
+    machine, so the looking costs little next to what it measures."""
+    kids = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return kids
+    for t in tasks:
         try:
-            with open("/proc/%s/stat" % d) as f:
-                stat = f.read()
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids.extend(int(k) for k in f.read().split())
         except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
+            pass
     return kids
 
 
 def main():
     tree = sys.argv[1] == "--tree"
     args = sys.argv[2:] if tree else sys.argv[1:]
-    out, cmd = args[0], args[1:]
+    out, cmd, wall = args[0], args[1:], None
+    if tree and cmd[:1] == ["--wall"]:
+        wall, cmd = cmd[1], cmd[2:]
+    t0 = time.monotonic()
     p = subprocess.Popen(cmd)
     peak = 0
     peaks = {}  # name -> KiB
-    names = {}  # pid -> name (a process execs once: read it again then)
+    names = {}  # pid -> name
+    seen = {}  # pid -> looks at its name so far
     while p.poll() is None:
         if not tree:
             peak = max(peak, hwm(p.pid))
         else:
-            kids = children()
             todo = [p.pid]
             while todo:
                 pid = todo.pop()
-                todo.extend(kids.get(pid, ()))
-                n = name(pid) or names.get(pid)
+                todo.extend(children(pid))
+                n = names.get(pid)
+                if seen.get(pid, 0) < 3:  # it may exec in its first looks
+                    n = name(pid) or n
+                    seen[pid] = seen.get(pid, 0) + 1
                 if n is None:
                     continue
                 names[pid] = n
                 peaks[n] = max(peaks.get(n, 0), hwm(pid))
-        time.sleep(0.02)
+        time.sleep(0.1 if tree else 0.02)
+    if wall:
+        with open(wall, "w") as f:
+            f.write("%.3f\n" % (time.monotonic() - t0))
     with open(out, "w") as f:
         if not tree:
             f.write("%d\n" % peak)
