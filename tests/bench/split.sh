@@ -115,7 +115,8 @@ ratio() { calc "round($1 / max($2, 0.01), 1)"; }
 row() {
 	local w c=
 	w=$(cat "$WORK/$1.wall")
-	[ ! -e "$WORK/$1.cpu" ] || c="$(cpu "$WORK/$1.cpu") | $(calc "round(100 * $(cpu "$WORK/$1.cpu") / max($(cpu "$WORK/$1.fe-cpu"), 0.01))") % of $(cpu "$WORK/$1.fe-cpu") s"
+	# (a --no-data export costs fast-export next to nothing: no ratio)
+	[ ! -e "$WORK/$1.cpu" ] || c="$(cpu "$WORK/$1.cpu") | $(calc "'%d %% of' % round(100 * $(cpu "$WORK/$1.cpu") / $(cpu "$WORK/$1.fe-cpu")) if $(cpu "$WORK/$1.fe-cpu") >= 1 else 'export:'") $(cpu "$WORK/$1.fe-cpu") s"
 	printf '| %s | %.1f | %s× faster | %s | %s |\n' "$2" "$w" "$(ratio "$w_plain" "$w")" \
 		"${c:- | }" "$(bench_rss "$1")"
 }
