@@ -7,12 +7,14 @@
 #   git, 1 thr:  fast-export --no-data | migrate --object-reader=git --threads=1 | fast-import --force
 #   native, 1:   ... migrate --object-reader=native --threads=1 ...
 #   native, 2:   ... migrate (defaults: native reader, threads = CPU count) ...
+#   run:         migrate run --in-place (the one command; defaults)
 #   bare limit:  the converted blobs' bytes read once from the packs (git
 #                cat-file --batch), SHA-256'd and written to files (python3's
 #                hashlib, OpenSSL's SHA-256): what any conversion must do
 #
 # Each migrate run is in a fresh mirror clone; its wall time is the
-# pipeline's, its CPU (user+sys) migrate's own process (/usr/bin/time), and
+# pipeline's, its CPU (user+sys) migrate's own process (/usr/bin/time;
+# for run, migrate's and its children's), and
 # CPU / wall says how much more than one core it kept busy. The converted
 # paths are checked against the peer's, and every store passes git lfs fsck.
 #
@@ -24,6 +26,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bench_setup odb
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 bench_git_lfs
 
 bench_corpus corpus assets
@@ -55,7 +58,7 @@ inplace() {
 	(cd "$WORK/$name" &&
 		git fast-export --no-data "${FLAGS[@]}" |
 		/usr/bin/time -f '%U %S' -o "$WORK/$name.cpu" "$MIGRATE" --rules "$WORK/rules" "$@" |
-		git fast-import --quiet --force)
+		GLIBC_TUNABLES=$IMPORT_TUNABLES git fast-import --quiet --force)
 	printf -v "t_$name" %s "$(calc "$(now) - $t0")"
 	printf -v "cpu_$name" %s "$(calc "$(tr ' ' '+' <"$WORK/$name.cpu")")"
 	(cd "$WORK/$name" && git lfs fsck >/dev/null) || { echo "git lfs fsck failed in $name" >&2; exit 1; }
@@ -66,9 +69,28 @@ inplace() {
 	fi
 	rm -rf "$WORK/$name"	# its store: the page cache is for the next run
 }
+# git fast-import with glibc's heap top kept, as migrate run starts it
+# (rewrite/cli/run.c import_env)
+IMPORT_TUNABLES=glibc.malloc.trim_threshold=134217728
 inplace git --object-reader=git --threads=1
 inplace native1 --object-reader=native --threads=1
 inplace native2
+
+say "migrate run --in-place (a bare mirror)"
+git clone -q --mirror "$SRC" "$WORK/run"
+sync
+t0=$(now)
+/usr/bin/time -f '%U %S' -o "$WORK/run.cpu" "$MIGRATE" run --rules "$WORK/rules" \
+	--repo "$WORK/run" --in-place -q
+t_run=$(calc "$(now) - $t0")
+cpu_run=$(calc "$(tr ' ' '+' <"$WORK/run.cpu")")
+(cd "$WORK/run" && git lfs fsck >/dev/null) || { echo "git lfs fsck failed in run" >&2; exit 1; }
+git -C "$WORK/run" lfs ls-files --all --name-only | sort -u >"$WORK/run.names"
+if [ -f "$WORK/peer.names" ]; then
+	cmp -s "$WORK/peer.names" "$WORK/run.names" ||
+		{ echo "run: the converted paths differ from the peer's" >&2; exit 1; }
+fi
+rm -rf "$WORK/run"
 
 say "bare limit: read the converted blobs once, SHA-256, write files"
 git -C "$SRC" rev-list --objects --all |
@@ -106,7 +128,8 @@ ratio() { [ "$1" = - ] && echo - || calc "round($1 / $2, 1)"; }
 cat <<EOT
 
 LFS conversion in place, full-scale assets corpus ($(git -C "$SRC" rev-list --all | wc -l) commits,
-$nbare converted blobs, $(calc "round($bytes / 1e6)") MB), globs $GLOBS, $(nproc) CPUs:
+$nbare converted blobs, $(calc "round($bytes / 1e6)") MB), globs $GLOBS, $(nproc) CPUs,
+load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end:
 
 | pipeline | wall s | git lfs migrate / it | it / bare limit | migrate CPU s (user+sys) | CPU / wall |
 |---|---|---|---|---|---|
@@ -114,6 +137,7 @@ $nbare converted blobs, $(calc "round($bytes / 1e6)") MB), globs $GLOBS, $(nproc
 | migrate, git cat-file, 1 thread | $(printf %.1f "$t_git") | $(ratio "$t_peer" "$t_git")× | $(calc "round($t_git / $t_bare, 2)")× | $(printf %.2f "$cpu_git") | $(calc "round(100 * $cpu_git / $t_git)") % |
 | migrate, native reader, 1 thread | $(printf %.1f "$t_native1") | $(ratio "$t_peer" "$t_native1")× | $(calc "round($t_native1 / $t_bare, 2)")× | $(printf %.2f "$cpu_native1") | $(calc "round(100 * $cpu_native1 / $t_native1)") % |
 | migrate, native reader, 2 threads (default) | $(printf %.1f "$t_native2") | $(ratio "$t_peer" "$t_native2")× | $(calc "round($t_native2 / $t_bare, 2)")× | $(printf %.2f "$cpu_native2") | $(calc "round(100 * $cpu_native2 / $t_native2)") % |
+| \`migrate run --in-place\` (defaults) | $(printf %.1f "$t_run") | $(ratio "$t_peer" "$t_run")× | $(calc "round($t_run / $t_bare, 2)")× | $(printf %.2f "$cpu_run") (with children) | $(calc "round(100 * $cpu_run / $t_run)") % |
 | bare limit (cat-file, SHA-256, write) | $(printf %.1f "$t_bare") | | 1.00× | | |
 
 Targets (issue 13): git lfs migrate / migrate >= 10x, migrate / bare limit <= 2x,
