@@ -186,6 +186,15 @@ int state_lock(const char *state, int *fd, struct err *e);
  * Returns how many entries it removed.
  */
 size_t state_clean(const char *state, const char *store);
+
+/*
+ * Removes the pack-<hash>.keep files in packdir that hold exactly
+ * "fast-import": what a git fast-import killed before its end left (it
+ * removes its own when it ends). A retry of the same stream writes a pack
+ * of the same name and would die on the keep file ("cannot create keep
+ * file"). The packs themselves stay. Returns how many it removed.
+ */
+size_t import_keeps_clean(const char *packdir);
 /* Removes dir and everything below it (symlinks themselves, never what
  * they name). 0, or -1 (errno set) when something stayed. */
 int remove_tree(const char *dir);

@@ -509,6 +509,37 @@ static int is_dead_put(const char *name)
 	return pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
+size_t import_keeps_clean(const char *packdir)
+{
+	static const char msg[] = "fast-import";
+	char buf[sizeof(msg)];
+	struct dirent *de;
+	size_t n = 0;
+	ssize_t len;
+	DIR *d;
+	int fd;
+
+	if (!(d = opendir(packdir)))
+		return 0;
+	while ((de = readdir(d))) {
+		char *p;
+
+		if (strncmp(de->d_name, "pack-", 5) || !ends_with(de->d_name, ".keep"))
+			continue;
+		p = path2(packdir, de->d_name, "");
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		len = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+		if (fd >= 0)
+			close(fd);
+		if (len == (ssize_t)sizeof(msg) - 1 && !memcmp(buf, msg, (size_t)len) &&
+		    unlink(p) == 0)
+			n++;
+		free(p);
+	}
+	closedir(d);
+	return n;
+}
+
 size_t state_clean(const char *state, const char *store)
 {
 	struct dirent *de;

@@ -372,9 +372,12 @@ static int check_sha1(const char *dir, struct err *e)
 static size_t clean_all(const struct run *r)
 {
 	char *annex = path_of(r->commondir, "annex");
-	size_t n = state_clean(r->state, r->store) + state_clean(r->state, annex);
+	char *packs = path_of(r->commondir, "objects/pack");
+	size_t n = state_clean(r->state, r->store) + state_clean(r->state, annex) +
+		   import_keeps_clean(packs);
 
 	free(annex);
+	free(packs);
 	return n;
 }
 

@@ -39,6 +39,7 @@ diff -u "$SCRATCH/before.refs" <(refs_of "$REPO" | grep -v ' refs/migrate/') ||
 	die "a failed run (rules) changed refs"
 # the ref transaction fails at the end: a ref it must move is locked (by
 # someone else: no journal, so the lock is not ours to remove)
+ls "$REPO/.git/objects/pack" >"$SCRATCH/packs.before"
 : >"$REPO/.git/refs/heads/main.lock"
 rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
@@ -54,11 +55,30 @@ diff -u "$SCRATCH/before.refs" <(refs_of "$REPO") ||
 [ ! -e "$REPO/.git/migrate/commit-map" ] || die "a failed run wrote the commit map"
 info "refused: dirty work tree (1), bad rules (1), locked ref (3, no ref moved)"
 
+# --- what a killed fast-import leaves: its keep file ------------------------------
+# fast-import marks its pack with pack-<hash>.keep holding "fast-import" and
+# removes it at its end; killed before, it leaves it, and the next run's
+# fast-import, writing a pack of the same name from the same stream, dies on
+# it ("cannot create keep file"). The failed run above wrote that pack.
+pack=$(ls "$REPO/.git/objects/pack" | comm -13 "$SCRATCH/packs.before" - | grep '\.pack$' | head -1)
+[ -n "$pack" ] || die "the failed transaction's fast-import wrote no pack"
+printf 'fast-import' >"$REPO/.git/objects/pack/${pack%.pack}.keep"
+printf 'kept by hand\n' >"$SCRATCH/own.keep"
+own=$(ls "$REPO/.git/objects/pack" | grep '\.pack$' | grep -v "$pack" | head -1)
+[ -n "$own" ] || die "no other pack in $REPO"
+cp "$SCRATCH/own.keep" "$REPO/.git/objects/pack/${own%.pack}.keep"
+
 # --- the run ----------------------------------------------------------------------
 run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --to "$SCRATCH/reference" -q ||
 	die "the reference run --to failed"
 run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q ||
 	die "migrate run --in-place failed"
+[ ! -e "$REPO/.git/objects/pack/${pack%.pack}.keep" ] ||
+	die "the keep file a killed fast-import left is still there"
+cmp -s "$SCRATCH/own.keep" "$REPO/.git/objects/pack/${own%.pack}.keep" ||
+	die "a keep file that is not fast-import's was touched"
+rm -f "$REPO/.git/objects/pack/${own%.pack}.keep"
+info "a killed fast-import's keep file removed at the next start, another kept"
 # the backups: every ref as it was
 git -C "$REPO" for-each-ref --format='%(objectname) %(refname)' refs/migrate/original/ |
 	sed 's# refs/migrate/original/# #' | sort >"$SCRATCH/backup.refs"
