@@ -423,8 +423,8 @@ static int branches(struct gitrefs *out, const struct remap *r,
 static int clean_tree(struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	int rc = gitcmd_runl(NULL, 0, &out, e, "status", "--porcelain", "--untracked-files=no",
-			 (char *)NULL);
+	int rc = gitcmd_runl(NULL, 0, &out, e, "--no-optional-locks", "status",
+			     "--porcelain", "--untracked-files=no", (char *)NULL);
 
 	if (rc == 0 && out.len)
 		rc = err_set(e, ERR_USAGE, "the work tree has uncommitted "

@@ -1213,13 +1213,17 @@ static int map_prepare(struct run *r, const struct state_files *fin,
 	return map_entries(&r->map_before, fnew->map, e);
 }
 
-/* 1 if `git status` shows no change to tracked files, 0 if it does. */
+/* 1 if `git status` shows no change to tracked files, 0 if it does. It
+ * only looks: without --no-optional-locks, status takes index.lock to
+ * write the refreshed index back, and a run killed there leaves a lock
+ * that no journal knows and that the next run's reset dies on. */
 static int worktree_clean(const char *dir, struct err *e)
 {
 	struct gitargv a = GITARGV_INIT;
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
 	int r;
 
+	gitargv_push(&a, "--no-optional-locks");
 	gitargv_push(&a, "status");
 	gitargv_push(&a, "--porcelain");
 	gitargv_push(&a, "--untracked-files=no");

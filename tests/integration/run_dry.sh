@@ -86,12 +86,17 @@ info "re-run --to: the dry run left the target alone and equals the real re-run"
 
 # --- in place ------------------------------------------------------------------
 clone_refs "$SRC" "$SCRATCH/inplace"
+# the files' times no longer those the index holds: a `git status` that may
+# write the index would refresh it (and take index.lock to do so)
+git -C "$SCRATCH/inplace" ls-files -z | (cd "$SCRATCH/inplace" && xargs -0 touch -h -d '2020-01-01 00:00')
+cp "$SCRATCH/inplace/.git/index" "$SCRATCH/inplace.index"
 snapshot "$SCRATCH/inplace" >"$SCRATCH/inplace.before"
 count_before="$(git -C "$SCRATCH/inplace" count-objects -v)"
 # shellcheck disable=SC2046
 run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/inplace" --in-place --dry-run -q \
 	$(outs "$SCRATCH/ip-dry") --report - 2>"$SCRATCH/ip-dry.err" || die "run --in-place --dry-run failed"
 snapshot "$SCRATCH/inplace" | cmp -s "$SCRATCH/inplace.before" - || die "the in-place dry run changed the repository"
+cmp -s "$SCRATCH/inplace.index" "$SCRATCH/inplace/.git/index" || die "the in-place dry run wrote the index"
 [ "$count_before" = "$(git -C "$SCRATCH/inplace" count-objects -v)" ] || die "the in-place dry run wrote objects"
 [ ! -e "$SCRATCH/inplace/.git/migrate" ] || die "the in-place dry run wrote state"
 [ ! -e "$SCRATCH/inplace/.git/lfs" ] || die "the in-place dry run wrote to the LFS store"

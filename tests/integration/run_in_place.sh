@@ -22,10 +22,16 @@ clone_refs "$SRC" "$REPO"
 refs_of "$REPO" >"$SCRATCH/before.refs"
 
 # --- refusal: a dirty work tree ------------------------------------------------
+# the other files' times no longer those the index holds: the check only
+# looks (a `git status` that writes the refreshed index back takes
+# index.lock, which a run killed there leaves to block the next one)
+git -C "$REPO" ls-files -z | (cd "$REPO" && xargs -0 touch -h -d '2020-01-01 00:00')
 echo "local edit" >>"$REPO/README.md"
+cp "$REPO/.git/index" "$SCRATCH/index.before"
 rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] || die "a dirty work tree gave exit $rc, not 1"
+cmp -s "$SCRATCH/index.before" "$REPO/.git/index" || die "the work tree check wrote the index"
 grep -q 'uncommitted' "$SCRATCH/err" || die "no message for the dirty work tree"
 cmp -s "$SCRATCH/before.refs" <(refs_of "$REPO") || die "refused run changed refs"
 git -C "$REPO" checkout -q -- README.md
