@@ -747,6 +747,9 @@ int replace_apply(struct replace_set *s, const char *in, size_t len,
 	struct buf *dst = &s->a;
 	int changed = 0, r;
 
+	/* the text between expressions obeys out's limit too: a file of
+	 * literals whose replacements contain them grows it geometrically */
+	s->a.max = s->b.max = out->max;
 	for (i = 0; i < s->n; i++) {
 		struct expr *x = &s->v[i];
 

@@ -87,8 +87,9 @@ int replace_is_binary(const char *p, size_t len);
 
 /*
  * Applies every expression to the len bytes at in. Returns 1 when the
- * text changed, with the new text in out (replaced; its max must allow
- * it); 0 when nothing matched (out untouched); -1 with e set (ERR_IO
+ * text changed, with the new text in out (replaced; its max bounds the
+ * text between expressions too);
+ * 0 when nothing matched (out untouched); -1 with e set (ERR_IO
  * naming FILE:LINE when a regex hits PCRE2's match limit, or when out
  * would exceed its max). Counters are updated only on success.
  */

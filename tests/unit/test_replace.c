@@ -197,6 +197,22 @@ static void test_too_large(void **state)
 	replace_free(s);
 }
 
+/* The text between two expressions obeys out's max as well: a file that
+ * grows a text geometrically stops at the limit, not at the memory's. */
+static void test_too_large_between(void **state)
+{
+	struct replace_set *s = parse_ok("a==>aaaaaaaaaa\naaaaaaaaaa==>b\n");
+	struct buf out = BUF_INIT(16);
+	struct err e = ERR_INIT;
+
+	(void)state;
+	assert_int_equal(replace_apply(s, "aaaa", 4, &out, &e), -1);
+	assert_int_equal(e.kind, ERR_IO);
+	assert_non_null(strstr(e.msg, ":1: the text replaced would be larger"));
+	buf_release(&out);
+	replace_free(s);
+}
+
 static void test_binary(void **state)
 {
 	char big[REPLACE_BINARY_PROBE + 10];
@@ -232,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_counts_and_info),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_too_large_between),
 		cmocka_unit_test(test_binary),
 		cmocka_unit_test(test_load),
 	};
