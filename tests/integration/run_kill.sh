@@ -13,14 +13,18 @@
 # included), commit map, ref map and tips equal those of an uninterrupted
 # run.
 #
-# Knobs: KILL_REFS (2000), KILL_COMMITS (60), KILL_TRIES (20), KILL_SEED
+# The kill moments are spread over the length of an uninterrupted run: try
+# t of n dies at a random moment of the t-th n-th of it, so a few tries
+# cover the whole run (before the journal, inside it, after it).
+#
+# Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
 # (the bash RANDOM seed, default 1).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-NREFS="${KILL_REFS:-2000}"
+NREFS="${KILL_REFS:-600}"
 NCOMMITS="${KILL_COMMITS:-60}"
-TRIES="${KILL_TRIES:-20}"
+TRIES="${KILL_TRIES:-12}"
 RANDOM="${KILL_SEED:-1}"
 
 printf '*.bin lfs\n' >"$SCRATCH/rules"
@@ -94,7 +98,7 @@ W="$SCRATCH/work"
 declare -A seen=()
 for ((t = 1; t <= TRIES; t++)); do
 	copy "$P" "$W"
-	delay_ms=$((RANDOM % (took_ms + 1)))
+	delay_ms=$((((t - 1) * took_ms + RANDOM % (took_ms + 1)) / TRIES))
 	setsid "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$W" --in-place -q 2>/dev/null &
 	pid=$!
 	sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
