@@ -256,6 +256,11 @@ uint64_t blobs_converted(const struct blobs *b)
 	return b->converted;
 }
 
+uint64_t blobs_conversions(const struct blobs *b)
+{
+	return b->converted + b->annexed + b->unlfsed;
+}
+
 const char *blobs_store(const struct blobs *b)
 {
 	return b->store ? ptr_store_dir(b->store) : NULL;

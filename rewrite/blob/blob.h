@@ -141,8 +141,10 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 	      const struct blob_env *env, struct err *e);
 void blobs_free(struct blobs *b);
 const struct rules *blobs_rules(const struct blobs *b);
-/* Blobs converted so far (progress). */
+/* Blobs converted to LFS so far; and by any action (lfs, annex, unlfs:
+ * a distinct object each), for the progress and the ending. */
 uint64_t blobs_converted(const struct blobs *b);
+uint64_t blobs_conversions(const struct blobs *b);
 /* The LFS store's directory; NULL when nothing is stored (no lfs rule,
  * or a dry run). */
 const char *blobs_store(const struct blobs *b);

@@ -237,7 +237,6 @@ static int find_content(struct blobs *b, const struct ptr_oid *oid,
 		*out = blob_get(b, &id, size);
 		(*out)->est = est;
 		(*out)->lfs_path = xstrdup(u->tmp.ptr);
-		report_input_blob(b->report, &id, size, est);
 		return 0;
 	}
 	return 0;
@@ -293,6 +292,8 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 		HASH_ADD(hh, u->objs, oid.sha256, sizeof(o->oid.sha256), o);
 		if (!o->content)
 			note_missing(b, &oid, path, len);
+		else
+			b->unlfsed++;
 	}
 	if (o->content)
 		*out = o->content;

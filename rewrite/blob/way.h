@@ -119,6 +119,7 @@ struct blobs {
 	struct annex_key *annex_keys;	/* keys stored this run */
 	struct annex_ptr *annex_ptrs;	/* pointer blobs, by id */
 	uint64_t annexed;		/* keys stored */
+	uint64_t unlfsed;		/* unlfs: LFS objects found */
 	struct buf annex_buf, annex_text;
 
 	/* attrs.c */

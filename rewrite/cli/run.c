@@ -61,6 +61,8 @@ struct run_opts {
 	int nrevs;
 };
 
+#define SIDE_KEYS 3
+
 struct run {
 	struct run_opts o;
 	char *src_gitdir;	/* absolute */
@@ -72,6 +74,9 @@ struct run {
 	 * of the lfs glob rules (info/attributes repeats them after
 	 * `* filter=annex`, which would win over the tree's) */
 	int annex;
+	/* a rule is unlfs; the side repository's config (side_keys) */
+	int unlfs;
+	char *side_config[SIDE_KEYS];
 	char annex_uuid[37];
 	char *annex_dir;
 	struct buf lfs_lines;
@@ -486,6 +491,8 @@ static int setup(struct run *r, struct err *e)
 
 static void run_release(struct run *r)
 {
+	int i;
+
 	if (r->dry_dir)
 		(void)remove_tree(r->dry_dir);
 	free(r->dry_dir);
@@ -496,6 +503,8 @@ static void run_release(struct run *r)
 	free(r->state);
 	free(r->store);
 	free(r->annex_dir);
+	for (i = 0; i < SIDE_KEYS; i++)
+		free(r->side_config[i]);
 	buf_release(&r->lfs_lines);
 	free(r->commondir);
 	free(r->side);
@@ -666,6 +675,46 @@ static const char *const *import_env(void)
 	};
 
 	return getenv("GLIBC_TUNABLES") ? NULL : env;
+}
+
+/*
+ * The side repository fast-import writes into is made by `git init` and
+ * has no config of its own: the source's settings of how objects are
+ * stored (core.bigFileThreshold, pack.compression, core.compression) are
+ * copied into it. When a rule is unlfs and the source sets none of them,
+ * the files it brings back (whole files, big enough to have been in LFS,
+ * media mostly) are stored as `git lfs migrate export` stores them: whole,
+ * with no delta search against the blob before them in the stream
+ * (another file's, as a rule: costly and rarely fruitful; `git gc` finds
+ * the deltas later), and deflated at zlib's fastest level, which costs
+ * half the time of the default and gives the same size on data that is
+ * compressed already (tests/bench/unlfs.sh).
+ */
+static const char *const side_keys[SIDE_KEYS][2] = {
+	{ "core.bigFileThreshold", "1m" },
+	{ "pack.compression", "1" },
+	{ "core.compression", NULL },
+};
+
+static void side_config_prepare(struct run *r)
+{
+	struct err ignored = ERR_INIT;
+	int i, own = 0;
+
+	for (i = 0; i < SIDE_KEYS; i++) {
+		char *v = NULL;
+
+		if (git_line(&v, r->o.repo, &ignored, "config", "--get",
+			     side_keys[i][0], (char *)NULL) == 0 && *v) {
+			r->side_config[i] = v;
+			own = 1;
+		} else {
+			free(v);
+		}
+	}
+	for (i = 0; !own && r->unlfs && i < SIDE_KEYS; i++)
+		if (side_keys[i][1])
+			r->side_config[i] = strdup(side_keys[i][1]);
 }
 
 static void import_args(const struct run *r, const struct state_files *f,
@@ -1430,6 +1479,8 @@ static int annex_prepare(struct run *r, struct err *e)
 		const struct rule *rule = rules_get(rules, i);
 		if (rules_rule_action(rule) == RULES_ANNEX)
 			r->annex = 1;
+		if (rules_rule_action(rule) == RULES_UNLFS)
+			r->unlfs = 1;
 		if (rules_rule_action(rule) == RULES_LFS &&
 		    !rules_rule_is_regex(rule) && !rules_rule_size(rule, NULL, NULL))
 			(void)rules_rule_attr_line(&r->lfs_lines, rule,
@@ -1659,6 +1710,7 @@ static int prepare(struct run *r, const struct state_files *fin,
 	}
 	if (check_rules(r, e) < 0 || annex_prepare(r, e) < 0)
 		return -1;
+	side_config_prepare(r);
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||
 	    (!r->dst_absent && gitrefs_list(&r->dst_before, r->dst, NULL, e) < 0))
 		return -1;
@@ -1679,7 +1731,7 @@ static int prepare(struct run *r, const struct state_files *fin,
 static int side_create(struct run *r, struct err *e)
 {
 	char *objects = NULL, *link = NULL;
-	int rc = git_line(&objects, r->dst, e, "rev-parse", "--path-format=absolute",
+	int i, rc = git_line(&objects, r->dst, e, "rev-parse", "--path-format=absolute",
 			  "--git-path", "objects", (char *)NULL);
 
 	r->side = path_of(r->state, "import.git");
@@ -1705,6 +1757,11 @@ static int side_create(struct run *r, struct err *e)
 	if (rc == 0)
 		rc = gitcmd_runl(r->side, 1, NULL, e, "config", "gc.auto", "0",
 				 (char *)NULL);
+	for (i = 0; rc == 0 && i < SIDE_KEYS; i++)
+		if (r->side_config[i])
+			rc = gitcmd_runl(r->side, 1, NULL, e, "config",
+					 side_keys[i][0], r->side_config[i],
+					 (char *)NULL);
 	free(objects);
 	free(link);
 	return rc;

@@ -1188,7 +1188,7 @@ static struct progress_counts progress_counts(const struct rw *rw)
 {
 	struct progress_counts n = {
 		rw->commits_seen,
-		rw->blobs ? blobs_converted(rw->blobs) : 0,
+		rw->blobs ? blobs_conversions(rw->blobs) : 0,
 		stream_reader_offset(rw->in)
 	};
 	return n;

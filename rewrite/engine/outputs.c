@@ -131,7 +131,7 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 			st->rewritten = rw->commits_rewritten;
 			st->refs = nrefs;
 			st->refs_changed = nchanged;
-			st->converted = rw->blobs ? blobs_converted(rw->blobs) : 0;
+			st->converted = rw->blobs ? blobs_conversions(rw->blobs) : 0;
 			report_sizes(rw->report, &st->bytes_before, &st->bytes_after,
 				     &st->packed_before, &st->packed_after);
 		}

@@ -5,11 +5,13 @@
 # LFS by migrate (that part is set-up, not timed). A measurement, not a test.
 #
 #   peer:      git lfs migrate export --everything --include=GLOBS   (in a copy)
-#   in place:  git fast-export --no-data | migrate --source-repo . | git fast-import --force
-#              (in a copy, as the peer rewrites in place)
-#   new repo:  migrate run --rules R --repo LFS --to NEW   (full data, fresh repository)
+#   in place:  migrate run --rules R --repo COPY --in-place   (in a copy, as the
+#              peer rewrites in place)
+#   new repo:  migrate run --rules R --repo LFS --to NEW   (a fresh repository)
 #
-# Wall time of each and the ratio to the peer. Every result is checked: the
+# Wall time of each, the ratio to the peer and the size of the result's
+# .git/objects (the peer's loose objects as they are, the others as packed
+# by the run). Every result is checked: the
 # same files (blob ids) as the peer at every branch tip, .gitattributes
 # aside (git-lfs adds !filter lines there, migrate takes its lines out).
 #
@@ -29,12 +31,14 @@ bench_corpus corpus assets
 GLOBS='*.bin,*.psd,*.zip,*.mp4'
 tr ',' '\n' <<<"$GLOBS" | sed 's/$/ lfs/' >"$WORK/to.rules"
 tr ',' '\n' <<<"$GLOBS" | sed 's/$/ unlfs/' >"$WORK/back.rules"
-FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
-	--tag-of-filtered-object=rewrite)
 
 say "set-up: the assets corpus into LFS (migrate run, not timed)"
 "$MIGRATE" run -q --rules "$WORK/to.rules" --repo "$SRC" --to "$WORK/lfs"
 LFS="$WORK/lfs"
+# as a clone of it would be: without the state of the run that made it
+rm -rf "$LFS/.git/migrate"
+git -C "$LFS" for-each-ref --format='delete %(refname)' refs/migrate/ |
+	git -C "$LFS" update-ref --stdin
 
 say "peer: git lfs migrate export --everything --include=$GLOBS"
 cp -a "$LFS" "$WORK/peer"
@@ -44,14 +48,11 @@ t0=$(now)
 	--include="$GLOBS" >/dev/null 2>&1)
 t_peer=$(calc "$(now) - $t0")
 
-say "migrate in place: fast-export --no-data | migrate | fast-import --force"
+say "migrate run --in-place"
 cp -a "$LFS" "$WORK/inplace"
 sync
 t0=$(now)
-(cd "$WORK/inplace" &&
-	git fast-export --no-data "${FLAGS[@]}" |
-	"$MIGRATE" -q --rules "$WORK/back.rules" |
-	git fast-import --quiet --force)
+"$MIGRATE" run -q --rules "$WORK/back.rules" --repo "$WORK/inplace" --in-place
 t_inplace=$(calc "$(now) - $t0")
 
 say "migrate run --to a new repository"
@@ -78,17 +79,18 @@ done
 	{ echo "new: main is not the original's commit again" >&2; exit 1; }
 nptr=$(git -C "$LFS" lfs ls-files --all --name-only | sort -u | wc -l)
 bytes=$(du -sb "$LFS/.git/lfs/objects" | cut -f1)
+mb() { calc "round($(du -sb "$WORK/$1/.git/objects" | cut -f1) / 1e6)"; }
 
 cat <<EOF
 
 Back from Git LFS, full-scale assets corpus ($(git -C "$SRC" rev-list --all | wc -l) commits,
 $nptr LFS paths, $(calc "round($bytes / 1e6)") MB in the LFS store), globs $GLOBS:
 
-| pipeline | wall s | vs git lfs migrate export |
-|---|---|---|
-| git lfs migrate export --everything | $(printf %.1f "$t_peer") | 1.00× |
-| migrate in place (--no-data) | $(printf %.1f "$t_inplace") | $(calc "round($t_peer / $t_inplace, 2)")× |
-| migrate run --to a new repository | $(printf %.1f "$t_new") | $(calc "round($t_peer / $t_new, 2)")× |
+| pipeline | wall s | vs git lfs migrate export | .git/objects MB |
+|---|---|---|---|
+| git lfs migrate export --everything | $(printf %.1f "$t_peer") | 1.00× | $(mb peer) |
+| migrate run --in-place | $(printf %.1f "$t_inplace") | $(calc "round($t_peer / $t_inplace, 2)")× | $(mb inplace) |
+| migrate run --to a new repository | $(printf %.1f "$t_new") | $(calc "round($t_peer / $t_new, 2)")× | $(mb new) |
 
 Every result has the peer's files at every branch tip; migrate run's main is
 the original commit again (lfs then unlfs is the identity).

@@ -12,7 +12,10 @@
 #    oid, nothing imported; with --missing=keep the pointer stays and the
 #    reports list it;
 #  - a store object of the right size but wrong content is not taken;
-#  - a size condition on unlfs is a rule error (exit 1).
+#  - a size condition on unlfs is a rule error (exit 1);
+#  - how `run` stores what comes back (git verify-pack judges): whole, at
+#    zlib's fastest level, unless the source's config says otherwise
+#    (core.bigFileThreshold, core.compression), which is then followed.
 . "$(dirname "$0")/lib.sh"
 
 command -v git-lfs >/dev/null || die "git-lfs is not installed"
@@ -95,6 +98,20 @@ git -C "$B" fsck --strict --no-dangling >/dev/null 2>&1 || die "fsck complains"
 # the report of the unlfs run counts what the rules took back
 grep -q '"action":"unlfs","paths":[1-9]' "$B/.git/migrate/report.json" ||
 	die "the report does not count the unlfs rules"
+# its history before is the LFS one: pointers, not the files they stand for
+# (git cat-file judges), and after, the files
+blob_bytes() {
+	git -C "$1" rev-list --all --objects | cut -d' ' -f1 |
+		git -C "$1" cat-file --batch-check='%(objecttype) %(objectsize)' |
+		awk '$1 == "blob" { s += $2 } END { print s }'
+}
+python3 - "$B/.git/migrate/report.json" "$(blob_bytes "$L")" "$(blob_bytes "$ORIG")" <<'EOF' ||
+import json, sys
+h = json.load(open(sys.argv[1]))["history"]
+assert h["blob_bytes_before"] == int(sys.argv[2]), (h, sys.argv[2])
+assert h["blob_bytes_after"] == int(sys.argv[3]), (h, sys.argv[3])
+EOF
+	die "the report's history bytes are not the LFS history's before and the original's after"
 
 info "same files as git lfs migrate export --everything"
 E="$SCRATCH/export"
@@ -192,5 +209,64 @@ rc=$?
 set -e
 [ "$rc" = 1 ] && grep -q "bad.rules:1:.*unlfs takes no size condition" "$SCRATCH/bad.err" ||
 	{ cat "$SCRATCH/bad.err" >&2; die "a size condition on unlfs: exit $rc"; }
+
+info "run stores what comes back whole and fast, or as the source's config says"
+G="$SCRATCH/big"
+git init -q "$G"
+python3 - "$G/log.bin" <<'EOF'
+import random, sys
+r = random.Random(7)
+words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa"]
+with open(sys.argv[1], "w") as f:
+    for i in range(60000):
+        f.write("record %d %s %d\n" % (i, r.choice(words), r.randrange(10**6)))
+EOF
+git -C "$G" add log.bin && git -C "$G" commit -qm "v1"
+printf 'one more record\n' >>"$G/log.bin"
+git -C "$G" commit -qam "v2"
+V1=$(git -C "$G" rev-parse main~1:log.bin)
+V2=$(git -C "$G" rev-parse main:log.bin)
+"$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$G" --to "$SCRATCH/big-lfs" ||
+	die "the lfs run of the big file failed"
+# copies of it as a clone would be: no state of the run that made it
+for c in fast own; do
+	cp -a "$SCRATCH/big-lfs" "$SCRATCH/big-$c"
+	rm -rf "$SCRATCH/big-$c/.git/migrate"
+	git -C "$SCRATCH/big-$c" for-each-ref --format='delete %(refname)' refs/migrate/ |
+		git -C "$SCRATCH/big-$c" update-ref --stdin
+done
+git -C "$SCRATCH/big-own" config core.bigFileThreshold 512m
+# fast-import leaves a pack of fewer than 100 objects loose; packed, it can
+# be judged
+git config --global fastimport.unpackLimit 0
+git -C "$SCRATCH/big-own" config core.compression 9
+# packed REPO BLOB: "size-in-pack depth" of the blob in its pack
+packed() {
+	local idx
+	for idx in "$1"/.git/objects/pack/*.idx; do
+		git verify-pack -v "$idx" |
+			awk -v id="$2" '$1 == id { print $4, ($6 == "" ? 0 : $6); f = 1 } END { exit !f }' &&
+			return 0
+	done
+	die "$2 is in no pack of $1"
+}
+for c in fast own; do
+	"$MIGRATE" run --rules "$SCRATCH/back.rules" --repo "$SCRATCH/big-$c" --in-place \
+		2>"$SCRATCH/big.err" || die "the unlfs run in big-$c failed: $(cat "$SCRATCH/big.err")"
+	# the ending counts what came back: two versions, two objects
+	grep -q ', 2 object(s) converted$' "$SCRATCH/big.err" ||
+		die "big-$c: the ending does not count the objects unlfs took back: $(cat "$SCRATCH/big.err")"
+	[ "$(git -C "$SCRATCH/big-$c" rev-parse main:log.bin)" = "$V2" ] ||
+		die "big-$c: log.bin did not come back"
+done
+read -r fast1 _ < <(packed "$SCRATCH/big-fast" "$V1")
+read -r _ fast2 < <(packed "$SCRATCH/big-fast" "$V2")
+read -r own1 _ < <(packed "$SCRATCH/big-own" "$V1")
+read -r _ own2 < <(packed "$SCRATCH/big-own" "$V2")
+[ "$fast2" = 0 ] || die "unlfs: the second version is a delta (depth $fast2), not whole"
+[ "$own2" -ge 1 ] || die "core.bigFileThreshold=512m in the source: the second version is not a delta"
+[ "$fast1" -gt "$own1" ] ||
+	die "unlfs: $fast1 bytes packed at zlib's fastest level, not more than $own1 at core.compression=9"
+info "first version packed: $fast1 bytes (fastest), $own1 (core.compression=9); second: whole, or a delta of depth $own2"
 
 echo "ok: unlfs"
