@@ -4,9 +4,9 @@
  * bytes are of distinct blobs (by id). The packed size of a blob the
  * source repository holds is what it takes there on disk (deltas
  * included), read once for all blobs (report_disk_sizes); only blobs the
- * rules make (pointers, split parts), or a stream without a repository,
- * are estimated by deflating them with zlib as git stores objects (a
- * sample of the first 4 MiB, scaled; split parts at the ratio of their
+ * rules make (pointers, split parts, files unlfs brings back), or a
+ * stream without a repository, are estimated by deflating them with zlib
+ * as git stores objects (a sample of the first 1 MiB, scaled; split parts at the ratio of their
  * file's first 1 MiB of parts, splits.c). A dry run and the real run
  * compute them the same way.
  */
@@ -20,7 +20,7 @@
 #include "../../stream/stream.h"
 #include "out.h"
 
-#define SAMPLE ((size_t)4 << 20)
+#define SAMPLE ((size_t)1 << 20)
 #define LARGEST 10
 
 struct zest {
@@ -532,7 +532,7 @@ static void write_json(struct report *r, const struct report_totals *t,
 	buf_printf(out, "],\n\"history\":{\"blob_bytes_before\":%llu,\"blob_bytes_after\":%llu,"
 		   "\"packed_estimate_before\":%llu,\"packed_estimate_after\":%llu,"
 		   "\"estimate_note\":\"size on disk in the source (deltas included) "
-		   "of the blobs it has; zlib deflate of the first 4 MiB, scaled, of "
+		   "of the blobs it has; zlib deflate of the first 1 MiB, scaled, of "
 		   "the others (split parts: at the ratio of their file's first 1 MiB "
 		   "of parts)\"},\n"
 		   "\"commits_rewritten\":%llu,\"refs_changed\":%llu,\n\"largest\":[",
