@@ -318,8 +318,14 @@ info "directory special remote: moved out, and back in a fresh clone"
 # migrate run --in-place: the same, in the repository itself
 IP="$SCRATCH/inplace"
 git clone -q --no-local "$ORIG" "$IP"
-run_migrate run -q --repo "$IP" --rules "$SCRATCH/rules" --in-place || die "run --in-place failed"
+run_migrate run --repo "$IP" --rules "$SCRATCH/rules" --in-place 2>"$SCRATCH/ip.err" ||
+	die "run --in-place failed: $(tail -3 "$SCRATCH/ip.err")"
 judge_annex "$IP" "$(git -C "$IP" config annex.uuid)"
+# the ending counts the objects converted: a key stored each (annex) and
+# an LFS object each (*.mp4)
+keys=$(find "$IP/.git/annex/objects" "$IP/.git/lfs/objects" -type f | wc -l)
+grep -q ", $keys object(s) converted$" "$SCRATCH/ip.err" ||
+	die "run --in-place: the ending does not count $keys objects: $(grep converted "$SCRATCH/ip.err")"
 [ -z "$(git -C "$IP" status --porcelain)" ] || die "run --in-place: git status is not clean"
 snap "$IP" >"$SCRATCH/ip.refs"
 run_migrate run -q --repo "$IP" --rules "$SCRATCH/rules" --in-place || die "second run --in-place failed"
