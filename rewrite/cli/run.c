@@ -686,9 +686,10 @@ static const char *const *import_env(void)
  * media mostly) are stored as `git lfs migrate export` stores them: whole,
  * with no delta search against the blob before them in the stream
  * (another file's, as a rule: costly and rarely fruitful; `git gc` finds
- * the deltas later), and deflated at zlib's fastest level, which costs
- * half the time of the default and gives the same size on data that is
- * compressed already (tests/bench/unlfs.sh).
+ * the deltas later), and deflated at zlib's fastest level, which gives
+ * the same size on data that is compressed already. fast-import of the
+ * unlfs stream of the assets corpus (1.4 GB): 106 s as it was, 64 s
+ * whole, 51 s whole and at level 1; 1.1 GB of objects each time.
  */
 static const char *const side_keys[SIDE_KEYS][2] = {
 	{ "core.bigFileThreshold", "1m" },
@@ -1463,7 +1464,7 @@ static int write_reset(struct run *r, const struct state_files *fin,
 
 /* Whether a rule converts to git-annex (the lfs glob rules' lines kept
  * for info/attributes), and the target's UUID: its annex.uuid, or a new
- * one. */
+ * one. Notes, on the way, whether a rule is unlfs. */
 static int annex_prepare(struct run *r, struct err *e)
 {
 	struct err ignored = ERR_INIT;
