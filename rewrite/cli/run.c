@@ -715,7 +715,7 @@ static void side_config_prepare(struct run *r)
 	}
 	for (i = 0; !own && r->unlfs && i < SIDE_KEYS; i++)
 		if (side_keys[i][1])
-			r->side_config[i] = strdup(side_keys[i][1]);
+			r->side_config[i] = xstrdup(side_keys[i][1]);
 }
 
 static void import_args(const struct run *r, const struct state_files *f,

@@ -6,9 +6,9 @@
  * included), read once for all blobs (report_disk_sizes); only blobs the
  * rules make (pointers, split parts, files unlfs brings back), or a
  * stream without a repository, are estimated by deflating them with zlib
- * as git stores objects (a sample of the first 1 MiB, scaled; split parts at the ratio of their
- * file's first 1 MiB of parts, splits.c). A dry run and the real run
- * compute them the same way.
+ * as git stores objects (a sample of the first 1 MiB, scaled; split
+ * parts at the ratio of their file's first 1 MiB of parts, splits.c). A
+ * dry run and the real run compute them the same way.
  */
 #include <stdio.h>
 #include <stdlib.h>
