@@ -96,6 +96,15 @@ struct blob_options {
 	/* --threads: blobs converted at once ahead of the stream (pool.c);
 	 * 0 the CPU count, 1 none (the main thread converts each itself) */
 	int threads;
+	/* unlfs: the objects directory of the repository fast-import writes
+	 * into (NULL: the files go in the stream). Each file taken back is
+	 * stored there as a pack of its own, deflated at objects_level, and
+	 * listed ("<blob id> <pack path without .pack>\n") in objects_list,
+	 * so that the caller can pack them together once fast-import is
+	 * done. */
+	const char *objects_dir;
+	int objects_level;
+	const char *objects_list;
 };
 
 /* What the engine lends for the whole run (not owned). */

@@ -25,12 +25,25 @@
  * and builds delta results of at most WORKER_DELTA_LIMIT in memory (a
  * larger one is left to the main thread).
  *
+ * unlfs (issue 15): an M line of an LFS pointer an unlfs rule takes back
+ * is a job too. The worker reads the pointer, finds its object in the
+ * stores (lfs_file_check, which unlfs.c uses for the main thread's own
+ * reads), and, when the run names an objects directory (`migrate run`:
+ * the repository fast-import writes into), stores the file there as a
+ * pack of its own (packw.c): the deflate that git fast-import would do on
+ * one core is done on all of them, and the stream names the blob by id.
+ * The pack is committed (renamed where git sees it) only when the main
+ * thread takes the job, before it writes the line that names the blob.
+ *
  * Threads: the job list and each job's state and result are shared,
  * under p->lock; the table by id, the look-ahead and the scanner's
  * reader are the main thread's alone.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "way.h"
@@ -46,6 +59,10 @@ struct job {
 	uint64_t size;
 	uint64_t off;		/* the stream offset of the M line that asked */
 	struct ptr_put *put;	/* the worker's while it runs */
+	int unlfs;		/* a pointer to take back: found, not put */
+	struct ptr_oid lfs;	/* unlfs: the pointer's object */
+	uint64_t lfs_size;
+	struct lfs_found found;	/* unlfs: what the worker found */
 	enum job_state state;
 	int ok;			/* done, and put holds the whole blob */
 	int cancel;		/* the main thread no longer wants it */
@@ -57,7 +74,7 @@ struct worker {
 	struct pool *p;
 	pthread_t thread;
 	struct pack_odb *db;
-	char *chunk;
+	struct lfs_check check;	/* unlfs: its own hash, estimate, chunk */
 };
 
 struct pool {
@@ -72,6 +89,9 @@ struct pool {
 	size_t nworkers, started;
 	struct pack_odb *scan_db;	/* sizes for the decision (main) */
 	struct stream_cmd look;		/* the line looked at */
+	struct buf ptr;			/* a pointer read for the decision */
+	char *const *dirs;		/* unlfs: the stores, in order */
+	size_t ndirs;
 };
 
 /* Unlinks j from the list (lock held). */
@@ -86,6 +106,101 @@ static void list_unlink(struct pool *p, struct job *j)
 	else
 		p->tail = j->prev;
 	j->prev = j->next = NULL;
+}
+
+/* ---- an LFS object file, checked and stored (unlfs) ---- */
+
+void lfs_check_init(struct lfs_check *c, const struct blobs *b)
+{
+	c->hash = obj_hash_new();
+	c->z = b->report ? zest_new() : NULL;
+	c->chunk = xmalloc(CHUNK);
+	c->objects_dir = b->opt.dry_run ? NULL : b->opt.objects_dir;
+	c->level = b->opt.objects_level;
+}
+
+void lfs_check_release(struct lfs_check *c)
+{
+	obj_hash_free(c->hash);
+	zest_free(c->z);
+	free(c->chunk);
+	memset(c, 0, sizeof(*c));
+}
+
+void lfs_found_release(struct lfs_found *f)
+{
+	packw_free(f->pack);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+int lfs_file_check(struct lfs_check *c, const char *path,
+		   const struct ptr_oid *want, uint64_t size,
+		   struct lfs_found *found, struct err *e)
+{
+	struct ptr_put *put = NULL;
+	struct packw *pw = NULL;
+	struct ptr_oid got;
+	struct stat st;
+	uint64_t total = 0;
+	ssize_t n = 0;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 :
+			err_errno(e, ERR_IO, "cannot open %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != size)
+		goto out;
+	if (ptr_put_begin(NULL, &put, e) < 0 || (c->objects_dir &&
+	    packw_begin(&pw, c->objects_dir, size, c->level, e) < 0)) {
+		r = -1;
+		goto out;
+	}
+	obj_hash_begin(c->hash, OBJ_BLOB, size);
+	if (c->z)
+		zest_begin(c->z);
+	while (total < size) {
+		do
+			n = read(fd, c->chunk, CHUNK);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			break;
+		if ((uint64_t)n > size - total)
+			n = (ssize_t)(size - total);
+		total += (uint64_t)n;
+		obj_hash_update(c->hash, c->chunk, (size_t)n);
+		if (c->z)
+			zest_feed(c->z, c->chunk, (size_t)n);
+		if (ptr_put_write(put, c->chunk, (size_t)n, e) < 0 ||
+		    (pw && packw_write(pw, c->chunk, (size_t)n, e) < 0)) {
+			r = -1;
+			break;
+		}
+	}
+	if (r == 0 && n < 0)
+		r = err_errno(e, ERR_IO, "cannot read %s", path);
+	obj_hash_final(c->hash, &found->id);
+	if (r < 0 || total != size)	/* shrank while read: not this object */
+		goto out;
+	found->est = c->z ? zest_end(c->z, size) : 0;
+	r = ptr_put_finish(put, &got, NULL, e);
+	put = NULL;
+	if (r < 0 || memcmp(got.sha256, want->sha256, sizeof(got.sha256)))
+		goto out;
+	if (pw && packw_finish(pw, &found->id, e) < 0) {
+		r = -1;
+		goto out;
+	}
+	found->pack = pw;
+	pw = NULL;
+	r = 1;
+out:
+	ptr_put_abort(put);
+	packw_free(pw);
+	close(fd);
+	return r;
 }
 
 /* Reads j's blob into its put; 1 when all of it went in. */
@@ -103,8 +218,8 @@ static int job_run(struct worker *w, struct job *j)
 		pack_stream_close(s);
 		return 0;
 	}
-	while (!cancel && (n = pack_stream_read(s, w->chunk, CHUNK, &e)) > 0) {
-		if (ptr_put_write(j->put, w->chunk, (size_t)n, &e) < 0)
+	while (!cancel && (n = pack_stream_read(s, w->check.chunk, CHUNK, &e)) > 0) {
+		if (ptr_put_write(j->put, w->check.chunk, (size_t)n, &e) < 0)
 			break;
 		total += (uint64_t)n;
 		pthread_mutex_lock(&w->p->lock);
@@ -113,6 +228,30 @@ static int job_run(struct worker *w, struct job *j)
 	}
 	pack_stream_close(s);
 	return n == 0 && !cancel && total == size;
+}
+
+/* unlfs: finds j's object in the first store that has it; 1 found. A
+ * read error is 0 too: the main thread meets it again itself. */
+static int unlfs_job_run(struct worker *w, struct job *j)
+{
+	struct pool *p = w->p;
+	struct buf path = BUF_INIT(SIZE_MAX / 2);
+	char hex[PTR_OID_HEXSZ + 1];
+	struct err e = ERR_INIT;
+	size_t i;
+	int r = 0;
+
+	ptr_oid_hex(&j->lfs, hex);
+	for (i = 0; i < p->ndirs && r == 0; i++) {
+		buf_reset(&path);
+		buf_printf(&path, "%s/%.2s/%.2s/%s", p->dirs[i], hex, hex + 2, hex);
+		r = lfs_file_check(&w->check, path.ptr, &j->lfs, j->lfs_size,
+				   &j->found, &e);
+	}
+	if (r == 1)
+		j->found.path = buf_detach(&path, NULL);
+	buf_release(&path);
+	return r == 1;
 }
 
 static void *worker_main(void *arg)
@@ -134,7 +273,7 @@ static void *worker_main(void *arg)
 		}
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&p->lock);
-		ok = job_run(w, j);
+		ok = j->unlfs ? unlfs_job_run(w, j) : job_run(w, j);
 		pthread_mutex_lock(&p->lock);
 		j->ok = ok;
 		j->state = JOB_DONE;
@@ -166,7 +305,7 @@ static struct pool *pool_start(struct blobs *b)
 	struct pack_odb *scan_db;
 	struct pool *p;
 
-	if (!b->has_lfs || !n || !b->in ||
+	if ((!b->has_lfs && !b->lfs_dirs) || !n || !b->in ||
 	    odb_native_fork(b->src, &scan_db, &ignored) != 1)
 		return NULL;
 	p = xcalloc(1, sizeof(*p));
@@ -175,6 +314,9 @@ static struct pool *pool_start(struct blobs *b)
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
 	stream_cmd_init(&p->look);
+	buf_init(&p->ptr, PTR_LFS_POINTER_MAX);
+	p->dirs = b->lfs_dirs;
+	p->ndirs = b->n_lfs_dirs;
 	p->w = xcalloc(n, sizeof(*p->w));
 	p->nworkers = n;
 	p->max_live = n * POOL_JOBS_PER_WORKER;
@@ -185,7 +327,7 @@ static struct pool *pool_start(struct blobs *b)
 		if (odb_native_fork(b->src, &w->db, &ignored) != 1)
 			break;
 		pack_odb_set_limit(w->db, WORKER_DELTA_LIMIT);
-		w->chunk = xmalloc(CHUNK);
+		lfs_check_init(&w->check, b);
 		if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
 			break;
 		p->started++;
@@ -204,6 +346,7 @@ static void job_drop(struct pool *p, struct job *j)
 	pthread_mutex_unlock(&p->lock);
 	HASH_DEL(p->byid, j);
 	ptr_put_abort(j->put);
+	lfs_found_release(&j->found);
 	free(j);
 	p->live--;
 }
@@ -233,12 +376,29 @@ static void expire(struct pool *p, uint64_t before)
 	}
 }
 
-/* 1 when the parse, at the M line l of a commit on branch l->ref, will
- * convert the blob to LFS (and it is worth a job); 0 when it will not,
- * or may not. */
+/* unlfs: 1 when the blob is an LFS pointer (read with the scanner's
+ * reader, decoded into lfs and size); what the main thread does with it
+ * is unlfs_content's to say. */
+static int unlfs_pointer(struct pool *p, const struct oid *id,
+			 struct ptr_oid *lfs, uint64_t *size)
+{
+	struct err ignored = ERR_INIT;
+	enum obj_type type;
+	int ext;
+
+	if (pack_odb_read(p->scan_db, id, &type, &p->ptr, &ignored) != 1 ||
+	    type != OBJ_BLOB || !ptr_is_lfs_pointer(p->ptr.ptr, p->ptr.len) ||
+	    ptr_lfs_decode(p->ptr.ptr, p->ptr.len, lfs, size, &ext) < 0 || ext)
+		return 0;
+	return 1;
+}
+
+/* The job the parse, at the M line l of a commit on branch l->ref, will
+ * want: 1 an LFS conversion, 2 an unlfs one (*lfs, *lfs_size set); 0
+ * none, or maybe none. */
 static int will_convert(struct blobs *b, struct pool *p,
 			const struct stream_cmd *l, struct oid *id,
-			uint64_t *size)
+			uint64_t *size, struct ptr_oid *lfs, uint64_t *lfs_size)
 {
 	uint32_t mode = tree_mode_normalize(l->mode);
 	struct err ignored = ERR_INIT;
@@ -257,23 +417,29 @@ static int will_convert(struct blobs *b, struct pool *p,
 	if (j)
 		return 0;
 	HASH_FIND(hh, b->byid, id->hash, OID_RAW, bi);
-	if (bi && bi->converted)
+	if (bi && (bi->converted || bi->unlfs_done))
 		return 0;
 	if (rules_blob_count(b->rules) && rules_match_blob(b->rules, id->hash))
 		return 0;
-	/* an empty blob, or one small enough to be a pointer already, is
-	 * the main thread's (place() reads it to know) */
 	if (pack_odb_info(p->scan_db, id, &type, size, &ignored) != 1 ||
-	    type != OBJ_BLOB || *size < PTR_LFS_POINTER_MAX)
+	    type != OBJ_BLOB || *size == 0)
 		return 0;
 	if (blob_decide(b->rules, l->path.ptr, l->path.len, mode, *size, 0,
 			&rule, &action, &ignored) < 0)
 		return 0;
-	return action == BLOB_LFS;
+	/* a blob small enough to be a pointer already is the main thread's
+	 * to convert (place() reads it to know); an unlfs one is a job */
+	if (action == BLOB_LFS && *size >= PTR_LFS_POINTER_MAX)
+		return 1;
+	if (action == BLOB_UNLFS && *size < PTR_LFS_POINTER_MAX &&
+	    p->ndirs && unlfs_pointer(p, id, lfs, lfs_size))
+		return 2;
+	return 0;
 }
 
 static void queue(struct blobs *b, struct pool *p, const struct oid *id,
-		  uint64_t size, uint64_t off)
+		  uint64_t size, uint64_t off, const struct ptr_oid *lfs,
+		  uint64_t lfs_size)
 {
 	struct err ignored = ERR_INIT;
 	struct job *j = xcalloc(1, sizeof(*j));
@@ -281,7 +447,11 @@ static void queue(struct blobs *b, struct pool *p, const struct oid *id,
 	j->id = *id;
 	j->size = size;
 	j->off = off;
-	if (ptr_put_begin(b->store, &j->put, &ignored) < 0) {
+	if (lfs) {
+		j->unlfs = 1;
+		j->lfs = *lfs;
+		j->lfs_size = lfs_size;
+	} else if (ptr_put_begin(b->store, &j->put, &ignored) < 0) {
 		free(j);	/* the main thread meets it again itself */
 		return;
 	}
@@ -301,8 +471,10 @@ static void queue(struct blobs *b, struct pool *p, const struct oid *id,
 void blobs_ahead(struct blobs *b, uint64_t before)
 {
 	struct pool *p = b->pool;
+	struct ptr_oid lfs;
+	uint64_t size, off, lfs_size;
 	struct oid id;
-	uint64_t size, off;
+	int k;
 
 	if (!p) {
 		if (b->pool_tried)
@@ -315,29 +487,59 @@ void blobs_ahead(struct blobs *b, uint64_t before)
 	expire(p, before);
 	while (p->live < p->max_live &&
 	       stream_reader_ahead(b->in, AHEAD_BYTES, &p->look, &off) > 0)
-		if (will_convert(b, p, &p->look, &id, &size))
-			queue(b, p, &id, size, off);
+		if ((k = will_convert(b, p, &p->look, &id, &size, &lfs, &lfs_size)))
+			queue(b, p, &id, size, off, k == 2 ? &lfs : NULL, lfs_size);
 }
 
-struct ptr_put *pool_take(struct blobs *b, const struct oid *id)
+/* The job for id, taken from the workers (waited for if running), or
+ * NULL. */
+static struct job *take(struct blobs *b, const struct oid *id, int unlfs)
 {
 	struct pool *p = b->pool;
-	struct ptr_put *put = NULL;
 	struct job *j;
 
 	if (!p)
 		return NULL;
 	HASH_FIND(hh, p->byid, id->hash, OID_RAW, j);
-	if (!j)
+	if (!j || j->unlfs != unlfs)
 		return NULL;
 	pthread_mutex_lock(&p->lock);
 	job_settle(p, j);	/* not started: the caller reads it itself */
+	pthread_mutex_unlock(&p->lock);
+	return j;
+}
+
+int pool_take_unlfs(struct blobs *b, const struct oid *id,
+		    const struct ptr_oid *lfs, uint64_t size,
+		    struct lfs_found *found)
+{
+	struct job *j = take(b, id, 1);
+	int ok;
+
+	if (!j)
+		return 0;
+	ok = j->ok && j->lfs_size == size &&
+	     !memcmp(j->lfs.sha256, lfs->sha256, sizeof(lfs->sha256));
+	if (ok) {
+		*found = j->found;
+		memset(&j->found, 0, sizeof(j->found));
+	}
+	job_drop(b->pool, j);
+	return ok;
+}
+
+struct ptr_put *pool_take(struct blobs *b, const struct oid *id)
+{
+	struct job *j = take(b, id, 0);
+	struct ptr_put *put = NULL;
+
+	if (!j)
+		return NULL;
 	if (j->ok) {
 		put = j->put;
 		j->put = NULL;
 	}
-	pthread_mutex_unlock(&p->lock);
-	job_drop(p, j);
+	job_drop(b->pool, j);
 	return put;
 }
 
@@ -361,11 +563,12 @@ void pool_free(struct blobs *b)
 		job_drop(p, p->head);
 	for (i = 0; i < p->nworkers; i++) {
 		pack_odb_free(p->w[i].db);
-		free(p->w[i].chunk);
+		lfs_check_release(&p->w[i].check);
 	}
 	free(p->w);
 	pack_odb_free(p->scan_db);
 	stream_cmd_release(&p->look);
+	buf_release(&p->ptr);
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done);
 	pthread_mutex_destroy(&p->lock);

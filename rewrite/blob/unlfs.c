@@ -29,14 +29,13 @@ struct unlfs_obj {
 };
 
 struct unlfs {
-	char **dirs;			/* the stores searched, in order */
-	size_t ndirs;
+	struct lfs_check check;		/* the main thread's own reads */
 	struct unlfs_obj *objs;
 	struct buf missing;		/* "  <oid> (<path>)\n" per missing oid */
 	uint64_t nmissing;
 	struct buf *globs;		/* per unlfs glob rule: its attr pattern */
 	size_t nglobs;
-	struct buf tmp, text, chk;
+	struct buf tmp, text, chk, pack;
 };
 
 /* 1 when the rule set has an unlfs rule. */
@@ -50,15 +49,16 @@ static int has_unlfs(const struct rules *r)
 	return 0;
 }
 
-static void add_dir(struct unlfs *u, const char *dir)
+static void add_dir(struct blobs *b, const char *dir)
 {
 	size_t i;
 
-	for (i = 0; i < u->ndirs; i++)
-		if (!strcmp(u->dirs[i], dir))
+	for (i = 0; i < b->n_lfs_dirs; i++)
+		if (!strcmp(b->lfs_dirs[i], dir))
 			return;
-	u->dirs = xrealloc(u->dirs, (u->ndirs + 1) * sizeof(*u->dirs));
-	u->dirs[u->ndirs++] = xstrdup(dir);
+	b->lfs_dirs = xrealloc(b->lfs_dirs, (b->n_lfs_dirs + 1) *
+			       sizeof(*b->lfs_dirs));
+	b->lfs_dirs[b->n_lfs_dirs++] = xstrdup(dir);
 }
 
 /* The pattern a glob rule's .gitattributes line starts with (what lfs
@@ -87,16 +87,18 @@ int unlfs_init(struct blobs *b, struct err *e)
 	buf_init(&u->tmp, BUF_MAX_DEFAULT);
 	buf_init(&u->text, (size_t)100 << 20);
 	buf_init(&u->chk, BUF_MAX_DEFAULT);
+	buf_init(&u->pack, BUF_MAX_DEFAULT);
+	lfs_check_init(&u->check, b);
 	if (b->opt.store)
-		add_dir(u, b->opt.store);
+		add_dir(b, b->opt.store);
 	if (gitcmd_common_dir(b->opt.source_repo, &common, &ignored) == 0) {
 		buf_printf(&u->tmp, "%s/lfs/objects", common);
-		add_dir(u, u->tmp.ptr);
+		add_dir(b, u->tmp.ptr);
 		free(common);
 	}
 	for (i = 0; i < b->opt.n_lfs_objects; i++)
-		add_dir(u, b->opt.lfs_objects[i]);
-	if (!u->ndirs)
+		add_dir(b, b->opt.lfs_objects[i]);
+	if (!b->n_lfs_dirs)
 		return err_set(e, ERR_USAGE, "the rules take files out of LFS, "
 			       "but there is no store to read them from: pass "
 			       "--lfs-objects DIR or run inside the repository");
@@ -126,9 +128,14 @@ void unlfs_free(struct blobs *b)
 		HASH_DEL(u->objs, o);
 		free(o);
 	}
-	for (i = 0; i < u->ndirs; i++)
-		free(u->dirs[i]);
-	free(u->dirs);
+	for (i = 0; i < b->n_lfs_dirs; i++)
+		free(b->lfs_dirs[i]);
+	free(b->lfs_dirs);
+	b->lfs_dirs = NULL;
+	b->n_lfs_dirs = 0;
+	if (b->packs_list)
+		fclose(b->packs_list);
+	lfs_check_release(&u->check);
 	for (i = 0; i < u->nglobs; i++)
 		buf_release(&u->globs[i]);
 	free(u->globs);
@@ -136,110 +143,75 @@ void unlfs_free(struct blobs *b)
 	buf_release(&u->tmp);
 	buf_release(&u->text);
 	buf_release(&u->chk);
+	buf_release(&u->pack);
 	free(u);
 	b->unlfs = NULL;
 }
 
-/*
- * Reads the object at path whole once: 1 when it has the pointer's size
- * and SHA-256, with its blob id and packed estimate; 0 when it is not
- * there or is not that object (another store may have it); -1 on a read
- * error.
- */
-static int check_object(struct blobs *b, const char *path,
-			const struct ptr_oid *want, uint64_t size,
-			struct oid *id, uint64_t *est, struct err *e)
+/* Makes the pack of a file taken back visible to git (fast-import finds
+ * the blob by id), and lists it for the caller (blob.h, objects_list). */
+static int pack_commit(struct blobs *b, struct lfs_found *f, struct err *e)
 {
-	struct ptr_put *put = NULL;
-	struct ptr_oid got;
-	struct stat st;
-	uint64_t total = 0;
-	ssize_t n = 0;
-	int fd, r = 0;
+	struct unlfs *u = b->unlfs;
+	char hex[OID_HEX + 1];
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 :
-			err_errno(e, ERR_IO, "cannot open %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != size)
-		goto out;
-	if (ptr_put_begin(NULL, &put, e) < 0) {
-		r = -1;
-		goto out;
+	if (packw_commit(f->pack, &u->pack, e) < 0)
+		return -1;
+	if (!b->packs_list && b->opt.objects_list) {
+		b->packs_list = fopen(b->opt.objects_list, "we");
+		if (!b->packs_list)
+			return err_errno(e, ERR_IO, "cannot create %s",
+					 b->opt.objects_list);
 	}
-	obj_hash_begin(b->hash, OBJ_BLOB, size);
-	report_est_begin(b->report, NULL);
-	while (total < size) {
-		do
-			n = read(fd, b->chunk, CHUNK);
-		while (n < 0 && errno == EINTR);
-		if (n <= 0)
-			break;
-		if ((uint64_t)n > size - total)
-			n = (ssize_t)(size - total);
-		total += (uint64_t)n;
-		obj_hash_update(b->hash, b->chunk, (size_t)n);
-		report_est_feed(b->report, b->chunk, (size_t)n);
-		if (ptr_put_write(put, b->chunk, (size_t)n, e) < 0) {
-			r = -1;
-			break;
-		}
-	}
-	if (r < 0 || n < 0) {
-		if (r == 0)
-			r = err_errno(e, ERR_IO, "cannot read %s", path);
-		ptr_put_abort(put);
-		goto out;
-	}
-	*est = report_est_end(b->report, size);
-	if (total != size) {	/* shrank while read: not this object */
-		ptr_put_abort(put);
-		obj_hash_final(b->hash, id);
-		goto out;
-	}
-	obj_hash_final(b->hash, id);
-	if (ptr_put_finish(put, &got, NULL, e) < 0) {
-		r = -1;
-		goto out;
-	}
-	r = !memcmp(got.sha256, want->sha256, sizeof(got.sha256));
-out:
-	close(fd);
-	return r;
+	if (b->packs_list &&
+	    (fprintf(b->packs_list, "%s %s\n", oid_hex(&f->id, hex),
+		     u->pack.ptr) < 0 || fflush(b->packs_list) != 0))
+		return err_errno(e, ERR_IO, "cannot write %s", b->opt.objects_list);
+	return 0;
 }
 
-/* The content of the pointer's object from the first store that has it
- * (NULL when none has). */
-static int find_content(struct blobs *b, const struct ptr_oid *oid,
-			uint64_t size, struct blob_info **out, struct err *e)
+/* The content of the pointer's object (bi: the pointer blob) from the
+ * pool or the first store that has it (NULL when none has). */
+static int find_content(struct blobs *b, const struct blob_info *ptr,
+			const struct ptr_oid *oid, uint64_t size,
+			struct blob_info **out, struct err *e)
 {
 	struct unlfs *u = b->unlfs;
 	char hex[PTR_OID_HEXSZ + 1];
-	struct oid id;
-	uint64_t est = 0;
+	struct lfs_found f = { 0 };
 	size_t i;
-	int r;
+	int r = 0;
 
 	*out = NULL;
-	ptr_oid_hex(oid, hex);
-	for (i = 0; i < u->ndirs; i++) {
-		buf_reset(&u->tmp);
-		buf_printf(&u->tmp, "%s/%.2s/%.2s/%s", u->dirs[i], hex, hex + 2, hex);
-		r = check_object(b, u->tmp.ptr, oid, size, &id, &est, e);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			continue;
-		HASH_FIND(hh, b->byid, id.hash, OID_RAW, *out);
-		if (*out)	/* the content is known already: read it there */
-			return 0;
-		*out = blob_get(b, &id, size);
-		(*out)->est = est;
-		(*out)->lfs_path = xstrdup(u->tmp.ptr);
-		return 0;
+	if (pool_take_unlfs(b, &ptr->id, oid, size, &f)) {
+		r = 1;
+	} else {
+		ptr_oid_hex(oid, hex);
+		for (i = 0; i < b->n_lfs_dirs && r == 0; i++) {
+			buf_reset(&u->tmp);
+			buf_printf(&u->tmp, "%s/%.2s/%.2s/%s", b->lfs_dirs[i],
+				   hex, hex + 2, hex);
+			r = lfs_file_check(&u->check, u->tmp.ptr, oid, size, &f, e);
+		}
+		if (r == 1)
+			f.path = xstrdup(u->tmp.ptr);
 	}
-	return 0;
+	if (r == 1) {
+		HASH_FIND(hh, b->byid, f.id.hash, OID_RAW, *out);
+		if (!*out) {	/* else the content is known: read it there */
+			if (f.pack && pack_commit(b, &f, e) < 0) {
+				r = -1;
+			} else {
+				*out = blob_get(b, &f.id, size);
+				(*out)->est = f.est;
+				(*out)->lfs_path = f.path;
+				(*out)->emitted = f.pack != NULL;
+				f.path = NULL;
+			}
+		}
+	}
+	lfs_found_release(&f);
+	return r < 0 ? -1 : 0;
 }
 
 static void note_missing(struct blobs *b, const struct ptr_oid *oid,
@@ -271,6 +243,7 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 	/* an empty file is its own pointer; content stays content */
 	if (bi->size == 0 || (p = is_pointer(b, bi, e)) == 0)
 		return 0;
+	bi->unlfs_done = 1;
 	if (p < 0 || blob_read_all(b, bi, &u->tmp, e) < 0)
 		return -1;
 	ptr_lfs_decode(u->tmp.ptr, u->tmp.len, &oid, &size, &ext);
@@ -285,7 +258,7 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 	if (!o) {
 		o = xcalloc(1, sizeof(*o));
 		o->oid = oid;
-		if (find_content(b, &oid, size, &o->content, e) < 0) {
+		if (find_content(b, bi, &oid, size, &o->content, e) < 0) {
 			free(o);
 			return -1;
 		}
@@ -480,8 +453,8 @@ int unlfs_finish(struct blobs *b, struct err *e)
 		return 0;
 	}
 	buf_reset(&u->tmp);
-	for (i = 0; i < u->ndirs; i++)
-		buf_printf(&u->tmp, "%s%s", i ? ", " : "", u->dirs[i]);
+	for (i = 0; i < b->n_lfs_dirs; i++)
+		buf_printf(&u->tmp, "%s%s", i ? ", " : "", b->lfs_dirs[i]);
 	return err_set(e, ERR_IO, "%llu LFS object(s) are in no store (%s); "
 		       "give the store with --lfs-objects DIR, or keep their "
 		       "pointers with --missing=keep:\n%.*s%s",

@@ -57,6 +57,7 @@ struct blob_info {
 	struct blob_info *lazy_next;	/* made lazy: owned by b->lazy */
 	int lazy;
 	char *lfs_path;		/* unlfs: the store file holding the content */
+	int unlfs_done;		/* unlfs: this pointer was looked up */
 };
 
 /* Blobs (by mark, or by content alone) waiting to be written. */
@@ -153,6 +154,9 @@ struct blobs {
 
 	/* unlfs.c */
 	struct unlfs *unlfs;	/* NULL: no unlfs rule */
+	char **lfs_dirs;	/* the LFS stores read, in order (pool.c too) */
+	size_t n_lfs_dirs;
+	FILE *packs_list;	/* opt.objects_list, once a pack is in */
 
 	/* scrub.c */
 	struct scrub *scrub;	/* NULL: no replace-text rule */
@@ -281,6 +285,40 @@ int branch_is_meta(const char *name, size_t len);
 /* The put of id's content, converted ahead by the pool (the caller's to
  * finish or abort), or NULL: then the caller reads the blob itself. */
 struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
+
+/* The tools of one thread for reading LFS object files (unlfs). */
+struct lfs_check {
+	struct obj_hash *hash;
+	struct zest *z;		/* NULL: no report, no estimate */
+	char *chunk;
+	const char *objects_dir;	/* NULL: the object is not stored */
+	int level;
+};
+/* An LFS object file that is the pointer's object. */
+struct lfs_found {
+	struct oid id;		/* its blob id */
+	uint64_t est;		/* its packed estimate (0: no report) */
+	char *path;		/* the file (set by the caller) */
+	struct packw *pack;	/* stored as a pack, not committed yet */
+};
+void lfs_check_init(struct lfs_check *c, const struct blobs *b);
+void lfs_check_release(struct lfs_check *c);
+void lfs_found_release(struct lfs_found *f);
+/*
+ * Reads the file at path whole once: 1 when it has the size and SHA-256
+ * want (found: its id, estimate, and the pack when c stores objects); 0
+ * when it is not there or not that object (another store may have it);
+ * -1 on a read or write error.
+ */
+int lfs_file_check(struct lfs_check *c, const char *path,
+		   const struct ptr_oid *want, uint64_t size,
+		   struct lfs_found *found, struct err *e);
+/* unlfs: what the pool found for the pointer blob id (of the object lfs,
+ * size bytes): 1 with *found (the caller's), 0 when the caller must look
+ * itself. */
+int pool_take_unlfs(struct blobs *b, const struct oid *id,
+		    const struct ptr_oid *lfs, uint64_t size,
+		    struct lfs_found *found);
 /* Stops the pool; every put it holds is aborted (temp files removed). */
 void pool_free(struct blobs *b);
 

@@ -74,13 +74,18 @@ struct run {
 	 * of the lfs glob rules (info/attributes repeats them after
 	 * `* filter=annex`, which would win over the tree's) */
 	int annex;
-	/* a rule is unlfs; the side repository's config (side_keys) */
+	/* a rule is unlfs; the side repository's config (side_keys), and
+	 * whether the source sets core.bigFileThreshold itself */
 	int unlfs;
 	char *side_config[SIDE_KEYS];
+	int own_threshold;
 	char annex_uuid[37];
 	char *annex_dir;
 	struct buf lfs_lines;
 	char *side;		/* <state>/import.git: fast-import writes there */
+	/* unlfs: the target's objects directory, where the files taken back
+	 * are stored as packs of their own, and the list of those packs */
+	char *dst_objects, *packs_list;
 	int lockfd;
 	struct journal j;	/* what this run moves, once checked */
 	int first;		/* no earlier run in the state */
@@ -372,17 +377,55 @@ static int check_sha1(const char *dir, struct err *e)
 	return rc;
 }
 
+/*
+ * Removes the packs listed in list (unlfs: blob.h, objects_list) but the
+ * one whose name has keep (NULL: none), then the list. The number of
+ * files removed.
+ */
+static size_t drop_packs(const char *list, const char *keep)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2), path = BUF_INIT(PATH_MAX);
+	struct err ignored = ERR_INIT;
+	char *line, *nl, *sp;
+	size_t n = 0;
+
+	if (read_file(list, &text, &ignored) <= 0)
+		return 0;
+	for (line = text.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		sp = strchr(line, ' ');
+		if (!sp || (keep && *keep && strstr(sp, keep)))
+			continue;
+		buf_reset(&path);
+		buf_printf(&path, "%s.idx", sp + 1);
+		n += unlink(path.ptr) == 0;
+		buf_reset(&path);
+		buf_printf(&path, "%s.pack", sp + 1);
+		n += unlink(path.ptr) == 0;
+	}
+	n += unlink(list) == 0;
+	buf_release(&text);
+	buf_release(&path);
+	return n;
+}
+
 /* What a killed run left: state files, the side repository, temp files of
- * the LFS store and of the git-annex one (<common-dir>/annex/tmp). */
+ * the LFS store and of the git-annex one (<common-dir>/annex/tmp), packs
+ * of files taken back from LFS. */
 static size_t clean_all(const struct run *r)
 {
 	char *annex = path_of(r->commondir, "annex");
 	char *packs = path_of(r->commondir, "objects/pack");
-	size_t n = state_clean(r->state, r->store) + state_clean(r->state, annex) +
-		   import_keeps_clean(packs);
+	char *list = path_of(r->state, "unlfs-packs");
+	/* the packs of files taken back, of a run that moved no ref (a run
+	 * that moved its refs removed the list before) */
+	size_t n = drop_packs(list, NULL);
 
+	n += state_clean(r->state, r->store) + state_clean(r->state, annex) +
+	     import_keeps_clean(packs);
 	free(annex);
 	free(packs);
+	free(list);
 	return n;
 }
 
@@ -508,6 +551,8 @@ static void run_release(struct run *r)
 	buf_release(&r->lfs_lines);
 	free(r->commondir);
 	free(r->side);
+	free(r->dst_objects);
+	free(r->packs_list);
 	journal_free(&r->j);
 	if (r->lockfd > 0)
 		close(r->lockfd);
@@ -713,6 +758,7 @@ static void side_config_prepare(struct run *r)
 			free(v);
 		}
 	}
+	r->own_threshold = r->side_config[0] != NULL;
 	for (i = 0; !own && r->unlfs && i < SIDE_KEYS; i++)
 		if (side_keys[i][1])
 			r->side_config[i] = xstrdup(side_keys[i][1]);
@@ -842,6 +888,20 @@ static void filter_options(struct run *r, const struct state_files *f,
 	opt->date_format = "raw-permissive";	/* as import_args gives it */
 	opt->output = NULL;
 	opt->stats = &r->stats;
+	/* unlfs: the files taken back are stored whole by the filter's
+	 * threads, unless the source's core.bigFileThreshold asks for a
+	 * delta search (then fast-import stores them, as configured) */
+	if (r->unlfs && r->dst_objects && !r->own_threshold) {
+		/* the level fast-import would deflate them at (side_keys) */
+		const char *level = r->side_config[1] ? r->side_config[1] :
+				    r->side_config[2];
+
+		opt->objects_dir = r->dst_objects;
+		opt->objects_level = level ? atoi(level) : -1;
+		if (opt->objects_level < -1 || opt->objects_level > 9)
+			opt->objects_level = -1;
+		opt->objects_list = r->packs_list = path_of(r->state, "unlfs-packs");
+	}
 }
 
 /* ---- the check: computed ids against fast-import's ---- */
@@ -1763,7 +1823,7 @@ static int side_create(struct run *r, struct err *e)
 			rc = gitcmd_runl(r->side, 1, NULL, e, "config",
 					 side_keys[i][0], r->side_config[i],
 					 (char *)NULL);
-	free(objects);
+	r->dst_objects = objects;
 	free(link);
 	return rc;
 }
@@ -1866,6 +1926,59 @@ static int dissociate(struct run *r, struct err *e)
 	return rc;
 }
 
+/*
+ * unlfs: the files taken back went into packs of their own, one each
+ * (rewrite/blob/pool.c), while fast-import wrote the rest. In place, one
+ * `git pack-objects` now copies them into one pack (their deflated data
+ * as it is: no delta search, no second deflate) and the small ones go;
+ * --to leaves that to dissociate's `git repack -a -d`, which does the
+ * same for everything. A run that fails or is killed before this point
+ * moved no ref: its packs are dropped (here, or by clean_all at the next
+ * start).
+ */
+static int pack_together(struct run *r, struct err *e)
+{
+	struct buf list = BUF_INIT(SIZE_MAX / 2), ids = BUF_INIT(SIZE_MAX / 2);
+	struct buf made = BUF_INIT(BUF_MAX_DEFAULT);
+	struct gitargv a = GITARGV_INIT;
+	char *line, *nl;
+	size_t n = 0;
+	int rc;
+
+	if (!r->packs_list)
+		return 0;
+	rc = read_file(r->packs_list, &list, e) < 0 ? -1 : 0;
+	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		buf_add(&ids, line, OID_HEX);
+		buf_addch(&ids, '\n');
+		n++;
+	}
+	if (rc == 0 && n > 1 && !r->alternates) {
+		phase(&r->o, "packing the files taken back from LFS together");
+		/* small mmap windows: the copy reads each pack once, and
+		 * git's defaults would map all of them at once */
+		gitargv_push(&a, "-c");
+		gitargv_push(&a, "core.packedGitWindowSize=16m");
+		gitargv_push(&a, "-c");
+		gitargv_push(&a, "core.packedGitLimit=128m");
+		gitargv_push(&a, "pack-objects");
+		gitargv_push(&a, "-q");
+		gitargv_push(&a, "--window=0");
+		gitargv_pushf(&a, "%s/pack/pack", r->dst_objects);
+		rc = gitcmd_ok(r->dst, &a, &ids, &made, e);
+		gitcmd_chomp(&made);
+		if (rc == 0)
+			drop_packs(r->packs_list, made.ptr);
+	}
+	if (rc == 0 && unlink(r->packs_list) < 0 && errno != ENOENT)
+		rc = err_errno(e, ERR_IO, "%s: cannot remove", r->packs_list);
+	gitargv_clear(&a);
+	buf_release(&list);
+	buf_release(&ids);
+	buf_release(&made);
+	return rc;
+}
+
 static int convert(struct run *r, const struct state_files *fnew,
 		   struct err *e)
 {
@@ -1884,6 +1997,8 @@ static int convert(struct run *r, const struct state_files *fnew,
 		phase(&r->o, "checking every computed id against git fast-import's marks");
 		rc = verify_run(r->side, fnew, r->map_before, e);
 	}
+	if (rc == 0 && !r->o.f.dry_run)
+		rc = pack_together(r, e);
 	free(report);
 	free(report_json);
 	return rc;

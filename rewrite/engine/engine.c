@@ -1224,6 +1224,9 @@ static int run(struct rw *rw, struct err *e)
 			.annex_dir = rw->opt->annex_dir,
 			.strip_ids = rw->opt->strip_blobs_with_ids,
 			.threads = rw->opt->threads ? atoi(rw->opt->threads) : 0,
+			.objects_dir = rw->opt->objects_dir,
+			.objects_level = rw->opt->objects_level,
+			.objects_list = rw->opt->objects_list,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,

@@ -70,6 +70,11 @@ struct rw_options {
 	struct rw_stats *stats;
 	/* --threads N: "1" converts on one thread; NULL: the CPU count */
 	const char *threads;
+	/* unlfs in `migrate run`: files taken back are stored as packs in
+	 * this objects directory and listed in objects_list (blob.h) */
+	const char *objects_dir;
+	int objects_level;
+	const char *objects_list;
 };
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12

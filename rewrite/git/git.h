@@ -308,6 +308,23 @@ ssize_t pack_stream_read(struct pack_stream *s, void *dst, size_t cap,
 void pack_stream_close(struct pack_stream *s);
 
 /*
+ * packw.c: one blob stored as a pack of its own with its index, written as
+ * the blob streams in (a thread of migrate's stores it while git
+ * fast-import stores the rest). begin (size: exactly what write will be
+ * given; level: zlib's), write..., finish (id: the blob's; the files are
+ * fsynced, still under temp names), commit (renamed: git sees the object;
+ * name gets the pack's path without ".pack"), free (temp files a pack
+ * not committed left are removed). One struct packw per thread.
+ */
+struct packw;
+int packw_begin(struct packw **out, const char *objects_dir, uint64_t size,
+		int level, struct err *e);
+int packw_write(struct packw *w, const void *p, size_t n, struct err *e);
+int packw_finish(struct packw *w, const struct oid *id, struct err *e);
+int packw_commit(struct packw *w, struct buf *name, struct err *e);
+void packw_free(struct packw *w);
+
+/*
  * odb.c: a native reader of db's objects of its own, for another thread (one
  * struct pack_odb is used by one thread at a time): 1 with *out (the
  * caller's, pack_odb_free), 0 when db does not read natively

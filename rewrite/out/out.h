@@ -8,7 +8,7 @@
  * no-op on a NULL report (no report asked), so callers need no test.
  * Blob counts and bytes are of distinct blobs (by id); the packed size of
  * a blob the source repository has is its size on disk there (deltas
- * included); the others' is estimated: a blob's first 4 MiB deflated with
+ * included); the others' is estimated: a blob's first 1 MiB deflated with
  * zlib, scaled to its size.
  *
  * progress.c: the progress line on stderr (never stdout, which carries
@@ -50,6 +50,15 @@ void report_est_begin(struct report *r, const struct oid *known);
 void report_est_feed(struct report *r, const void *p, size_t n);
 uint64_t report_est_end(struct report *r, uint64_t size);
 uint64_t report_est_buf(struct report *r, const void *p, size_t n);
+
+/* The same estimate away from any report, for a thread of its own (one
+ * struct zest per thread): begin, feed..., end per blob. */
+struct zest;
+struct zest *zest_new(void);
+void zest_free(struct zest *z);
+void zest_begin(struct zest *z);
+void zest_feed(struct zest *z, const void *p, size_t n);
+uint64_t zest_end(struct zest *z, uint64_t size);
 
 /* A blob of the input, of the output (each counted once by id). */
 void report_input_blob(struct report *r, const struct oid *id, uint64_t size,

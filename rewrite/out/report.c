@@ -96,16 +96,27 @@ struct report {
 
 /* ---- the zlib estimate ---- */
 
-void report_est_begin(struct report *r, const struct oid *known)
+struct zest *zest_new(void)
 {
-	struct zest *z;
+	struct zest *z = xcalloc(1, sizeof(*z));
 
-	if (!r)
+	deflateInit(&z->z, Z_DEFAULT_COMPRESSION);
+	return z;
+}
+
+void zest_free(struct zest *z)
+{
+	if (!z)
 		return;
-	z = r->z;
+	deflateEnd(&z->z);
+	free(z);
+}
+
+void zest_begin(struct zest *z)
+{
 	deflateReset(&z->z);
 	z->in = z->out = 0;
-	z->off = report_knows(r, known);
+	z->off = 0;
 }
 
 static void zest_run(struct zest *z, const void *p, size_t n, int flush)
@@ -120,13 +131,8 @@ static void zest_run(struct zest *z, const void *p, size_t n, int flush)
 	} while (z->z.avail_out == 0);
 }
 
-void report_est_feed(struct report *r, const void *p, size_t n)
+void zest_feed(struct zest *z, const void *p, size_t n)
 {
-	struct zest *z;
-
-	if (!r)
-		return;
-	z = r->z;
 	if (z->off || z->in >= SAMPLE)
 		return;
 	if (n > SAMPLE - z->in)
@@ -135,19 +141,33 @@ void report_est_feed(struct report *r, const void *p, size_t n)
 	zest_run(z, p, n, Z_NO_FLUSH);
 }
 
-uint64_t report_est_end(struct report *r, uint64_t size)
+uint64_t zest_end(struct zest *z, uint64_t size)
 {
-	struct zest *z;
-
-	if (!r)
-		return 0;
-	z = r->z;
 	if (z->off)
 		return 0;	/* its size on disk counts instead */
 	zest_run(z, NULL, 0, Z_FINISH);
 	if (!z->in)
 		return z->out;
 	return (uint64_t)((double)z->out * (double)size / (double)z->in);
+}
+
+void report_est_begin(struct report *r, const struct oid *known)
+{
+	if (!r)
+		return;
+	zest_begin(r->z);
+	r->z->off = report_knows(r, known);
+}
+
+void report_est_feed(struct report *r, const void *p, size_t n)
+{
+	if (r)
+		zest_feed(r->z, p, n);
+}
+
+uint64_t report_est_end(struct report *r, uint64_t size)
+{
+	return r ? zest_end(r->z, size) : 0;
 }
 
 uint64_t report_est_buf(struct report *r, const void *p, size_t n)
@@ -247,8 +267,7 @@ struct report *report_new(const char *txt, const char *json)
 	r = xcalloc(1, sizeof(*r));
 	r->txt = txt;
 	r->json = json;
-	r->z = xcalloc(1, sizeof(*r->z));
-	deflateInit(&r->z->z, Z_DEFAULT_COMPRESSION);
+	r->z = zest_new();
 	return r;
 }
 
@@ -735,8 +754,7 @@ void report_free(struct report *r)
 
 	if (!r)
 		return;
-	deflateEnd(&r->z->z);
-	free(r->z);
+	zest_free(r->z);
 	ids_free(&r->in);
 	ids_free(&r->out);
 	for (i = 0; i < r->nrules; i++) {

@@ -15,7 +15,11 @@
 #  - a size condition on unlfs is a rule error (exit 1);
 #  - how `run` stores what comes back (git verify-pack judges): whole, at
 #    zlib's fastest level, unless the source's config says otherwise
-#    (core.bigFileThreshold, core.compression), which is then followed.
+#    (core.bigFileThreshold, core.compression), which is then followed;
+#    stored by the filter's threads into packs of their own, joined into
+#    one at the end in place; the same report whether threads or one
+#    thread read them; a failed run leaves no pack, a killed run's packs
+#    go at the next start.
 . "$(dirname "$0")/lib.sh"
 
 command -v git-lfs >/dev/null || die "git-lfs is not installed"
@@ -268,5 +272,65 @@ read -r _ own2 < <(packed "$SCRATCH/big-own" "$V2")
 [ "$fast1" -gt "$own1" ] ||
 	die "unlfs: $fast1 bytes packed at zlib's fastest level, not more than $own1 at core.compression=9"
 info "first version packed: $fast1 bytes (fastest), $own1 (core.compression=9); second: whole, or a delta of depth $own2"
+
+info "run stores the files it takes back itself, as packs joined at the end"
+# the filter's threads store them (rewrite/blob/pool.c), so they are in
+# a pack of their own, not in fast-import's; in place, one pack of the two
+P="$SCRATCH/packs"
+for v in 1 2; do
+	id=$(eval echo "\$V$v")
+	idx=$(for i in "$SCRATCH/big-fast"/.git/objects/pack/*.idx; do
+		git show-index <"$i" | awk -v id="$id" '$2 == id { f = 1 } END { exit !f }' &&
+			echo "$i"; done; true)
+	[ "$(echo "$idx" | wc -l)" = 1 ] || die "V$v is in $(echo "$idx" | wc -l) packs"
+	echo "$idx" >>"$P"
+done
+[ "$(sort -u "$P" | wc -l)" = 1 ] || die "the two versions are in different packs"
+[ "$(git show-index <"$(head -1 "$P")" | wc -l)" = 2 ] ||
+	die "the pack of the files taken back holds other objects: fast-import stored them"
+[ ! -e "$SCRATCH/big-fast/.git/migrate/unlfs-packs" ] || die "the list of packs stayed"
+ls "$SCRATCH/big-fast"/.git/objects/pack | grep -q '^tmp_' && die "temp files stayed in objects/pack"
+git -C "$SCRATCH/big-fast" fsck --strict --no-dangling >/dev/null 2>&1 ||
+	die "big-fast: fsck complains"
+
+info "the same report with the files read by the threads or by one"
+for t in 1 2; do
+	"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$L" --to "$SCRATCH/t$t" \
+		--dry-run --threads "$t" --report-json "$SCRATCH/t$t.json" ||
+		die "the dry run with --threads $t failed"
+done
+cmp "$SCRATCH/t1.json" "$SCRATCH/t2.json" || die "the reports of --threads 1 and 2 differ"
+
+info "a run that fails after some files were stored leaves no pack behind"
+F="$SCRATCH/fail"
+cp -a "$L" "$F"
+rm -rf "$F/.git/migrate"
+git -C "$F" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$F" update-ref --stdin
+rm "$F/.git/lfs/objects/${gone1:0:2}/${gone1:2:2}/$gone1"
+ls "$F/.git/objects/pack" >"$SCRATCH/packs-before"
+set +e
+"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$F" --in-place 2>"$SCRATCH/f.err"
+rc=$?
+set -e
+[ "$rc" = 3 ] && grep -q "$gone1 (a.bin)" "$SCRATCH/f.err" ||
+	{ cat "$SCRATCH/f.err" >&2; die "a missing object in run: exit $rc, not 3"; }
+ls "$F/.git/objects/pack" | diff "$SCRATCH/packs-before" - >&2 ||
+	die "the failed run left packs (or temp files) in objects/pack"
+
+info "packs a killed run stored go at the next start"
+# as a run killed before its refs moved leaves them: packs, and the list
+blob=$(git -C "$F" rev-parse main:readme.txt)
+name=$(echo "$blob" | git -C "$F" pack-objects -q "$F/.git/objects/pack/pack")
+mkdir -p "$F/.git/migrate"
+echo "$blob $F/.git/objects/pack/pack-$name" >"$F/.git/migrate/unlfs-packs"
+"$MIGRATE" run --rules "$SCRATCH/back.rules" --repo "$F" --in-place \
+	--lfs-objects "$L/.git/lfs/objects" 2>"$SCRATCH/k.err" ||
+	die "the run after a killed one failed: $(cat "$SCRATCH/k.err")"
+grep -q "removed 3 file(s) an interrupted run left" "$SCRATCH/k.err" ||
+	die "no word of the killed run's packs: $(cat "$SCRATCH/k.err")"
+[ ! -e "$F/.git/objects/pack/pack-$name.pack" ] || die "the killed run's pack stayed"
+git -C "$F" fsck --strict --no-dangling >/dev/null 2>&1 || die "fail: fsck complains"
+[ "$(git -C "$F" rev-parse main:a.bin)" = "$(git -C "$ORIG" rev-parse main:a.bin)" ] ||
+	die "a.bin did not come back"
 
 echo "ok: unlfs"
