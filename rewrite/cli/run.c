@@ -1256,7 +1256,16 @@ static int check_rules(const struct run *r, struct err *e)
 			     "conversion the first one started and cannot "
 			     "change it; to convert with other rules, start "
 			     "again from the original history into a fresh "
-			     "--to directory", path);
+			     "--to directory%s%s%s", path,
+			     r->o.in_place ? ". Rewritten in place, that "
+			     "history is under refs/migrate/original/; a copy "
+			     "of it: git clone -q --mirror " : "",
+			     r->o.in_place ? r->o.repo : "",
+			     r->o.in_place ? " ORIG && git -C ORIG for-each-ref "
+			     "--format='update %(refname:lstrip=3) "
+			     "%(objectname)' refs/migrate/original/ | git -C "
+			     "ORIG update-ref --stdin; then migrate run --repo "
+			     "ORIG --to NEWDIR" : "");
 	free(path);
 	buf_release(&before);
 	buf_release(&now);

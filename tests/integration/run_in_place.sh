@@ -8,7 +8,9 @@
 # repository's own git dir. A failing run (a rule file that does not
 # parse, and a failing fast-import) leaves every ref as it was. RESET.md's
 # commands to reclaim the space, run as written, drop the backups and
-# shrink the pack, and the state still verifies.
+# shrink the pack, and the state still verifies. A run with other rules
+# is refused, and the commands its message gives for a copy of the
+# original history give one that converts as the source does.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/lfs_lib.sh
@@ -108,6 +110,25 @@ grep -q 'git push --force --all' "$REPO/.git/migrate/RESET.md" || die "RESET.md 
 [ -d "$REPO/.git/lfs/objects" ] || die "no LFS store in the repository's git dir"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after the run"
 info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as --to does, clean work tree"
+
+# --- other rules after an in-place run: refused; the message's commands work --
+printf '*.bin lfs\n' >"$SCRATCH/rules.other"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$REPO" --in-place 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'not those of the last run' "$SCRATCH/err" ||
+	die "other rules in place: exit $rc: $(cat "$SCRATCH/err")"
+# the commands the message gives, as written (ORIG and NEWDIR filled in)
+cmds=$(sed -n 's/.*a copy of it: \(git clone .*\); then migrate run --repo ORIG --to NEWDIR.*/\1/p' "$SCRATCH/err")
+[ -n "$cmds" ] || die "the refusal gives no commands for the original history: $(cat "$SCRATCH/err")"
+(cd "$SCRATCH" && eval "${cmds//ORIG/orig.git}") || die "the message's commands failed: $cmds"
+run_migrate run --rules "$SCRATCH/rules.other" --repo "$SCRATCH/orig.git" --to "$SCRATCH/again" -q ||
+	die "a run --to from the original history failed"
+run_migrate run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/again-ref" -q ||
+	die "the reference run with the other rules failed"
+diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
+	<(refs_of "$SCRATCH/again" | grep -v ' refs/migrate/') >&2 ||
+	die "from the original history the message points to: other refs than from the source"
+info "other rules in place: refused (1); the commands it gives copy the original history, which converts as the source does"
 
 # --- RESET.md's commands to reclaim the space, run as written --------------------
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }
