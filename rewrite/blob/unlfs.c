@@ -11,13 +11,14 @@
  * a pointer and is reported (report_lfs_missing), and unless
  * --missing=keep the run then fails at its end, naming every missing oid,
  * before the stream's `done` (fast-import commits nothing).
+ *
+ * With an objects directory (blob.h: `migrate run`), a file taken back is
+ * not written into the stream: lfs_file_check (pool.c, on a pool thread
+ * as a rule) stores it there as a pack of its own, which pack_commit
+ * makes visible before the stream names the blob by id.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "way.h"
 

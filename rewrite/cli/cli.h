@@ -192,7 +192,9 @@ size_t state_clean(const char *state, const char *store);
  * "fast-import": what a git fast-import killed before its end left (it
  * removes its own when it ends). A retry of the same stream writes a pack
  * of the same name and would die on the keep file ("cannot create keep
- * file"). The packs themselves stay. Returns how many it removed.
+ * file"). The packs themselves stay. Also the temp files of packs the
+ * filter was writing (tmp_migrate_*, rewrite/git/packw.c). Returns how
+ * many it removed.
  */
 size_t import_keeps_clean(const char *packdir);
 /* Removes dir and everything below it (symlinks themselves, never what

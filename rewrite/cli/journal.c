@@ -524,6 +524,12 @@ size_t import_keeps_clean(const char *packdir)
 	while ((de = readdir(d))) {
 		char *p;
 
+		if (!strncmp(de->d_name, "tmp_migrate_", 12)) {
+			p = path2(packdir, de->d_name, "");
+			n += unlink(p) == 0;
+			free(p);
+			continue;
+		}
 		if (strncmp(de->d_name, "pack-", 5) || !ends_with(de->d_name, ".keep"))
 			continue;
 		p = path2(packdir, de->d_name, "");

@@ -5,7 +5,8 @@
  * version 2, one entry (its type and size, then the content deflated at
  * the level asked), and its SHA-1; the index is version 2 with the one
  * id, the entry's CRC-32 and offset 12. Both are written under temp names
- * in objects/pack and fsynced; packw_commit gives them their names, the
+ * in objects/pack (tmp_migrate_*, which `migrate run` removes when a
+ * killed run left them) and fsynced; packw_commit gives them their names, the
  * pack first, so git never sees an index without its pack.
  */
 #include <errno.h>
@@ -107,7 +108,7 @@ int packw_begin(struct packw **out, const char *objects_dir, uint64_t size,
 		return err_set(e, ERR_IO, "zlib: cannot start a stream");
 	}
 	w->z_live = 1;
-	w->fd = tmp_file(&w->tmp_pack, w->dir, "tmp_pack_", e);
+	w->fd = tmp_file(&w->tmp_pack, w->dir, "tmp_migrate_pack_", e);
 	if (w->fd < 0) {
 		packw_free(w);
 		return -1;
@@ -211,7 +212,7 @@ static int write_idx(struct packw *w, const struct oid *id, struct err *e)
 	EVP_DigestUpdate(w->sha, idx, (size_t)(p - idx));
 	EVP_DigestFinal_ex(w->sha, p, &n);
 	p += OID_RAW;
-	fd = tmp_file(&w->tmp_idx, w->dir, "tmp_idx_", e);
+	fd = tmp_file(&w->tmp_idx, w->dir, "tmp_migrate_idx_", e);
 	if (fd < 0)
 		return -1;
 	rc = write_all(fd, idx, (size_t)(p - idx), w->tmp_idx, e);

@@ -293,13 +293,19 @@ ls "$SCRATCH/big-fast"/.git/objects/pack | grep -q '^tmp_' && die "temp files st
 git -C "$SCRATCH/big-fast" fsck --strict --no-dangling >/dev/null 2>&1 ||
 	die "big-fast: fsck complains"
 
-info "the same report with the files read by the threads or by one"
+info "the same history and report with the files stored by the threads or by one"
 for t in 1 2; do
 	"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$L" --to "$SCRATCH/t$t" \
-		--dry-run --threads "$t" --report-json "$SCRATCH/t$t.json" ||
-		die "the dry run with --threads $t failed"
+		--threads "$t" || die "the run with --threads $t failed"
+	git -C "$SCRATCH/t$t" fsck --strict --no-dangling >/dev/null 2>&1 ||
+		die "--threads $t: fsck complains"
+	refs_of "$SCRATCH/t$t" | grep -v ' refs/migrate/' >"$SCRATCH/t$t.refs"
 done
-cmp "$SCRATCH/t1.json" "$SCRATCH/t2.json" || die "the reports of --threads 1 and 2 differ"
+cmp "$SCRATCH/t1.refs" "$SCRATCH/t2.refs" || die "the refs of --threads 1 and 2 differ"
+LC_ALL=C sort <<<"$ORIG_REFS" | diff - "$SCRATCH/t2.refs" >&2 ||
+	die "--threads 2: not the original refs"
+cmp "$SCRATCH/t1/.git/migrate/report.json" "$SCRATCH/t2/.git/migrate/report.json" ||
+	die "the reports of --threads 1 and 2 differ"
 
 info "a run that fails after some files were stored leaves no pack behind"
 F="$SCRATCH/fail"
@@ -323,12 +329,14 @@ blob=$(git -C "$F" rev-parse main:readme.txt)
 name=$(echo "$blob" | git -C "$F" pack-objects -q "$F/.git/objects/pack/pack")
 mkdir -p "$F/.git/migrate"
 echo "$blob $F/.git/objects/pack/pack-$name" >"$F/.git/migrate/unlfs-packs"
+echo "half a pack" >"$F/.git/objects/pack/tmp_migrate_pack_Xy12Zw"
 "$MIGRATE" run --rules "$SCRATCH/back.rules" --repo "$F" --in-place \
 	--lfs-objects "$L/.git/lfs/objects" 2>"$SCRATCH/k.err" ||
 	die "the run after a killed one failed: $(cat "$SCRATCH/k.err")"
-grep -q "removed 3 file(s) an interrupted run left" "$SCRATCH/k.err" ||
+grep -q "removed 4 file(s) an interrupted run left" "$SCRATCH/k.err" ||
 	die "no word of the killed run's packs: $(cat "$SCRATCH/k.err")"
 [ ! -e "$F/.git/objects/pack/pack-$name.pack" ] || die "the killed run's pack stayed"
+[ ! -e "$F/.git/objects/pack/tmp_migrate_pack_Xy12Zw" ] || die "the killed run's temp pack stayed"
 git -C "$F" fsck --strict --no-dangling >/dev/null 2>&1 || die "fail: fsck complains"
 [ "$(git -C "$F" rev-parse main:a.bin)" = "$(git -C "$ORIG" rev-parse main:a.bin)" ] ||
 	die "a.bin did not come back"

@@ -2,7 +2,8 @@
  * test_pack.c - the native object reader's formats (rewrite/git/pack.c):
  * a hand-built .idx version 2 with the 64-bit offset table, pack entry
  * headers, the delta decoder, and a hand-built pack read whole (a blob,
- * an OFS_DELTA and a REF_DELTA on it) with its corruptions.
+ * an OFS_DELTA and a REF_DELTA on it) with its corruptions; and the
+ * writer of one-blob packs (packw.c), read back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -410,6 +411,69 @@ static void test_pack_read(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* packw.c: a pack of one blob, read back by the reader, and what is left
+ * of one not committed */
+static void test_packw(void **state)
+{
+	struct buf body = BUF_INIT(1 << 22), name = BUF_INIT(4096);
+	struct obj_hash *h = obj_hash_new();
+	struct err e = ERR_INIT;
+	struct pack_odb *db;
+	struct packw *w;
+	struct oid id;
+	enum obj_type t;
+	unsigned char *data;
+	size_t n = 300001, i, k;
+	char tmpl[] = "/tmp/migrate-test-packw-XXXXXX", path[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/pack", tmpl);
+	assert_int_equal(mkdir(path, 0777), 0);
+	data = malloc(n);
+	assert_non_null(data);
+	for (i = 0; i < n; i++)	/* some of it compresses, some does not */
+		data[i] = (unsigned char)(i % 7 == 0 ? (size_t)rand() : i / 1000);
+	obj_hash_buf(h, OBJ_BLOB, data, n, &id);
+
+	assert_int_equal(packw_begin(&w, tmpl, n, 1, &e), 0);
+	for (i = 0; i < n; i += k) {
+		k = n - i < 65536 ? n - i : 65536;
+		assert_int_equal(packw_write(w, data + i, k, &e), 0);
+	}
+	assert_int_equal(packw_write(w, "x", 1, &e), -1);	/* past its size */
+	assert_int_equal(packw_finish(w, &id, &e), 0);
+	assert_int_equal(packw_commit(w, &name, &e), 0);
+	packw_free(w);
+	assert_non_null(strstr(name.ptr, "/pack/pack-"));
+	assert_int_equal(pack_odb_open(&db, tmpl, &e), 0);
+	assert_int_equal(pack_odb_read(db, &id, &t, &body, &e), 1);
+	assert_int_equal(t, OBJ_BLOB);
+	assert_int_equal(body.len, n);
+	assert_memory_equal(body.ptr, data, n);
+	pack_odb_free(db);
+
+	/* short of its size: no finish; not committed: no file stays */
+	assert_int_equal(packw_begin(&w, tmpl, n, 1, &e), 0);
+	assert_int_equal(packw_write(w, data, 10, &e), 0);
+	assert_int_equal(packw_finish(w, &id, &e), -1);
+	assert_non_null(strstr(e.msg, "10 bytes of a blob of 300001"));
+	packw_free(w);
+	assert_int_equal(packw_begin(&w, tmpl, 3, 1, &e), 0);
+	assert_int_equal(packw_write(w, "abc", 3, &e), 0);
+	assert_int_equal(packw_finish(w, &id, &e), 0);
+	packw_free(w);
+	snprintf(path, sizeof(path), "test $(ls '%s/pack' | wc -l) = 2", tmpl);
+	assert_int_equal(system(path), 0);	/* the committed .pack and .idx */
+
+	free(data);
+	obj_hash_free(h);
+	buf_release(&body);
+	buf_release(&name);
+	snprintf(path, sizeof(path), "rm -rf '%s'", tmpl);
+	assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_entry_header),
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_pack_read),
+		cmocka_unit_test(test_packw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
