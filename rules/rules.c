@@ -1399,6 +1399,21 @@ const char *rules_rule_option(const struct rule *rule, const char *key,
 	return NULL;
 }
 
+int rules_option_path(const struct rule *rule, const char *key,
+		      struct buf *out)
+{
+	const char *file = rules_rule_option(rule, key, NULL);
+	const char *slash = rule->file ? strrchr(rule->file, '/') : NULL;
+
+	buf_reset(out);
+	if (!file)
+		return 0;
+	if (file[0] != '/' && slash)
+		buf_add(out, rule->file, (size_t)(slash - rule->file) + 1);
+	buf_adds(out, file);
+	return 1;
+}
+
 /*
  * Ends the pattern that starts at out->ptr[old] with " attrs\n" and checks
  * the line's length. -1 (out restored) when git would ignore the line or

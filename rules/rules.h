@@ -244,6 +244,11 @@ int rules_rule_size(const struct rule *rule, uint64_t *lo, uint64_t *hi);
  */
 const char *rules_rule_option(const struct rule *rule, const char *key,
 			      size_t *len);
+/* The value of option key as a file path into out, relative to the
+ * directory of the rule's file unless absolute (replace-text=FILE): 1, or
+ * 0 when the rule does not have it (out empty). */
+int rules_option_path(const struct rule *rule, const char *key,
+		      struct buf *out);
 
 /* ---- .gitattributes lines (docs/FORMATS.md §7) ---- */
 

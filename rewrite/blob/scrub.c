@@ -40,17 +40,6 @@ struct scrub {
 	struct buf view, out;
 };
 
-/* FILE of replace-text=FILE: relative to the rule file's directory. */
-static void resolve(struct buf *out, const char *rules_path, const char *file)
-{
-	const char *slash = rules_path ? strrchr(rules_path, '/') : NULL;
-
-	buf_reset(out);
-	if (file[0] != '/' && slash)
-		buf_add(out, rules_path, (size_t)(slash - rules_path) + 1);
-	buf_adds(out, file);
-}
-
 /* The set of the file at path, loaded once. */
 static int set_for(struct scrub *s, const char *path, struct replace_set **out,
 		   struct err *e)
@@ -93,8 +82,7 @@ int scrub_init(struct blobs *b, struct err *e)
 		sr = memset(&s->rules[s->nrules++], 0, sizeof(*sr));
 		sr->rule = rule;
 		sr->binary = bin && !strcmp(bin, "yes");
-		resolve(&path, b->opt.rules,
-			rules_rule_option(rule, "replace-text", NULL));
+		rules_option_path(rule, "replace-text", &path);
 		r = set_for(s, path.ptr, &sr->set, e);
 	}
 	buf_release(&path);

@@ -1221,20 +1221,66 @@ static int write_small(const char *state, const char *name, const char *text,
 	return rc;
 }
 
+/* Appends "\n# <what>\n" and the bytes of the file at path: 1, or 0 when
+ * it cannot be read. */
+static int add_file(struct buf *out, const char *what, const char *path)
+{
+	struct err ignored = ERR_INIT;
+
+	buf_printf(out, "\n# %s\n", what);
+	return read_file(path, out, &ignored) > 0;
+}
+
+/* The expression files of the rules' replace-text actions and of
+ * --replace-message, each after a comment line (a re-run with other
+ * expressions would leave the old commits with the old ones): 1, or 0. */
+static int expressions_text(const struct run *r, struct buf *out)
+{
+	struct buf path = BUF_INIT(PATH_MAX), what = BUF_INIT(PATH_MAX + 16);
+	struct err ignored = ERR_INIT;
+	struct rules *rules = NULL;
+	size_t i;
+	int ok = 1;
+
+	if (r->o.f.rules && rules_load(&rules, r->o.f.rules, &ignored) == 0)
+		for (i = 0; ok && i < rules_count(rules); i++) {
+			const struct rule *rule = rules_get(rules, i);
+
+			if (!rules_option_path(rule, "replace-text", &path))
+				continue;
+			buf_reset(&what);
+			buf_printf(&what, "replace-text=%s",
+				   rules_rule_option(rule, "replace-text", NULL));
+			ok = add_file(out, what.ptr, path.ptr);
+		}
+	rules_free(rules);
+	if (ok && r->o.f.replace_message)
+		ok = add_file(out, "--replace-message", r->o.f.replace_message);
+	buf_release(&path);
+	buf_release(&what);
+	return ok;
+}
+
 /* The bytes of the rule file ("" without one), then those of the
  * --strip-blobs-with-ids file after a comment line when one is given
- * (the ids dropped are part of the conversion too): 1, or 0 when one
- * cannot be read (the filter says why). */
-static int rules_text(const struct run *r, struct buf *out)
+ * (the ids dropped are part of the conversion too), then, with exprs,
+ * the expression files: 1, or 0 when one cannot be read (the filter says
+ * why). */
+static int rules_text(const struct run *r, struct buf *out, int exprs)
 {
 	struct err ignored = ERR_INIT;
 
 	if (r->o.f.rules && read_file(r->o.f.rules, out, &ignored) <= 0)
 		return 0;
-	if (!r->o.f.strip_blobs_with_ids)
-		return 1;
-	buf_adds(out, "\n# --strip-blobs-with-ids\n");
-	return read_file(r->o.f.strip_blobs_with_ids, out, &ignored) > 0;
+	if (r->o.f.strip_blobs_with_ids &&
+	    !add_file(out, "--strip-blobs-with-ids", r->o.f.strip_blobs_with_ids))
+		return 0;
+	return !exprs || expressions_text(r, out);
+}
+
+static int same_text(const struct buf *a, const struct buf *b)
+{
+	return a->len == b->len && !memcmp(a->ptr, b->ptr, a->len);
 }
 
 /*
@@ -1246,11 +1292,14 @@ static int rules_text(const struct run *r, struct buf *out)
 static int check_rules(const struct run *r, struct err *e)
 {
 	struct buf before = BUF_INIT(SIZE_MAX / 2), now = BUF_INIT(SIZE_MAX / 2);
+	struct buf old = BUF_INIT(SIZE_MAX / 2);
 	char *path = path_of(r->state, "rules");
 	int rc = read_file(path, &before, e);
 
-	if (rc > 0 && rules_text(r, &now) > 0 &&
-	    (before.len != now.len || memcmp(before.ptr, now.ptr, now.len)))
+	/* a state from before the expression files were kept holds the
+	 * rules alone; its next run keeps them */
+	if (rc > 0 && rules_text(r, &now, 1) && !same_text(&before, &now) &&
+	    (!rules_text(r, &old, 0) || !same_text(&before, &old)))
 		rc = err_set(e, ERR_USAGE, "the rules are not those of the "
 			     "last run (kept in %s): a run goes on with the "
 			     "conversion the first one started and cannot "
@@ -1269,6 +1318,7 @@ static int check_rules(const struct run *r, struct err *e)
 	free(path);
 	buf_release(&before);
 	buf_release(&now);
+	buf_release(&old);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -1287,9 +1337,9 @@ static int write_state(struct run *r, const struct state_files *f,
 		return -1;
 	journal_add_file(&r->j, "last-run");
 	/* the rules this conversion was made with (check_rules) */
-	if (!rules_text(r, &rules)) {
+	if (!rules_text(r, &rules, 1)) {
 		buf_release(&rules);
-		return err_set(e, ERR_IO, "%s: cannot read the rules again",
+		return err_set(e, ERR_IO, "%s: cannot read the rules (or a file they name) again",
 			       r->o.f.rules ? r->o.f.rules :
 			       r->o.f.strip_blobs_with_ids);
 	}

@@ -209,6 +209,31 @@ run_migrate run --repo "$SCRATCH/orig" --rules "$SCRATCH/rules" --replace-messag
 	-q --to "$SCRATCH/run" >"$SCRATCH/run.log" 2>&1 || die "migrate run failed: $(cat "$SCRATCH/run.log")"
 refs "$SCRATCH/run" | diff "$SCRATCH/fr.refs" - >&2 || die "migrate run --to differs from git filter-repo"
 info "migrate run --to: the same commits and tags"
+# a second run goes on only with the same expressions: the state keeps the
+# expression files the rules name and --replace-message's
+grep -q "^# replace-text=expr.txt$" "$SCRATCH/run/.git/migrate/rules" &&
+	grep -q "^# --replace-message$" "$SCRATCH/run/.git/migrate/rules" ||
+	die "the state does not keep the expression files: $(cat "$SCRATCH/run/.git/migrate/rules")"
+run_migrate run --repo "$SCRATCH/orig" --rules "$SCRATCH/rules" --replace-message "$SCRATCH/msg.txt" \
+	-q --to "$SCRATCH/run" >"$SCRATCH/run.log" 2>&1 || die "a second run with the same files failed: $(cat "$SCRATCH/run.log")"
+cp "$SCRATCH/expr.txt" "$SCRATCH/expr.txt.kept"
+cp "$SCRATCH/msg.txt" "$SCRATCH/msg.txt.kept"
+for f in expr.txt msg.txt; do
+	echo "another-secret" >>"$SCRATCH/$f"
+	rc=0
+	"$MIGRATE" run --repo "$SCRATCH/orig" --rules "$SCRATCH/rules" --replace-message "$SCRATCH/msg.txt" \
+		-q --to "$SCRATCH/run" 2>"$SCRATCH/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "not those of the last run" "$SCRATCH/err" ||
+		die "a second run with another $f: exit $rc: $(cat "$SCRATCH/err")"
+	cp "$SCRATCH/$f.kept" "$SCRATCH/$f"
+done
+# a state from before the expression files were kept: the rules alone go on
+cp "$SCRATCH/rules" "$SCRATCH/run/.git/migrate/rules"
+run_migrate run --repo "$SCRATCH/orig" --rules "$SCRATCH/rules" --replace-message "$SCRATCH/msg.txt" \
+	-q --to "$SCRATCH/run" >"$SCRATCH/run.log" 2>&1 || die "a run on an older state failed: $(cat "$SCRATCH/run.log")"
+grep -q "^# replace-text=expr.txt$" "$SCRATCH/run/.git/migrate/rules" ||
+	die "a run on an older state did not keep the expression files"
+info "a second run: the same expression files go on, others are refused (1); an older state goes on"
 
 # --- binary=yes: the secret is nowhere -------------------------------------------------
 printf '* replace-text=expr.txt binary=yes\n' >"$SCRATCH/rules-bin"
