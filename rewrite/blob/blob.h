@@ -59,10 +59,11 @@ enum blob_action {
 /*
  * What the rules decide for the file at path (len bytes) with the given
  * mode and size; *rule is the rule that matched (NULL for BLOB_KEEP
- * without one). Symlinks, gitlinks, directories, the files git and
- * git-lfs must see as they are (.gitattributes, .gitignore, .gitmodules,
- * .lfsconfig at any depth) and files of a notes ref are always kept.
- * -1 with e set when a rule's expression fails to run.
+ * without one). Gitlinks, directories and files of a notes ref are
+ * always kept; symlinks and the files git and git-lfs must see as they
+ * are (.gitattributes, .gitignore, .gitmodules, .lfsconfig at any depth)
+ * too, unless the rule that matches is replace-text. -1 with e set when
+ * a rule's expression fails to run.
  */
 int blob_decide(const struct rules *rules, const char *path, size_t len,
 		uint32_t mode, uint64_t size, int in_notes,

@@ -34,14 +34,24 @@ int blob_decide(const struct rules *rules, const char *path, size_t len,
 		const struct rule **rule, enum blob_action *action,
 		struct err *e)
 {
+	uint32_t m = tree_mode_normalize(mode);
+	int whole = blob_convertible(path, len, mode);
+
 	*rule = NULL;
 	*action = BLOB_KEEP;
-	if (in_notes || !blob_convertible(path, len, mode))
+	/* a symlink, or a file git must see as it is, may only have its text
+	 * replaced (a token in a .gitmodules URL, a link's target), as git
+	 * filter-repo --replace-text does in every blob */
+	if (in_notes || (!whole && m != TREE_MODE_LINK && !blob_is_protected(path, len)))
 		return 0;
 	if (rules_match(rule, rules, path, len, size, e) < 0)
 		return -1;
 	if (!*rule)
 		return 0;
+	if (!whole && rules_rule_action(*rule) != RULES_REPLACE_TEXT) {
+		*rule = NULL;
+		return 0;
+	}
 	switch (rules_rule_action(*rule)) {
 	case RULES_LFS: *action = BLOB_LFS; break;
 	case RULES_DROP: *action = BLOB_DROP; break;

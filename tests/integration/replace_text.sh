@@ -6,7 +6,8 @@
 #    --replace-text FILE --replace-message FILE gives on the same history,
 #    through the filter and through migrate run --to (which reads the blobs
 #    from the repository: --no-data);
-#  - the history (made below: a secret in 40+ versions of text files, in a
+#  - the history (made below: a secret in 40+ versions of text files, in
+#    .gitmodules, .gitignore and a symlink's target, in a
 #    binary file, in a text file whose first NUL comes after 8 KiB, in
 #    commit and tag messages, at two paths, renamed, with CRLF) has the
 #    secret only where filter-repo leaves it too (the binary file), and
@@ -14,6 +15,8 @@
 #  - the reports count the replacements of each expression as git's own
 #    objects say (distinct text blobs and messages holding the first
 #    literal), the dry run's alike;
+#  - a second migrate run goes on with the same expression files and
+#    refuses others (the state keeps them with the rules);
 #  - a bad regex names FILE:LINE, exit 1, nothing written.
 . "$(dirname "$0")/lib.sh"
 
@@ -73,6 +76,11 @@ main_tip = commit(b'refs/heads/main', b'initial\n', [
     modify(b'assets/blob.bin', binary), modify(b'assets/late-nul.dat', late),
     modify(b'docs/notes.md', notes), modify(b'docs/dos.txt', crlf),
     modify(b'bin/run.sh', b'#!/bin/sh\necho ' + secret + b'\n', b'100755'),
+    # files git reads and a symlink: git filter-repo replaces in them too
+    modify(b'.gitmodules', b'[submodule "lib"]\n\tpath = lib\n'
+           b'\turl = https://bot:' + secret + b'@git.example.org/lib.git\n'),
+    modify(b'sub/.gitignore', b'*.log\n' + secret + b'.txt\n'),
+    modify(b'link-to-secret', b'../keys/' + secret, b'120000'),
     modify(b'README', b'a project\n')])
 tips = {b'main': main_tip}
 for v in range(1, 61):
@@ -168,11 +176,12 @@ repo, report, secret, expr, msg = sys.argv[1:]
 secret = secret.encode()
 def git(*a):
     return subprocess.run(['git', '-C', repo] + list(a), check=True, capture_output=True).stdout
-# every blob at a path of a regular file (no symlink), as the rule '*' takes them
+# every blob at a path of a file or a symlink (.gitmodules and the like
+# included), as the rule '*' takes them
 blobs = set()
 for line in git('log', '--all', '--format=', '--raw', '--no-abbrev', '--no-renames').splitlines():
     meta = line.split(b'\t')[0].split()
-    if meta[1] in (b'100644', b'100755') and meta[3] != b'0' * 40:
+    if meta[1] in (b'100644', b'100755', b'120000') and meta[3] != b'0' * 40:
         blobs.add(meta[3].decode())
 text = [b for b in (git('cat-file', 'blob', x) for x in blobs) if b'\0' not in b[:8192]]
 want_blob = (sum(b.count(secret) for b in text), sum(1 for b in text if secret in b))
