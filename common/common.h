@@ -1,6 +1,7 @@
 /*
  * common.h - the base every folder may use: allocation wrappers, checked
- * size arithmetic, the byte buffer and the error context. Nothing else.
+ * size arithmetic, the byte buffer, the error context and a full write.
+ * Nothing else.
  *
  * struct buf invariants (after git's strbuf): ptr is never NULL, ptr[len]
  * is always NUL, the content is binary-safe (use len, never strlen), and len
@@ -71,6 +72,10 @@ static inline int u64_to_size(uint64_t v, size_t *out)
  * exceeds max; *out is then untouched.
  */
 int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+
+/* Writes all n bytes of p to fd, riding out EINTR and short writes: 0, or
+ * -1 with errno set (EIO when write wrote nothing). */
+int write_full(int fd, const void *p, size_t n);
 
 /*
  * Grows the pipe behind fd to 1 MiB (the unprivileged maximum) so that

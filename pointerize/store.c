@@ -118,18 +118,8 @@ static int mkdir_parents(const char *path, struct err *e)
 static int write_all(int fd, const void *data, size_t n, const char *path,
 		     struct err *e)
 {
-	const char *p = data;
-
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return err_errno(e, ERR_IO, "cannot write '%s'", path);
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return write_full(fd, data, n) < 0 ?
+		err_errno(e, ERR_IO, "cannot write '%s'", path) : 0;
 }
 
 static int fsync_fd(int fd, const char *path, struct err *e)

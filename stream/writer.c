@@ -10,7 +10,6 @@
 #include "stream.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,20 +36,10 @@ struct stream_writer {
 static int write_all(struct stream_writer *w, const char *p, size_t n,
 		     struct err *e)
 {
-	while (n > 0) {
-		ssize_t k = write(w->fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			w->failed = 1;
-			if (k == 0)
-				errno = EIO;
-			return err_errno(e, ERR_IO, "writing %s", w->name);
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	if (write_full(w->fd, p, n) == 0)
+		return 0;
+	w->failed = 1;
+	return err_errno(e, ERR_IO, "writing %s", w->name);
 }
 
 static int flush_buf(struct stream_writer *w, struct err *e)

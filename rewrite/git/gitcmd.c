@@ -360,20 +360,6 @@ int gitcmd_wait(pid_t pid, struct err *e)
 	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int read_all(int fd, struct buf *out)
 {
 	char chunk[8192];
@@ -425,7 +411,7 @@ int gitcmd_run(const char *dir, const struct gitargv *args,
 	if (op[1] >= 0)
 		close(op[1]);
 	if (in) {
-		werr = write_all(ip[1], in->ptr, in->len);
+		werr = write_full(ip[1], in->ptr, in->len);
 		close(ip[1]);
 	}
 	if (out) {

@@ -196,7 +196,6 @@ int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
 			 struct err *e)
 {
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
-	size_t off = 0;
 	int fd;
 
 	buf_printf(&name, "%s.tmp-XXXXXX", path);
@@ -206,14 +205,8 @@ int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
 		buf_release(&name);
 		return -1;
 	}
-	while (off < data->len) {
-		ssize_t w = write(fd, data->ptr + off, data->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		off += (size_t)w;
-	}
+	if (write_full(fd, data->ptr, data->len) < 0)
+		goto fail;
 	if (fsync(fd) < 0)
 		goto fail;
 	if (close(fd) < 0) {

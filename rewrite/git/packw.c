@@ -9,7 +9,6 @@
  * killed run left them) and fsynced; packw_commit gives them their names, the
  * pack first, so git never sees an index without its pack.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -39,19 +38,8 @@ struct packw {
 static int write_all(int fd, const void *p, size_t n, const char *path,
 		     struct err *e)
 {
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return err_errno(e, ERR_IO, "cannot write %s", path);
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return write_full(fd, p, n) < 0 ?
+		err_errno(e, ERR_IO, "cannot write %s", path) : 0;
 }
 
 /* Bytes of the pack: into the checksum (and the entry's CRC when
