@@ -27,7 +27,7 @@
  *
  * unlfs (issue 15): an M line of an LFS pointer an unlfs rule takes back
  * is a job too. The worker reads the pointer, finds its object in the
- * stores (lfs_file_check, which unlfs.c uses for the main thread's own
+ * stores (lfs_find, which unlfs.c uses for the main thread's own
  * reads), and, when the run names an objects directory (`migrate run`:
  * the repository fast-import writes into), stores the file there as a
  * pack of its own (packw.c): the deflate that git fast-import would do on
@@ -134,9 +134,15 @@ void lfs_found_release(struct lfs_found *f)
 	memset(f, 0, sizeof(*f));
 }
 
-int lfs_file_check(struct lfs_check *c, const char *path,
-		   const struct ptr_oid *want, uint64_t size,
-		   struct lfs_found *found, struct err *e)
+/*
+ * Reads the file at path whole once: 1 when it has the size and SHA-256
+ * want (found: its id, estimate, and the pack when c stores objects); 0
+ * when it is not there or not that object (another store may have it);
+ * -1 on a read or write error.
+ */
+static int file_check(struct lfs_check *c, const char *path,
+		      const struct ptr_oid *want, uint64_t size,
+		      struct lfs_found *found, struct err *e)
 {
 	struct ptr_put *put = NULL;
 	struct packw *pw = NULL;
@@ -203,6 +209,27 @@ out:
 	return r;
 }
 
+int lfs_find(struct lfs_check *c, char *const *dirs, size_t ndirs,
+	     const struct ptr_oid *oid, uint64_t size, struct lfs_found *found,
+	     struct err *e)
+{
+	struct buf path = BUF_INIT(SIZE_MAX / 2);
+	char hex[PTR_OID_HEXSZ + 1];
+	size_t i;
+	int r = 0;
+
+	ptr_oid_hex(oid, hex);
+	for (i = 0; i < ndirs && r == 0; i++) {
+		buf_reset(&path);
+		buf_printf(&path, "%s/%.2s/%.2s/%s", dirs[i], hex, hex + 2, hex);
+		r = file_check(c, path.ptr, oid, size, found, e);
+	}
+	if (r == 1)
+		found->path = buf_detach(&path, NULL);
+	buf_release(&path);
+	return r;
+}
+
 /* Reads j's blob into its put; 1 when all of it went in. */
 static int job_run(struct worker *w, struct job *j)
 {
@@ -234,24 +261,10 @@ static int job_run(struct worker *w, struct job *j)
  * read error is 0 too: the main thread meets it again itself. */
 static int unlfs_job_run(struct worker *w, struct job *j)
 {
-	struct pool *p = w->p;
-	struct buf path = BUF_INIT(SIZE_MAX / 2);
-	char hex[PTR_OID_HEXSZ + 1];
 	struct err e = ERR_INIT;
-	size_t i;
-	int r = 0;
 
-	ptr_oid_hex(&j->lfs, hex);
-	for (i = 0; i < p->ndirs && r == 0; i++) {
-		buf_reset(&path);
-		buf_printf(&path, "%s/%.2s/%.2s/%s", p->dirs[i], hex, hex + 2, hex);
-		r = lfs_file_check(&w->check, path.ptr, &j->lfs, j->lfs_size,
-				   &j->found, &e);
-	}
-	if (r == 1)
-		j->found.path = buf_detach(&path, NULL);
-	buf_release(&path);
-	return r == 1;
+	return lfs_find(&w->check, w->p->dirs, w->p->ndirs, &j->lfs,
+			j->lfs_size, &j->found, &e) == 1;
 }
 
 static void *worker_main(void *arg)

@@ -13,7 +13,7 @@
  * before the stream's `done` (fast-import commits nothing).
  *
  * With an objects directory (blob.h: `migrate run`), a file taken back is
- * not written into the stream: lfs_file_check (pool.c, on a pool thread
+ * not written into the stream: lfs_find (pool.c, on a pool thread
  * as a rule) stores it there as a pack of its own, which pack_commit
  * makes visible before the stream names the blob by id.
  */
@@ -177,26 +177,13 @@ static int find_content(struct blobs *b, const struct blob_info *ptr,
 			const struct ptr_oid *oid, uint64_t size,
 			struct blob_info **out, struct err *e)
 {
-	struct unlfs *u = b->unlfs;
-	char hex[PTR_OID_HEXSZ + 1];
 	struct lfs_found f = { 0 };
-	size_t i;
-	int r = 0;
+	int r = 1;
 
 	*out = NULL;
-	if (pool_take_unlfs(b, &ptr->id, oid, size, &f)) {
-		r = 1;
-	} else {
-		ptr_oid_hex(oid, hex);
-		for (i = 0; i < b->n_lfs_dirs && r == 0; i++) {
-			buf_reset(&u->tmp);
-			buf_printf(&u->tmp, "%s/%.2s/%.2s/%s", b->lfs_dirs[i],
-				   hex, hex + 2, hex);
-			r = lfs_file_check(&u->check, u->tmp.ptr, oid, size, &f, e);
-		}
-		if (r == 1)
-			f.path = xstrdup(u->tmp.ptr);
-	}
+	if (!pool_take_unlfs(b, &ptr->id, oid, size, &f))
+		r = lfs_find(&b->unlfs->check, b->lfs_dirs, b->n_lfs_dirs, oid,
+			     size, &f, e);
 	if (r == 1) {
 		HASH_FIND(hh, b->byid, f.id.hash, OID_RAW, *out);
 		if (!*out) {	/* else the content is known: read it there */

@@ -298,21 +298,21 @@ struct lfs_check {
 struct lfs_found {
 	struct oid id;		/* its blob id */
 	uint64_t est;		/* its packed estimate (0: no report) */
-	char *path;		/* the file (set by the caller) */
+	char *path;		/* the file it was read from */
 	struct packw *pack;	/* stored as a pack, not committed yet */
 };
 void lfs_check_init(struct lfs_check *c, const struct blobs *b);
 void lfs_check_release(struct lfs_check *c);
 void lfs_found_release(struct lfs_found *f);
 /*
- * Reads the file at path whole once: 1 when it has the size and SHA-256
- * want (found: its id, estimate, and the pack when c stores objects); 0
- * when it is not there or not that object (another store may have it);
- * -1 on a read or write error.
+ * The object oid (size bytes) from the first of the stores dirs that has
+ * it, read whole once: 1 found (its id, estimate, file, and the pack when
+ * c stores objects); 0 when no store has it (a file of the wrong size or
+ * content is none); -1 on a read or write error.
  */
-int lfs_file_check(struct lfs_check *c, const char *path,
-		   const struct ptr_oid *want, uint64_t size,
-		   struct lfs_found *found, struct err *e);
+int lfs_find(struct lfs_check *c, char *const *dirs, size_t ndirs,
+	     const struct ptr_oid *oid, uint64_t size, struct lfs_found *found,
+	     struct err *e);
 /* unlfs: what the pool found for the pointer blob id (of the object lfs,
  * size bytes): 1 with *found (the caller's), 0 when the caller must look
  * itself. */
