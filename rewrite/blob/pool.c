@@ -117,6 +117,8 @@ void lfs_check_init(struct lfs_check *c, const struct blobs *b)
 	c->chunk = xmalloc(CHUNK);
 	c->objects_dir = b->opt.dry_run ? NULL : b->opt.objects_dir;
 	c->level = b->opt.objects_level;
+	c->stop = NULL;
+	c->stop_arg = NULL;
 }
 
 void lfs_check_release(struct lfs_check *c)
@@ -171,7 +173,7 @@ static int file_check(struct lfs_check *c, const char *path,
 		do
 			n = read(fd, c->chunk, CHUNK);
 		while (n < 0 && errno == EINTR);
-		if (n <= 0)
+		if (n <= 0 || (c->stop && c->stop(c->stop_arg)))
 			break;
 		if ((uint64_t)n > size - total)
 			n = (ssize_t)(size - total);
@@ -188,7 +190,7 @@ static int file_check(struct lfs_check *c, const char *path,
 	if (r == 0 && n < 0)
 		r = err_errno(e, ERR_IO, "cannot read %s", path);
 	obj_hash_final(c->hash, &found->id);
-	if (r < 0 || total != size)	/* shrank while read: not this object */
+	if (r < 0 || total != size)	/* shrank while read, or stopped */
 		goto out;
 	found->est = c->z ? zest_end(c->z, size) : 0;
 	r = ptr_put_finish(put, &got, NULL, e);
@@ -257,14 +259,37 @@ static int job_run(struct worker *w, struct job *j)
 	return n == 0 && !cancel && total == size;
 }
 
+struct running {
+	struct pool *p;
+	struct job *j;
+};
+
+/* 1 when the main thread no longer wants the job. */
+static int cancelled(void *arg)
+{
+	struct running *run = arg;
+	int c;
+
+	pthread_mutex_lock(&run->p->lock);
+	c = run->j->cancel;
+	pthread_mutex_unlock(&run->p->lock);
+	return c;
+}
+
 /* unlfs: finds j's object in the first store that has it; 1 found. A
  * read error is 0 too: the main thread meets it again itself. */
 static int unlfs_job_run(struct worker *w, struct job *j)
 {
+	struct running run = { w->p, j };
 	struct err e = ERR_INIT;
+	int r;
 
-	return lfs_find(&w->check, w->p->dirs, w->p->ndirs, &j->lfs,
-			j->lfs_size, &j->found, &e) == 1;
+	w->check.stop = cancelled;
+	w->check.stop_arg = &run;
+	r = lfs_find(&w->check, w->p->dirs, w->p->ndirs, &j->lfs, j->lfs_size,
+		     &j->found, &e);
+	w->check.stop = NULL;
+	return r == 1;
 }
 
 static void *worker_main(void *arg)

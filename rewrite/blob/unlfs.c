@@ -150,20 +150,25 @@ void unlfs_free(struct blobs *b)
 }
 
 /* Makes the pack of a file taken back visible to git (fast-import finds
- * the blob by id), and lists it for the caller (blob.h, objects_list). */
+ * the blob by id), and lists it for the caller (blob.h, objects_list)
+ * unless the same pack was there already (then it is not this run's). */
 static int pack_commit(struct blobs *b, struct lfs_found *f, struct err *e)
 {
 	struct unlfs *u = b->unlfs;
 	char hex[OID_HEX + 1];
+	int r;
 
-	if (packw_commit(f->pack, &u->pack, e) < 0)
-		return -1;
+	/* the list is there before any pack: a pack it cannot name would
+	 * never be dropped */
 	if (!b->packs_list && b->opt.objects_list) {
 		b->packs_list = fopen(b->opt.objects_list, "we");
 		if (!b->packs_list)
 			return err_errno(e, ERR_IO, "cannot create %s",
 					 b->opt.objects_list);
 	}
+	r = packw_commit(f->pack, &u->pack, e);
+	if (r <= 0)
+		return r;
 	if (b->packs_list &&
 	    (fprintf(b->packs_list, "%s %s\n", oid_hex(&f->id, hex),
 		     u->pack.ptr) < 0 || fflush(b->packs_list) != 0))

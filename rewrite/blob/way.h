@@ -293,6 +293,10 @@ struct lfs_check {
 	char *chunk;
 	const char *objects_dir;	/* NULL: the object is not stored */
 	int level;
+	/* asked between chunks: non-zero stops the read (the job was
+	 * cancelled); NULL: never */
+	int (*stop)(void *arg);
+	void *stop_arg;
 };
 /* An LFS object file that is the pointer's object. */
 struct lfs_found {

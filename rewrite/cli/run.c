@@ -1985,6 +1985,27 @@ static int dissociate(struct run *r, struct err *e)
 	return rc;
 }
 
+/* 1 when name is a pack's name (40 hex digits) and its .pack and .idx are
+ * in the target. */
+static int pack_written(const struct run *r, const char *name)
+{
+	struct oid id;
+	char *pack, *idx;
+	int ok;
+
+	if (oid_from_hex(&id, name, strlen(name)) < 0)
+		return 0;
+	pack = path_of(r->dst_objects, "pack");
+	idx = xmalloc(strlen(pack) + OID_HEX + 16);
+	sprintf(idx, "%s/pack-%s.pack", pack, name);
+	ok = file_exists(idx);
+	sprintf(idx, "%s/pack-%s.idx", pack, name);
+	ok = ok && file_exists(idx);
+	free(pack);
+	free(idx);
+	return ok;
+}
+
 /*
  * unlfs: the files taken back went into packs of their own, one each
  * (rewrite/blob/pool.c), while fast-import wrote the rest. One `git
@@ -2030,6 +2051,10 @@ static int pack_together(struct run *r, struct err *e)
 		gitargv_pushf(&a, "%s/pack/pack", r->dst_objects);
 		rc = gitcmd_ok(r->dst, &a, &ids, &made, e);
 		gitcmd_chomp(&made);
+		if (rc == 0 && !pack_written(r, made.ptr))
+			rc = err_set(e, ERR_IO, "git pack-objects said '%s', not "
+				     "the name of a pack it wrote in %s/pack",
+				     made.ptr, r->dst_objects);
 		if (rc == 0)
 			drop_packs(r->packs_list, made.ptr);
 	}

@@ -312,9 +312,11 @@ void pack_stream_close(struct pack_stream *s);
  * the blob streams in (a thread of migrate's stores it while git
  * fast-import stores the rest). begin (size: exactly what write will be
  * given; level: zlib's), write..., finish (id: the blob's; the files are
- * fsynced, still under temp names), commit (renamed: git sees the object;
- * name gets the pack's path without ".pack"), free (temp files a pack
- * not committed left are removed). One struct packw per thread.
+ * fsynced, still under temp names), commit (1: given their names, git
+ * sees the object, and name gets the pack's path without ".pack"; 0: a
+ * pack of that name, so of these very bytes, was there already and is
+ * left alone), free (temp files not given a name are removed). One
+ * struct packw per thread.
  */
 struct packw;
 int packw_begin(struct packw **out, const char *objects_dir, uint64_t size,

@@ -9,6 +9,7 @@
  * killed run left them) and fsynced; packw_commit gives them their names, the
  * pack first, so git never sees an index without its pack.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -232,11 +233,35 @@ int packw_finish(struct packw *w, const struct oid *id, struct err *e)
 	return 0;
 }
 
+/*
+ * Gives tmp the name to, which must not exist: 1 done, 0 when to exists
+ * already (tmp stays), -1 (e set). A hard link where the file system has
+ * them, so that an existing file is never replaced; else a rename after a
+ * look.
+ */
+static int place(const char *tmp, const char *to, struct err *e)
+{
+	struct stat st;
+
+	if (link(tmp, to) == 0) {
+		unlink(tmp);
+		return 1;
+	}
+	if (errno == EEXIST)
+		return 0;
+	if (lstat(to, &st) == 0)
+		return 0;
+	if (rename(tmp, to) == 0)
+		return 1;
+	return err_errno(e, ERR_IO, "cannot rename %s to %s", tmp, to);
+}
+
 int packw_commit(struct packw *w, struct buf *name, struct err *e)
 {
 	char hex[OID_HEX + 1];
 	struct oid t;
 	size_t base;
+	int r;
 
 	if (!w->finished)
 		return err_set(e, ERR_IO, "%s: the pack is not finished", w->tmp_pack);
@@ -245,19 +270,23 @@ int packw_commit(struct packw *w, struct buf *name, struct err *e)
 	buf_printf(name, "%s/pack-%s.", w->dir, oid_hex(&t, hex));
 	base = name->len;
 	buf_adds(name, "pack");
-	if (rename(w->tmp_pack, name->ptr) < 0)
-		return err_errno(e, ERR_IO, "cannot rename %s to %s",
-				 w->tmp_pack, name->ptr);
+	/* a pack of that name holds these very bytes (its name is their
+	 * SHA-1): one an earlier run wrote is left as it is, and is not this
+	 * run's to drop */
+	r = place(w->tmp_pack, name->ptr, e);
+	if (r <= 0)
+		return r;
 	free(w->tmp_pack);
 	w->tmp_pack = NULL;
 	name->len = base;
 	buf_adds(name, "idx");
-	if (rename(w->tmp_idx, name->ptr) < 0) {
-		err_errno(e, ERR_IO, "cannot rename %s to %s", w->tmp_idx,
-			  name->ptr);
+	r = place(w->tmp_idx, name->ptr, e);
+	if (r <= 0) {
+		if (r == 0)
+			err_set(e, ERR_IO, "%s exists without its pack", name->ptr);
 		name->len = base;
 		buf_adds(name, "pack");
-		unlink(name->ptr);	/* no index names it: nobody reads it */
+		unlink(name->ptr);	/* ours, and no index names it */
 		return -1;
 	}
 	free(w->tmp_idx);
@@ -265,7 +294,7 @@ int packw_commit(struct packw *w, struct buf *name, struct err *e)
 	name->len = base - 1;	/* the name without .pack or .idx */
 	name->ptr[name->len] = '\0';
 	w->committed = 1;
-	return 0;
+	return 1;
 }
 
 void packw_free(struct packw *w)

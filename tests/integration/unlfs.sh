@@ -19,7 +19,8 @@
 #    stored by the filter's threads into packs of their own, joined into
 #    one at the end in place; the same report whether threads or one
 #    thread read them; a failed run leaves no pack, a killed run's packs
-#    go at the next start.
+#    go at the next start, and a failed run never drops a pack an earlier
+#    run left (the same bytes make the same pack name).
 . "$(dirname "$0")/lib.sh"
 
 command -v git-lfs >/dev/null || die "git-lfs is not installed"
@@ -340,5 +341,31 @@ grep -q "removed 4 file(s) an interrupted run left" "$SCRATCH/k.err" ||
 git -C "$F" fsck --strict --no-dangling >/dev/null 2>&1 || die "fail: fsck complains"
 [ "$(git -C "$F" rev-parse main:a.bin)" = "$(git -C "$ORIG" rev-parse main:a.bin)" ] ||
 	die "a.bin did not come back"
+
+info "a failed run never drops a pack an earlier run left"
+# run 1 takes one file back (one pack, nothing to join); run 2 meets the
+# same object again (the same pack, byte for byte) and fails on another
+O="$SCRATCH/once"
+git init -q "$O"
+head -c 20000 /dev/urandom >"$O/one.bin"
+git -C "$O" add one.bin && git -C "$O" commit -qm "one"
+content=$(git -C "$O" rev-parse HEAD:one.bin)
+"$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$O" --in-place || die "once: the lfs run failed"
+rm -rf "$O/.git/migrate"
+git -C "$O" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$O" update-ref --stdin
+git -C "$O" reflog expire --expire=now --all && git -C "$O" gc -q --prune=now
+! git -C "$O" cat-file -e "$content" 2>/dev/null || die "once: the file's blob is still there"
+ptr=$(git -C "$O" rev-parse HEAD:one.bin)
+"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$O" --in-place || die "once: unlfs run 1 failed"
+nowhere=$(printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 7\n' 0 |
+	git -C "$O" hash-object -w --stdin)
+tree=$(printf '100644 blob %s\tcopy.bin\n100644 blob %s\tnowhere.bin\n' "$ptr" "$nowhere" |
+	git -C "$O" mktree)
+git -C "$O" update-ref refs/heads/side "$(git -C "$O" commit-tree -p HEAD -m side "$tree")"
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$O" --in-place 2>"$SCRATCH/o.err" || rc=$?
+[ "$rc" = 3 ] || die "once: run 2 with an object in no store: exit $rc: $(cat "$SCRATCH/o.err")"
+git -C "$O" fsck --strict --no-dangling >/dev/null 2>&1 ||
+	die "a failed run dropped a pack the history before it needs: $(git -C "$O" fsck 2>&1 | head -3)"
 
 echo "ok: unlfs"

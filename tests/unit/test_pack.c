@@ -443,7 +443,7 @@ static void test_packw(void **state)
 	}
 	assert_int_equal(packw_write(w, "x", 1, &e), -1);	/* past its size */
 	assert_int_equal(packw_finish(w, &id, &e), 0);
-	assert_int_equal(packw_commit(w, &name, &e), 0);
+	assert_int_equal(packw_commit(w, &name, &e), 1);
 	packw_free(w);
 	assert_non_null(strstr(name.ptr, "/pack/pack-"));
 	assert_int_equal(pack_odb_open(&db, tmpl, &e), 0);
@@ -452,6 +452,13 @@ static void test_packw(void **state)
 	assert_int_equal(body.len, n);
 	assert_memory_equal(body.ptr, data, n);
 	pack_odb_free(db);
+
+	/* the same bytes again: the pack is there, left alone */
+	assert_int_equal(packw_begin(&w, tmpl, n, 1, &e), 0);
+	assert_int_equal(packw_write(w, data, n, &e), 0);
+	assert_int_equal(packw_finish(w, &id, &e), 0);
+	assert_int_equal(packw_commit(w, &name, &e), 0);
+	packw_free(w);
 
 	/* short of its size: no finish; not committed: no file stays */
 	assert_int_equal(packw_begin(&w, tmpl, n, 1, &e), 0);
