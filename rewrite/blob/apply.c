@@ -347,6 +347,8 @@ static const char *cmd_name(const struct blobs *b)
 static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		       struct blob_mark *m, struct blob_info *bi, struct err *e)
 {
+	enum blob_action action;
+	const struct rule *rule;
 	struct blob_info *out;
 
 	if (ensure_id(b, bi, e) < 0)
@@ -356,6 +358,11 @@ static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		return -1;
 	if (!out)
 		return place_drop(b, c, e);
+	/* a replace-text rule replaces in the lines that stay */
+	if (blob_decide(b->rules, c->path.ptr, c->path.len, mode, out->size, 0,
+			&rule, &action, e) < 0 ||
+	    (action == BLOB_REPLACE_TEXT && scrub_content(b, rule, out, &out, e) < 0))
+		return -1;
 	return place_keep(b, c, mode, out == bi ? m : NULL, out, e);
 }
 

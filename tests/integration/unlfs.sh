@@ -8,6 +8,8 @@
 #    same LFS history: the same file contents (blob ids) at every tip,
 #    .gitattributes aside (git-lfs adds its own !filter lines there);
 #  - the filter with --lfs-objects DIR: objects read from there;
+#  - a replace-text rule on .gitattributes replaces in the lines unlfs
+#    leaves;
 #  - a pointer whose object no store has: exit 3 naming every missing
 #    oid, nothing imported; with --missing=keep the pointer stays and the
 #    reports list it;
@@ -132,6 +134,17 @@ for ref in refs/heads/main refs/heads/side; do
 	diff "$SCRATCH/e.tree" "$SCRATCH/b.tree" >&2 ||
 		die "$ref: files differ from git lfs migrate export's"
 done
+
+info "unlfs and replace-text both change the root .gitattributes"
+printf 'text==>TEXT\n' >"$SCRATCH/attr-expr.txt"
+{ cat "$SCRATCH/back.rules"; printf '.gitattributes replace-text=attr-expr.txt\n'; } >"$SCRATCH/back-scrub.rules"
+"$MIGRATE" run -q --rules "$SCRATCH/back-scrub.rules" --repo "$L" --to "$SCRATCH/scrubbed" ||
+	die "unlfs with replace-text failed"
+[ "$(git -C "$SCRATCH/scrubbed" show v1:.gitattributes)" = \
+	"$(git -C "$ORIG" show v1:.gitattributes | sed 's/text/TEXT/g')" ] ||
+	die "the root .gitattributes: $(git -C "$SCRATCH/scrubbed" show v1:.gitattributes)"
+[ "$(git -C "$SCRATCH/scrubbed" rev-parse v1:a.bin)" = "$(git -C "$ORIG" rev-parse v1:a.bin)" ] ||
+	die "unlfs with replace-text: a.bin did not come back"
 
 info "the filter reads objects from --lfs-objects DIR"
 # a bare clone of the LFS history has no LFS objects of its own
