@@ -32,8 +32,10 @@
  * the repository fast-import writes into), stores the file there as a
  * pack of its own (packw.c): the deflate that git fast-import would do on
  * one core is done on all of them, and the stream names the blob by id.
- * The pack is committed (renamed where git sees it) only when the main
- * thread takes the job, before it writes the line that names the blob.
+ * The pack gets its name (git sees it) only when the main thread takes
+ * the job, before it writes the line that names the blob; until then a
+ * done job holds its finished pack under temp names (on disk, not in
+ * memory), and a job dropped removes them.
  *
  * Threads: the job list and each job's state and result are shared,
  * under p->lock; the table by id, the look-ahead and the scanner's

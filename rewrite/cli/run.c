@@ -1989,20 +1989,18 @@ static int dissociate(struct run *r, struct err *e)
  * in the target. */
 static int pack_written(const struct run *r, const char *name)
 {
+	struct buf path = BUF_INIT(SIZE_MAX / 2);
 	struct oid id;
-	char *pack, *idx;
 	int ok;
 
 	if (oid_from_hex(&id, name, strlen(name)) < 0)
 		return 0;
-	pack = path_of(r->dst_objects, "pack");
-	idx = xmalloc(strlen(pack) + OID_HEX + 16);
-	sprintf(idx, "%s/pack-%s.pack", pack, name);
-	ok = file_exists(idx);
-	sprintf(idx, "%s/pack-%s.idx", pack, name);
-	ok = ok && file_exists(idx);
-	free(pack);
-	free(idx);
+	buf_printf(&path, "%s/pack/pack-%s.pack", r->dst_objects, name);
+	ok = file_exists(path.ptr);
+	buf_reset(&path);
+	buf_printf(&path, "%s/pack/pack-%s.idx", r->dst_objects, name);
+	ok = ok && file_exists(path.ptr);
+	buf_release(&path);
 	return ok;
 }
 
