@@ -111,12 +111,9 @@ int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 int buf_set(struct buf *b, const void *p, size_t n);
 static inline void buf_reset(struct buf *b)
 {
-	/* an empty buf is NUL-terminated already, and may be buf_empty,
-	 * which every thread shares: not written */
-	if (b->len) {
-		b->len = 0;
+	b->len = 0;
+	if (b->cap)	/* buf_empty, which every thread shares, is not written */
 		b->ptr[0] = '\0';
-	}
 }
 /* Hands the allocation to the caller (who frees it); b becomes empty. */
 char *buf_detach(struct buf *b, size_t *len);

@@ -1512,7 +1512,8 @@ static void adopt_version(struct split_cache *c, struct buf *b)
 	b->ptr = old ? old : buf_empty;
 	b->cap = old ? oldcap : 0;
 	b->len = 0;
-	b->ptr[0] = '\0';
+	if (b->cap)	/* buf_empty is every thread's: not written */
+		b->ptr[0] = '\0';
 }
 
 static int run(struct split_cache *c, const char *data, size_t len,

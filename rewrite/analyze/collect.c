@@ -522,9 +522,15 @@ static int decide(struct analysis *a, const struct apair *p, struct ablob *b,
 	size_t ri;
 
 	/* an id rule drops the blob at every path (the filter's by_id);
-	 * else a symlink is always kept */
-	if (!rule && (p->flags & PAIR_LINK))
-		b->remains = 1;
+	 * else a symlink is kept, unless replace-text takes it */
+	if (!rule && (p->flags & PAIR_LINK)) {
+		if (blob_decide(a->rules, path->s, path->len, TREE_MODE_LINK,
+				b->size, !(p->flags & PAIR_OTHER), &rule,
+				&action, e) < 0)
+			return -1;
+		if (!rule)
+			b->remains = 1;
+	}
 	if (!rule && (p->flags & PAIR_FILE) &&
 	    blob_decide(a->rules, path->s, path->len, TREE_MODE_FILE, b->size,
 			!(p->flags & PAIR_OTHER), &rule, &action, e) < 0)

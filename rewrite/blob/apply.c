@@ -360,9 +360,14 @@ static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		return place_drop(b, c, e);
 	/* a replace-text rule replaces in the lines that stay */
 	if (blob_decide(b->rules, c->path.ptr, c->path.len, mode, out->size, 0,
-			&rule, &action, e) < 0 ||
-	    (action == BLOB_REPLACE_TEXT && scrub_content(b, rule, out, &out, e) < 0))
+			&rule, &action, e) < 0)
 		return -1;
+	if (action == BLOB_REPLACE_TEXT) {
+		report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
+			    c->path.len, &bi->id, bi->size, bi->est);
+		if (scrub_content(b, rule, out, &out, e) < 0)
+			return -1;
+	}
 	return place_keep(b, c, mode, out == bi ? m : NULL, out, e);
 }
 

@@ -42,7 +42,9 @@ int blob_decide(const struct rules *rules, const char *path, size_t len,
 	/* a symlink, or a file git must see as it is, may only have its text
 	 * replaced (a token in a .gitmodules URL, a link's target), as git
 	 * filter-repo --replace-text does in every blob */
-	if (in_notes || (!whole && m != TREE_MODE_LINK && !blob_is_protected(path, len)))
+	if (in_notes || (!whole && m != TREE_MODE_LINK &&
+			 !((m == TREE_MODE_FILE || m == TREE_MODE_EXEC) &&
+			   blob_is_protected(path, len))))
 		return 0;
 	if (rules_match(rule, rules, path, len, size, e) < 0)
 		return -1;

@@ -378,15 +378,15 @@ static int check_sha1(const char *dir, struct err *e)
 }
 
 /*
- * Removes the packs listed in list (unlfs: blob.h, objects_list) but the
- * one whose name has keep (NULL: none), then the list. The number of
- * files removed.
+ * Removes the packs listed in list (unlfs: "<id> <pack path without
+ * .pack>" lines, blob.h objects_list) but those named in keep (pack
+ * names, a line each; NULL: none). The number of files removed.
  */
-static size_t drop_packs(const char *list, const char *keep)
+static size_t drop_packs(const char *list, const struct buf *keep)
 {
 	struct buf text = BUF_INIT(SIZE_MAX / 2), path = BUF_INIT(PATH_MAX);
 	struct err ignored = ERR_INIT;
-	char *line, *nl, *sp;
+	char *line, *nl, *sp, *base;
 	size_t n = 0;
 
 	if (read_file(list, &text, &ignored) <= 0)
@@ -394,7 +394,9 @@ static size_t drop_packs(const char *list, const char *keep)
 	for (line = text.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
 		*nl = '\0';
 		sp = strchr(line, ' ');
-		if (!sp || (keep && *keep && strstr(sp, keep)))
+		base = sp ? strrchr(sp, '/') : NULL;
+		if (!base || strncmp(base, "/pack-", 6) ||
+		    (keep && strstr(keep->ptr, base + 6)))
 			continue;
 		buf_reset(&path);
 		buf_printf(&path, "%s.idx", sp + 1);
@@ -403,7 +405,6 @@ static size_t drop_packs(const char *list, const char *keep)
 		buf_printf(&path, "%s.pack", sp + 1);
 		n += unlink(path.ptr) == 0;
 	}
-	n += unlink(list) == 0;
 	buf_release(&text);
 	buf_release(&path);
 	return n;
@@ -421,12 +422,23 @@ static size_t clean_all(const struct run *r)
 	 * that moved its refs removed the list before) */
 	size_t n = drop_packs(list, NULL);
 
+	n += unlink(list) == 0;
+
 	n += state_clean(r->state, r->store) + state_clean(r->state, annex) +
 	     import_keeps_clean(packs);
 	free(annex);
 	free(packs);
 	free(list);
 	return n;
+}
+
+/* The packs of files taken back are kept for good: their list goes. */
+static void packs_kept(const struct run *r)
+{
+	char *list = path_of(r->state, "unlfs-packs");
+
+	unlink(list);
+	free(list);
 }
 
 /*
@@ -467,6 +479,8 @@ static int recover(struct run *r, struct err *e)
 			j.nrefs, r->o.rollback ? " back to their old values"
 			: " at their new values", locks);
 	}
+	if (rc == 0 && !r->o.rollback)
+		packs_kept(r);	/* the refs name their objects now */
 	if (rc == 0)
 		clean_all(r);
 	journal_free(&j);
@@ -1231,6 +1245,10 @@ static int add_file(struct buf *out, const char *what, const char *path)
 	return read_file(path, out, &ignored) > 0;
 }
 
+/* What starts the expression files in the kept rules, even when there
+ * are none: a state without it is from before they were kept. */
+#define EXPRESSIONS_MARK "\n# expression files (replace-text=FILE, --replace-message)\n"
+
 /* The expression files of the rules' replace-text actions and of
  * --replace-message, each after a comment line (a re-run with other
  * expressions would leave the old commits with the old ones): 1, or 0. */
@@ -1242,6 +1260,7 @@ static int expressions_text(const struct run *r, struct buf *out)
 	size_t i;
 	int ok = 1;
 
+	buf_adds(out, EXPRESSIONS_MARK);
 	if (r->o.f.rules && rules_load(&rules, r->o.f.rules, &ignored) == 0)
 		for (i = 0; ok && i < rules_count(rules); i++) {
 			const struct rule *rule = rules_get(rules, i);
@@ -1299,22 +1318,20 @@ static int check_rules(const struct run *r, struct err *e)
 	/* a state from before the expression files were kept holds the
 	 * rules alone; its next run keeps them */
 	if (rc > 0 && rules_text(r, &now, 1) && !same_text(&before, &now) &&
-	    (!rules_text(r, &old, 0) || !same_text(&before, &old)))
+	    (memmem(before.ptr, before.len, EXPRESSIONS_MARK,
+		    sizeof(EXPRESSIONS_MARK) - 1) || !rules_text(r, &old, 0) ||
+	     !same_text(&before, &old)))
 		rc = err_set(e, ERR_USAGE, "the rules are not those of the "
 			     "last run (kept in %s): a run goes on with the "
 			     "conversion the first one started and cannot "
 			     "change it; to convert with other rules, start "
 			     "again from the original history into a fresh "
 			     "--to directory%s%s%s", path,
-			     r->o.in_place ? ". Rewritten in place, that "
-			     "history is under refs/migrate/original/; a copy "
-			     "of it: git clone -q --mirror " : "",
-			     r->o.in_place ? r->o.repo : "",
-			     r->o.in_place ? " ORIG && git -C ORIG for-each-ref "
-			     "--format='update %(refname:lstrip=3) "
-			     "%(objectname)' refs/migrate/original/ | git -C "
-			     "ORIG update-ref --stdin; then migrate run --repo "
-			     "ORIG --to NEWDIR" : "");
+			     r->o.in_place ? " (rewritten in place, that "
+			     "history is under refs/migrate/original/: " : "",
+			     r->o.in_place ? r->state : "",
+			     r->o.in_place ? "/RESET.md gives the commands that "
+			     "copy it out)" : "");
 	free(path);
 	buf_release(&before);
 	buf_release(&now);
@@ -1482,6 +1499,40 @@ static void reset_branch_commands(struct buf *out, const struct buf *refmap)
 		buf_adds(out, "    # (this run set no branch)\n");
 }
 
+/* Appends s to out as one shell word (in single quotes). */
+static void shell_word(struct buf *out, const char *s)
+{
+	buf_addch(out, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			buf_adds(out, "'\\''");
+		else
+			buf_addch(out, *s);
+	buf_addch(out, '\'');
+}
+
+/* In place: how to convert again with other rules, from a copy of the
+ * history as it was before the first run. */
+static void reset_restart(struct buf *out, const struct run *r)
+{
+	buf_adds(out, "\n## Converting again with other rules\n\n"
+		 "Later runs go on with these rules (other rules are refused). "
+		 "To convert with\nother rules, start from a copy of the "
+		 "history as it was before the first run,\nwhich "
+		 "refs/migrate/original/ keeps (a ref made after the first run "
+		 "is kept there\nby the next run as it was then, with rewritten "
+		 "commits: delete such refs\nfrom ORIG):\n\n"
+		 "    git clone --mirror ");
+	shell_word(out, r->dst);
+	buf_adds(out, " ORIG\n"
+		 "    git -C ORIG for-each-ref --format='delete %(refname)' "
+		 "refs/heads/ refs/tags/ | git -C ORIG update-ref --stdin\n"
+		 "    git -C ORIG for-each-ref --format='create "
+		 "%(refname:lstrip=3) %(objectname)' refs/migrate/original/ | "
+		 "git -C ORIG update-ref --stdin\n"
+		 "    migrate run --rules OTHER.rules --repo ORIG --to NEWDIR\n");
+}
+
 static void reset_text(struct buf *out, const struct run *r,
 		       const struct state_files *f, const struct buf *refmap)
 {
@@ -1549,6 +1600,7 @@ static void reset_text(struct buf *out, const struct run *r,
 			 "refs/migrate/original/ | git update-ref --stdin\n"
 			 "    git reflog expire --expire=now --all\n"
 			 "    git gc --prune=now --aggressive\n");
+		reset_restart(out, r);
 	} else {
 		buf_adds(out, "\n## Packed already\n\n"
 			 "The new repository holds every object it needs in one "
@@ -1987,18 +2039,18 @@ static int dissociate(struct run *r, struct err *e)
 
 /* 1 when name is a pack's name (40 hex digits) and its .pack and .idx are
  * in the target. */
-static int pack_written(const struct run *r, const char *name)
+static int pack_written(const struct run *r, const char *name, size_t len)
 {
 	struct buf path = BUF_INIT(SIZE_MAX / 2);
 	struct oid id;
 	int ok;
 
-	if (oid_from_hex(&id, name, strlen(name)) < 0)
+	if (oid_from_hex(&id, name, len) < 0)
 		return 0;
-	buf_printf(&path, "%s/pack/pack-%s.pack", r->dst_objects, name);
+	buf_printf(&path, "%s/pack/pack-%.*s.pack", r->dst_objects, (int)len, name);
 	ok = file_exists(path.ptr);
 	buf_reset(&path);
-	buf_printf(&path, "%s/pack/pack-%s.idx", r->dst_objects, name);
+	buf_printf(&path, "%s/pack/pack-%.*s.idx", r->dst_objects, (int)len, name);
 	ok = ok && file_exists(path.ptr);
 	buf_release(&path);
 	return ok;
@@ -2008,20 +2060,21 @@ static int pack_written(const struct run *r, const char *name)
  * unlfs: the files taken back went into packs of their own, one each
  * (rewrite/blob/pool.c), while fast-import wrote the rest. One `git
  * pack-objects` now copies them into one pack (their deflated data as it
- * is: no delta search, no second deflate) and the small ones go. With
+ * is: no delta search, no second deflate; more than one where the
+ * repository's pack.packSizeLimit says so) and the small ones go. With
  * --to, dissociate's `git repack -a -d` then copies that pack as it is:
  * it tries no delta between two whole objects of one pack, while the
  * small packs had it search deltas among all the files (on the assets
  * corpus 31 s of the run's 47 s, for 436 MB instead of 1,147 MB; a cost
  * that grows with the files, which a later `git gc --aggressive` can
- * still pay when wanted). A run that fails or is killed before this
- * point moved no ref: its packs are dropped (here, or by clean_all at the
- * next start).
+ * still pay when wanted). The list then names the joined pack: until the
+ * refs move (run_all, or recover finishing a journal) it is what a run
+ * that fails or is killed drops (clean_all).
  */
 static int pack_together(struct run *r, struct err *e)
 {
 	struct buf list = BUF_INIT(SIZE_MAX / 2), ids = BUF_INIT(SIZE_MAX / 2);
-	struct buf made = BUF_INIT(BUF_MAX_DEFAULT);
+	struct buf made = BUF_INIT(BUF_MAX_DEFAULT), joined = BUF_INIT(SIZE_MAX / 2);
 	struct gitargv a = GITARGV_INIT;
 	char *line, *nl;
 	size_t n = 0;
@@ -2048,20 +2101,37 @@ static int pack_together(struct run *r, struct err *e)
 		gitargv_push(&a, "--window=0");
 		gitargv_pushf(&a, "%s/pack/pack", r->dst_objects);
 		rc = gitcmd_ok(r->dst, &a, &ids, &made, e);
-		gitcmd_chomp(&made);
-		if (rc == 0 && !pack_written(r, made.ptr))
-			rc = err_set(e, ERR_IO, "git pack-objects said '%s', not "
-				     "the name of a pack it wrote in %s/pack",
-				     made.ptr, r->dst_objects);
-		if (rc == 0)
-			drop_packs(r->packs_list, made.ptr);
+		/* a line per pack it wrote: each is listed before the small
+		 * ones go, so that a run killed now drops it too */
+		for (line = made.ptr; rc == 0 && *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (!nl || !pack_written(r, line, (size_t)(nl - line))) {
+				rc = err_set(e, ERR_IO, "git pack-objects said "
+					     "'%s', not the names of packs it "
+					     "wrote in %s/pack", made.ptr,
+					     r->dst_objects);
+				break;
+			}
+			buf_printf(&joined, "%.*s %s/pack/pack-%.*s\n",
+				   (int)(nl - line), line, r->dst_objects,
+				   (int)(nl - line), line);
+		}
+		if (rc == 0 && !joined.len)
+			rc = err_set(e, ERR_IO, "git pack-objects wrote no pack");
+		if (rc == 0) {
+			buf_add(&list, joined.ptr, joined.len);
+			rc = write_file(r->packs_list, &list, e);
+		}
+		if (rc == 0) {
+			drop_packs(r->packs_list, &made);
+			rc = write_file(r->packs_list, &joined, e);
+		}
 	}
-	if (rc == 0 && unlink(r->packs_list) < 0 && errno != ENOENT)
-		rc = err_errno(e, ERR_IO, "%s: cannot remove", r->packs_list);
 	gitargv_clear(&a);
 	buf_release(&list);
 	buf_release(&ids);
 	buf_release(&made);
+	buf_release(&joined);
 	return rc;
 }
 
@@ -2475,6 +2545,7 @@ static int run_all(struct run *r, struct err *e)
 		 * journaled needs the source until the next run finishes it) */
 		unborrow(r, &ignored);
 	} else if (rc == 0) {
+		packs_kept(r);	/* the refs name their objects now */
 		rc = dissociate(r, e);
 		if (rc == 0)
 			rc = deliver(r, r->state, &fin, e);

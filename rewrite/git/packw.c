@@ -261,7 +261,7 @@ int packw_commit(struct packw *w, struct buf *name, struct err *e)
 	char hex[OID_HEX + 1];
 	struct oid t;
 	size_t base;
-	int r;
+	int r, ri;
 
 	if (!w->finished)
 		return err_set(e, ERR_IO, "%s: the pack is not finished", w->tmp_pack);
@@ -272,25 +272,32 @@ int packw_commit(struct packw *w, struct buf *name, struct err *e)
 	buf_adds(name, "pack");
 	/* a pack of that name holds these very bytes (its name is their
 	 * SHA-1): one an earlier run wrote is left as it is, and is not this
-	 * run's to drop */
+	 * run's to drop; its index is given too if a run killed between the
+	 * two names left it without one */
 	r = place(w->tmp_pack, name->ptr, e);
-	if (r <= 0)
-		return r;
-	free(w->tmp_pack);
-	w->tmp_pack = NULL;
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		free(w->tmp_pack);
+		w->tmp_pack = NULL;
+	}
 	name->len = base;
 	buf_adds(name, "idx");
-	r = place(w->tmp_idx, name->ptr, e);
-	if (r <= 0) {
-		if (r == 0)
-			err_set(e, ERR_IO, "%s exists without its pack", name->ptr);
-		name->len = base;
-		buf_adds(name, "pack");
-		unlink(name->ptr);	/* ours, and no index names it */
+	ri = place(w->tmp_idx, name->ptr, e);
+	if (ri < 0) {
+		if (r == 1) {
+			name->len = base;
+			buf_adds(name, "pack");
+			unlink(name->ptr);	/* ours, and no index names it */
+		}
 		return -1;
 	}
-	free(w->tmp_idx);
-	w->tmp_idx = NULL;
+	if (ri == 1) {
+		free(w->tmp_idx);
+		w->tmp_idx = NULL;
+	}
+	if (r == 0)
+		return 0;	/* packw_free removes what is left */
 	name->len = base - 1;	/* the name without .pack or .idx */
 	name->ptr[name->len] = '\0';
 	w->committed = 1;

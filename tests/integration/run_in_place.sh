@@ -9,7 +9,7 @@
 # parse, and a failing fast-import) leaves every ref as it was. RESET.md's
 # commands to reclaim the space, run as written, drop the backups and
 # shrink the pack, and the state still verifies. A run with other rules
-# is refused, and the commands its message gives for a copy of the
+# is refused, pointing to RESET.md, whose commands for a copy of the
 # original history give one that converts as the source does.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -117,10 +117,12 @@ rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$REPO" --in-place 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'not those of the last run' "$SCRATCH/err" ||
 	die "other rules in place: exit $rc: $(cat "$SCRATCH/err")"
-# the commands the message gives, as written (ORIG and NEWDIR filled in)
-cmds=$(sed -n 's/.*a copy of it: \(git clone .*\); then migrate run --repo ORIG --to NEWDIR.*/\1/p' "$SCRATCH/err")
-[ -n "$cmds" ] || die "the refusal gives no commands for the original history: $(cat "$SCRATCH/err")"
-(cd "$SCRATCH" && eval "${cmds//ORIG/orig.git}") || die "the message's commands failed: $cmds"
+grep -q "RESET.md gives the commands" "$SCRATCH/err" ||
+	die "the refusal does not point to RESET.md: $(cat "$SCRATCH/err")"
+# the commands RESET.md gives, as written (ORIG filled in), but the run
+cmds=$(sed -n '/^## Converting again with other rules/,/^## /{/^    git /s/^    //p}' "$REPO/.git/migrate/RESET.md")
+[ "$(wc -l <<<"$cmds")" = 3 ] || die "RESET.md gives no commands for the original history: $cmds"
+(cd "$SCRATCH" && eval "${cmds//ORIG/orig.git}") || die "RESET.md's commands failed: $cmds"
 run_migrate run --rules "$SCRATCH/rules.other" --repo "$SCRATCH/orig.git" --to "$SCRATCH/again" -q ||
 	die "a run --to from the original history failed"
 run_migrate run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/again-ref" -q ||
@@ -128,7 +130,7 @@ run_migrate run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/agai
 diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
 	<(refs_of "$SCRATCH/again" | grep -v ' refs/migrate/') >&2 ||
 	die "from the original history the message points to: other refs than from the source"
-info "other rules in place: refused (1); the commands it gives copy the original history, which converts as the source does"
+info "other rules in place: refused (1); the commands RESET.md gives copy the original history, which converts as the source does"
 
 # --- RESET.md's commands to reclaim the space, run as written --------------------
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }

@@ -113,7 +113,9 @@ grep -q "^migrate run: 0 new commit(s) mapped" "$SCRATCH/run3.err" || die "run 3
 diff -u "$SCRATCH/refs2" <(refs_of "$NEW") || die "run 3 changed refs"
 
 # --- other rules: refused, saying what to do; nothing moves --------------------
-cmp -s "$SCRATCH/rules" "$ST/rules" || die "the state does not keep the rules of the last run"
+head -c "$(stat -c %s "$SCRATCH/rules")" "$ST/rules" | cmp -s "$SCRATCH/rules" - ||
+	die "the state does not keep the rules of the last run"
+cp "$ST/rules" "$SCRATCH/kept-rules"
 { cat "$SCRATCH/rules"; printf '*.txt drop\n'; } >"$SCRATCH/rules.other"
 rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/err" || rc=$?
@@ -121,7 +123,14 @@ rc=0
 grep -q 'not those of the last run' "$SCRATCH/err" && grep -q 'fresh --to' "$SCRATCH/err" ||
 	die "the refusal does not say what happened and what to do: $(cat "$SCRATCH/err")"
 diff -u "$SCRATCH/refs2" <(refs_of "$NEW") || die "a refused run changed refs"
-cmp -s "$SCRATCH/rules" "$ST/rules" || die "a refused run changed the kept rules"
+cmp -s "$SCRATCH/kept-rules" "$ST/rules" || die "a refused run changed the kept rules"
+# the same rules with expressions the last run did not have
+printf 'secret\n' >"$SCRATCH/msg-expr"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules" --replace-message "$SCRATCH/msg-expr" --repo "$SRC" \
+	--to "$NEW" 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'not those of the last run' "$SCRATCH/err" ||
+	die "a run adding --replace-message: exit $rc: $(cat "$SCRATCH/err")"
 run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" -q || die "the same rules again were refused"
 info "other rules than the last run's: refused (exit 1, naming a fresh --to), nothing moved; the same rules go on"
 

@@ -20,7 +20,8 @@
 #    (core.bigFileThreshold, core.compression), which is then followed;
 #    stored by the filter's threads into packs of their own, joined into
 #    one at the end in place; the same report whether threads or one
-#    thread read them; a failed run leaves no pack, a killed run's packs
+#    thread read them; a failed run leaves no pack (nor their joined one
+#    when it fails at its ref transaction), a killed run's packs
 #    go at the next start, and a failed run never drops a pack an earlier
 #    run left (the same bytes make the same pack name).
 . "$(dirname "$0")/lib.sh"
@@ -336,6 +337,24 @@ set -e
 	{ cat "$SCRATCH/f.err" >&2; die "a missing object in run: exit $rc, not 3"; }
 ls "$F/.git/objects/pack" | diff "$SCRATCH/packs-before" - >&2 ||
 	die "the failed run left packs (or temp files) in objects/pack"
+
+info "a run that fails after the packs were joined leaves none of them"
+F2="$SCRATCH/late"
+cp -a "$L" "$F2"
+rm -rf "$F2/.git/migrate"
+git -C "$F2" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$F2" update-ref --stdin
+a_bin=$(git -C "$ORIG" rev-parse main:a.bin)
+! git -C "$F2" cat-file -e "$a_bin" 2>/dev/null || die "late: a.bin's blob is there before the run"
+ls "$F2/.git/objects/pack" >"$SCRATCH/late.before"
+: >"$F2/.git/refs/heads/main.lock"	# the ref transaction fails at the end
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$F2" --in-place 2>"$SCRATCH/late.err" || rc=$?
+rm -f "$F2/.git/refs/heads/main.lock"
+[ "$rc" = 3 ] || die "late: a locked ref gave exit $rc: $(cat "$SCRATCH/late.err")"
+new=$(ls "$F2/.git/objects/pack" | comm -13 "$SCRATCH/late.before" - | grep -c '\.pack$' || true)
+[ "$new" = 1 ] || die "late: $new new packs, not fast-import's alone"
+! git -C "$F2" cat-file -e "$a_bin" 2>/dev/null ||
+	die "late: the failed run left the files it took back (their joined pack)"
 
 info "packs a killed run stored go at the next start"
 # as a run killed before its refs moved leaves them: packs, and the list
