@@ -17,8 +17,13 @@
 # t of n dies at a random moment of the t-th n-th of it, so a few tries
 # cover the whole run (before the journal, inside it, after it).
 #
+# With KILL_MODE=unlfs (run_kill_unlfs.sh) the repository is first made an
+# LFS one and each run takes its files back (`*.bin unlfs`): the files'
+# packs the filter writes are then at stake too, and after every next run
+# no temp pack, no list of packs is left and git fsck finds every object.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
-# (the bash RANDOM seed, default 1).
+# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -26,6 +31,7 @@ NREFS="${KILL_REFS:-600}"
 NCOMMITS="${KILL_COMMITS:-60}"
 TRIES="${KILL_TRIES:-12}"
 RANDOM="${KILL_SEED:-1}"
+MODE="${KILL_MODE:-lfs}"
 
 printf '*.bin lfs\n' >"$SCRATCH/rules"
 
@@ -52,6 +58,15 @@ git -C "$P" pack-refs --all
 # no reflogs: copying thousands of small files would cost more than the run
 git -C "$P" config core.logAllRefUpdates false
 rm -rf "$P/.git/logs"
+if [ "$MODE" = unlfs ]; then
+	# an LFS history with no trace of the run that made it, nor of the
+	# files' blobs: only the LFS store has them
+	"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$P" --in-place -q || die "the lfs run failed"
+	rm -rf "$P/.git/migrate"
+	git -C "$P" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$P" update-ref --stdin
+	git -C "$P" gc -q --prune=now
+	printf '*.bin unlfs\n' >"$SCRATCH/rules"
+fi
 refs_of "$P" >"$SCRATCH/old.refs"
 [ "$(wc -l <"$SCRATCH/old.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/old.refs") refs"
 
@@ -92,6 +107,13 @@ sane() {
 		die "try $try: left: $(find "$w/.git" -name '*.lock' -o -name '*.tmp-*' -o -path '*/lfs/objects/tmp/put-*' | head -3)"
 	[ -z "$(git -C "$w" status --porcelain)" ] ||
 		die "try $try: the work tree is not clean at HEAD: $(git -C "$w" status --porcelain | head -3)"
+	if [ "$MODE" = unlfs ]; then
+		[ ! -e "$w/.git/migrate/unlfs-packs" ] || die "try $try: the list of packs is left"
+		[ -z "$(find "$w/.git/objects/pack" -name 'tmp_migrate_*')" ] ||
+			die "try $try: a temp pack is left"
+		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
+			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
+	fi
 }
 
 W="$SCRATCH/work"
@@ -133,4 +155,4 @@ for ((t = 1; t <= TRIES; t++)); do
 	same_state "$W" "$t" "$kind"
 done
 info "$TRIES kills: ${seen[old]:-0} before the journal (all old), ${seen[journal]:-0} with a journal (finished or rolled back), ${seen[new]:-0} after (all new); every next run equals an uninterrupted one"
-echo "run_kill: ok"
+echo "run_kill ($MODE): ok"
