@@ -28,6 +28,14 @@
 
 command -v git-lfs >/dev/null || die "git-lfs is not installed"
 
+# forget_run DIR: what a clone of DIR would be: no state nor backups of the
+# run that made it
+forget_run() {
+	rm -rf "$1/.git/migrate"
+	git -C "$1" for-each-ref --format='delete %(refname)' refs/migrate/ |
+		git -C "$1" update-ref --stdin
+}
+
 ORIG="$SCRATCH/orig"
 git init -q "$ORIG"
 cd "$ORIG"
@@ -250,9 +258,7 @@ V2=$(git -C "$G" rev-parse main:log.bin)
 # copies of it as a clone would be: no state of the run that made it
 for c in fast own; do
 	cp -a "$SCRATCH/big-lfs" "$SCRATCH/big-$c"
-	rm -rf "$SCRATCH/big-$c/.git/migrate"
-	git -C "$SCRATCH/big-$c" for-each-ref --format='delete %(refname)' refs/migrate/ |
-		git -C "$SCRATCH/big-$c" update-ref --stdin
+	forget_run "$SCRATCH/big-$c"
 done
 git -C "$SCRATCH/big-own" config core.bigFileThreshold 512m
 # fast-import leaves a pack of fewer than 100 objects loose; packed, it can
@@ -325,8 +331,7 @@ cmp "$SCRATCH/t1/.git/migrate/report.json" "$SCRATCH/t2/.git/migrate/report.json
 info "a run that fails after some files were stored leaves no pack behind"
 F="$SCRATCH/fail"
 cp -a "$L" "$F"
-rm -rf "$F/.git/migrate"
-git -C "$F" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$F" update-ref --stdin
+forget_run "$F"
 rm "$F/.git/lfs/objects/${gone1:0:2}/${gone1:2:2}/$gone1"
 ls "$F/.git/objects/pack" >"$SCRATCH/packs-before"
 set +e
@@ -341,8 +346,7 @@ ls "$F/.git/objects/pack" | diff "$SCRATCH/packs-before" - >&2 ||
 info "a run that fails after the packs were joined leaves none of them"
 F2="$SCRATCH/late"
 cp -a "$L" "$F2"
-rm -rf "$F2/.git/migrate"
-git -C "$F2" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$F2" update-ref --stdin
+forget_run "$F2"
 a_bin=$(git -C "$ORIG" rev-parse main:a.bin)
 ! git -C "$F2" cat-file -e "$a_bin" 2>/dev/null || die "late: a.bin's blob is there before the run"
 ls "$F2/.git/objects/pack" >"$SCRATCH/late.before"
@@ -383,8 +387,7 @@ head -c 20000 /dev/urandom >"$O/one.bin"
 git -C "$O" add one.bin && git -C "$O" commit -qm "one"
 content=$(git -C "$O" rev-parse HEAD:one.bin)
 "$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$O" --in-place || die "once: the lfs run failed"
-rm -rf "$O/.git/migrate"
-git -C "$O" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$O" update-ref --stdin
+forget_run "$O"
 git -C "$O" reflog expire --expire=now --all && git -C "$O" gc -q --prune=now
 ! git -C "$O" cat-file -e "$content" 2>/dev/null || die "once: the file's blob is still there"
 ptr=$(git -C "$O" rev-parse HEAD:one.bin)
