@@ -34,6 +34,7 @@ static const char run_usage[] =
 "                   [-- REV-ARGS...]\n"
 "   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
 "   or: migrate run --rollback [--repo DIR] (--to NEWDIR | --in-place)\n"
+"   or: migrate run --in-place --restart [--rules FILE] [--repo DIR]\n"
 "\n"
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
 "new repository; the source is never written); --in-place rewrites REPO's\n"
@@ -47,7 +48,9 @@ static const char run_usage[] =
 "all refs move in one transaction. A run that was killed is finished by\n"
 "the next run; --rollback undoes it instead. A second run continues: only\n"
 "new commits are exported. --verify-only checks the last run's maps and\n"
-"marks against the repository again. --dry-run decides everything and\n"
+"marks against the repository again. --restart (in place) converts the\n"
+"history under refs/migrate/original/ again, with the rules given, and\n"
+"moves the refs to that conversion. --dry-run decides everything and\n"
 "writes nothing anywhere (no target, no state, no store): its reports\n"
 "and maps are those the real run would give. Blobs pass by id (fast-export\n"
 "--no-data); --to borrows the source's objects during the import and\n"
@@ -56,7 +59,7 @@ static const char run_usage[] =
 struct run_opts {
 	struct rw_options f;	/* the options shared with the filter */
 	const char *repo, *to;
-	int in_place, verify_only, rollback;
+	int in_place, verify_only, rollback, restart;
 	char **revs;
 	int nrevs;
 };
@@ -243,6 +246,9 @@ static const struct cli_option run_only_options[] = {
 	{ "rollback", 0, CLI_SET, NULL, F(rollback), 1, NULL,
 	  "undo a run that was interrupted instead of\n"
 	  "finishing it", 0 },
+	{ "restart", 0, CLI_SET, NULL, F(restart), 1, NULL,
+	  "in place: convert again, with the rules given, from\n"
+	  "the history under refs/migrate/original/", 0 },
 	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
 };
 
@@ -276,6 +282,12 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 	if (o->rollback && o->verify_only)
 		return err_set(e, ERR_USAGE, "--rollback and --verify-only "
 			       "exclude each other");
+	if (o->restart && (!o->in_place || o->rollback || o->verify_only ||
+			   o->nrevs))
+		return err_set(e, ERR_USAGE, "--restart goes with --in-place "
+			       "alone (no --rollback, --verify-only or revision "
+			       "arguments); with --to, convert into a fresh "
+			       "directory instead");
 	return 0;
 }
 
@@ -616,13 +628,29 @@ static int tips_load(struct oid **ids, size_t *n, const char *state,
  * harmless before explicit revisions and keeps the backups of an in-place
  * run out of the export.
  */
+/* --restart: every ref under refs/migrate/original/, exported under the
+ * name it had (export_args adds the refspec). */
+static int restart_revs(struct run *r, struct gitrefs *orig)
+{
+	size_t i;
+
+	for (i = 0; i < orig->n; i++)
+		gitargv_push(&r->revs, orig->v[i].name);
+	gitrefs_free(orig);
+	return 0;
+}
+
 static int build_revs(struct run *r, struct err *e)
 {
+	struct gitrefs refs = GITREFS_INIT;
 	char hex[OID_HEX + 1];
 	struct oid *tips;
 	size_t n, i;
 	int k;
 
+	if (r->o.restart)	/* the originals, named as the refs they were */
+		return gitrefs_list(&refs, r->dst, "refs/migrate/original/", e) < 0 ?
+			-1 : restart_revs(r, &refs);
 	if (tips_load(&tips, &n, r->state, e) < 0) {
 		free(tips);
 		return -1;
@@ -716,6 +744,8 @@ static void export_args(const struct run *r, struct gitargv *a)
 	 * migrated before (the map translates them), in place they are there */
 	if (!r->first || r->o.in_place)
 		gitargv_push(a, "--reference-excluded-parents");
+	if (r->o.restart)
+		gitargv_push(a, "--refspec=refs/migrate/original/refs/*:refs/*");
 	for (i = 0; i < r->revs.n; i++)
 		gitargv_push(a, r->revs.v[i]);
 }
@@ -1194,9 +1224,10 @@ static int write_tips(struct run *r, const struct gitrefs *side,
 	const struct gitrefs *refs = r->o.in_place ? &r->dst_before : &r->src_before;
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
 	char hex[OID_HEX + 1], *path = state_new_path(r, "tips");
-	struct oid *old;
-	size_t n, i;
-	int rc = tips_load(&old, &n, r->state, e);
+	struct oid *old = NULL;
+	size_t n = 0, i;
+	/* a restart's tips are its own: the old conversion's are not ours */
+	int rc = r->o.restart ? 0 : tips_load(&old, &n, r->state, e);
 
 	for (i = 0; rc == 0 && i < refs->n; i++) {
 		const struct gitref *g = &refs->v[i];
@@ -1328,7 +1359,8 @@ static int check_rules(const struct run *r, struct err *e)
 			     "again from the original history into a fresh "
 			     "--to directory%s%s%s", path,
 			     r->o.in_place ? " (rewritten in place, that "
-			     "history is under refs/migrate/original/: " : "",
+			     "history is under refs/migrate/original/: "
+			     "--restart converts it again in place, and " : "",
 			     r->o.in_place ? r->state : "",
 			     r->o.in_place ? "/RESET.md gives the commands that "
 			     "copy it out)" : "");
@@ -1387,7 +1419,7 @@ static int map_prepare(struct run *r, const struct state_files *fin,
 		       const struct state_files *fnew, struct err *e)
 {
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	int rc = read_file(fin->map, &text, e);
+	int rc = r->o.restart ? 0 : read_file(fin->map, &text, e);
 
 	if (rc > 0)
 		rc = write_file(fnew->map, &text, e);
@@ -1517,11 +1549,15 @@ static void reset_restart(struct buf *out, const struct run *r)
 {
 	buf_adds(out, "\n## Converting again with other rules\n\n"
 		 "Later runs go on with these rules (other rules are refused). "
-		 "To convert with\nother rules, start from a copy of the "
-		 "history as it was before the first run,\nwhich "
-		 "refs/migrate/original/ keeps (a ref made after the first run "
-		 "is kept there\nby the next run as it was then, with rewritten "
-		 "commits: delete such refs\nfrom ORIG):\n\n"
+		 "To convert again\nin place with other rules, from the history "
+		 "as it was before the first run\n(refs/migrate/original/ keeps "
+		 "it; the commit map of this conversion is kept in\n"
+		 "before-restart/):\n\n"
+		 "    migrate run --in-place --restart --rules OTHER.rules\n\n"
+		 "Or into a new repository, from a copy of that history (a ref "
+		 "made after the\nfirst run is kept there by the next run as it "
+		 "was then, with rewritten\ncommits: delete such refs from "
+		 "ORIG):\n\n"
 		 "    git clone --mirror ");
 	shell_word(out, r->dst);
 	buf_adds(out, " ORIG\n"
@@ -1864,6 +1900,153 @@ static int refuse_untracked(const char *top, const char *what,
 
 /* ---- the command ---- */
 
+static void head_of(const char *dir, struct oid *id, char **sym);
+
+/* 1 when id is in the sorted ids[n]. */
+static int has_oid(const struct oid *ids, size_t n, const struct oid *id)
+{
+	return n && bsearch(id, ids, n, sizeof(*ids), by_oid) != NULL;
+}
+
+/* The old and the new ids of the commit map at path, each sorted. */
+static int map_sides(const char *path, struct oid **old, struct oid **new,
+		     size_t *n, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *line, *nl;
+	size_t alloc = 16;
+	int rc = read_file(path, &text, e);
+
+	*n = 0;
+	*old = xmalloc(alloc * sizeof(**old));
+	*new = xmalloc(alloc * sizeof(**new));
+	for (line = text.ptr; rc > 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		if (nl - line < 2 * OID_HEX + 1 || !strncmp(line, "old ", 4))
+			continue;	/* the header */
+		if (*n == alloc) {
+			alloc *= 2;
+			*old = xrealloc(*old, alloc * sizeof(**old));
+			*new = xrealloc(*new, alloc * sizeof(**new));
+		}
+		if (oid_from_hex(&(*old)[*n], line, OID_HEX) == 0 &&
+		    oid_from_hex(&(*new)[*n], line + OID_HEX + 1, OID_HEX) == 0)
+			(*n)++;
+	}
+	qsort(*old, *n, sizeof(**old), by_oid);
+	qsort(*new, *n, sizeof(**new), by_oid);
+	buf_release(&text);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Copies the state files of the last run into <state>/before-restart/
+ * (the commit map collaborators of that conversion need), replacing an
+ * older copy. */
+static int keep_old_state(const struct run *r, struct err *e)
+{
+	static const char *const names[] = {
+		"commit-map", "ref-map", "tips", "rules", "last-run",
+		"RESET.md", "report.txt", "report.json", "marks", "import-marks",
+	};
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *dir = path_of(r->state, "before-restart"), *from, *to;
+	size_t i;
+	int rc = 0;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		rc = err_errno(e, ERR_IO, "%s: cannot create", dir);
+	for (i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
+		from = path_of(r->state, names[i]);
+		to = path_of(dir, names[i]);
+		buf_reset(&text);
+		rc = read_file(from, &text, e);
+		if (rc > 0)
+			rc = write_file(to, &text, e);
+		else if (rc == 0)
+			unlink(to);
+		rc = rc < 0 ? -1 : 0;
+		free(from);
+		free(to);
+	}
+	free(dir);
+	buf_release(&text);
+	return rc;
+}
+
+/*
+ * --restart: the next run converts the history under
+ * refs/migrate/original/ as a first run would, and its refs move from
+ * what the last run left to the new conversion. Refused when that would
+ * lose or mix anything: a ref that moved since the last run (its new
+ * commits would be dropped from it), a ref no run backed up, a backup
+ * made after the first run (it holds rewritten commits), a detached HEAD.
+ */
+static int restart_prepare(struct run *r, struct err *e)
+{
+	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
+	struct oid *tips = NULL, *old = NULL, *new = NULL, head;
+	char *sym = NULL, *name, *map = path_of(r->state, "commit-map");
+	const struct gitref *g, *o;
+	size_t ntips = 0, nmap = 0, i;
+	int rc = 0;
+
+	if (r->first)
+		rc = err_set(e, ERR_USAGE, "--restart: no earlier run in %s: "
+			     "a plain run converts from the start", r->state);
+	if (rc == 0 && (tips_load(&tips, &ntips, r->state, e) < 0 ||
+			map_sides(map, &old, &new, &nmap, e) < 0 ||
+			gitrefs_list(&now, r->dst, NULL, e) < 0 ||
+			gitrefs_list(&orig, r->dst, "refs/migrate/original/", e) < 0))
+		rc = -1;
+	if (rc == 0 && !orig.n)
+		rc = err_set(e, ERR_USAGE, "--restart: refs/migrate/original/ "
+			     "is empty (dropped after the run, as RESET.md "
+			     "says?): there is no history to start from");
+	if (rc == 0) {
+		head_of(r->dst, &head, &sym);
+		if (!sym && !oid_is_null(&head))
+			rc = err_set(e, ERR_USAGE, "--restart: HEAD is detached; "
+				     "check out a branch first");
+	}
+	for (i = 0; rc == 0 && i < now.n; i++) {
+		g = &now.v[i];
+		if (!strncmp(g->name, "refs/migrate/", 13))
+			continue;
+		name = path_of("refs/migrate/original", g->name);
+		o = gitrefs_find(&orig, name);
+		free(name);
+		if (!o)
+			rc = err_set(e, ERR_USAGE, "--restart: %s is not under "
+				     "refs/migrate/original/ (made after the last "
+				     "run?): delete it or move it aside first",
+				     g->name);
+		else if (g->has_commit && !has_oid(tips, ntips, &g->commit))
+			rc = err_set(e, ERR_USAGE, "--restart: %s has commits "
+				     "the last run did not write; restarting "
+				     "would drop them from it", g->name);
+	}
+	for (i = 0; rc == 0 && i < orig.n; i++) {
+		o = &orig.v[i];
+		if (o->has_commit && has_oid(new, nmap, &o->commit) &&
+		    !has_oid(old, nmap, &o->commit))
+			rc = err_set(e, ERR_USAGE, "--restart: %s holds rewritten "
+				     "commits (its ref was made after the first "
+				     "run): delete it, and its ref, first",
+				     o->name);
+	}
+	if (rc == 0 && !r->o.f.dry_run)
+		rc = keep_old_state(r, e);
+	if (rc == 0)
+		r->first = 1;	/* a first run, from the originals */
+	free(sym);
+	free(map);
+	free(tips);
+	free(old);
+	free(new);
+	gitrefs_free(&now);
+	gitrefs_free(&orig);
+	return rc;
+}
+
 static int prepare(struct run *r, const struct state_files *fin,
 		   const struct state_files *fnew, struct err *e)
 {
@@ -1880,7 +2063,9 @@ static int prepare(struct run *r, const struct state_files *fin,
 			return err_set(e, ERR_USAGE, "%s has uncommitted "
 				       "changes; commit or stash them first", r->dst);
 	}
-	if (check_rules(r, e) < 0 || annex_prepare(r, e) < 0)
+	if (r->o.restart && restart_prepare(r, e) < 0)
+		return -1;
+	if ((!r->o.restart && check_rules(r, e) < 0) || annex_prepare(r, e) < 0)
 		return -1;
 	side_config_prepare(r);
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||

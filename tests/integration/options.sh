@@ -2,7 +2,7 @@
 # options.sh - one option table for the filter and `migrate run` (issue 10):
 #  - `migrate --help` and `migrate run --help` list the options they share
 #    with the same text; run lists exactly those and its own (--repo, --to,
-#    --in-place, --verify-only, --rollback);
+#    --in-place, --verify-only, --rollback, --restart);
 #  - every option a help lists is accepted there (`... --OPT [VALUE] --help`
 #    exits 0), and the filter's options run does not list are unknown to
 #    run, as run's own are to the filter;
@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SHARED_OPTS="commit-map commit-map-format dry-run help lfs-objects missing no-rewrite-message-ids object-reader progress quiet ref-map replace-message report report-json rewrite-message-ids rules strip-blobs-with-ids threads verify-split"
-RUN_ONLY="in-place repo rollback to verify-only"
+RUN_ONLY="in-place repo restart rollback to verify-only"
 
 # options_of HELPFILE: 'NAME<US>ARG<US>ENTRY' (US: the byte 037) per option of the list after
 # "Options:", ENTRY being the whole entry (names and help) on one line

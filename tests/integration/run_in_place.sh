@@ -10,7 +10,10 @@
 # commands to reclaim the space, run as written, drop the backups and
 # shrink the pack, and the state still verifies. A run with other rules
 # is refused, pointing to RESET.md, whose commands for a copy of the
-# original history give one that converts as the source does.
+# original history give one that converts as the source does; --restart
+# converts in place from refs/migrate/original/ with the other rules (the
+# refs then equal a conversion of the source), and refuses to drop local
+# work.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/lfs_lib.sh
@@ -131,6 +134,47 @@ diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
 	<(refs_of "$SCRATCH/again" | grep -v ' refs/migrate/') >&2 ||
 	die "from the original history the message points to: other refs than from the source"
 info "other rules in place: refused (1); the commands RESET.md gives copy the original history, which converts as the source does"
+
+# --- --restart: the other rules in place, from refs/migrate/original/ ---------
+R2="$SCRATCH/restart"
+cp -a "$REPO" "$R2"
+refs_of "$R2" | grep ' refs/migrate/original/' >"$SCRATCH/orig.before"
+cp "$R2/.git/migrate/commit-map" "$SCRATCH/map.before-restart"
+# a branch with a commit the run did not write: refused, nothing moves
+b=$(git -C "$R2" for-each-ref --format='%(refname)' refs/heads/ | grep -v '/main$' | head -1)
+was=$(git -C "$R2" rev-parse "$b")
+git -C "$R2" update-ref "$b" "$(git -C "$R2" commit-tree -p "$was" -m "local work" "$was^{tree}")"
+refs_of "$R2" >"$SCRATCH/r2.refs"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "$b has commits the last run did not write" "$SCRATCH/err" ||
+	die "--restart over local work: exit $rc: $(cat "$SCRATCH/err")"
+diff -u "$SCRATCH/r2.refs" <(refs_of "$R2") >&2 || die "a refused --restart moved refs"
+git -C "$R2" update-ref "$b" "$was"
+run_migrate run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q ||
+	die "--restart failed"
+diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
+	<(refs_of "$R2" | grep -v ' refs/migrate/') >&2 ||
+	die "--restart: other refs than a conversion of the source with those rules"
+diff -u "$SCRATCH/orig.before" <(refs_of "$R2" | grep ' refs/migrate/original/') >&2 ||
+	die "--restart changed the backups of the original refs"
+cmp -s "$SCRATCH/map.before-restart" "$R2/.git/migrate/before-restart/commit-map" ||
+	die "--restart did not keep the old conversion's commit map"
+[ -z "$(git -C "$R2" status --porcelain)" ] || die "--restart: the work tree is not clean"
+[ "$(git -C "$R2" rev-parse 'HEAD^{tree}')" = "$(git -C "$SCRATCH/again-ref" rev-parse 'HEAD^{tree}')" ] ||
+	die "--restart: the work tree's HEAD is not the new one"
+run_migrate run --repo "$R2" --in-place --verify-only -q || die "--verify-only fails after --restart"
+run_migrate run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place 2>"$SCRATCH/err" ||
+	die "a run after --restart failed: $(cat "$SCRATCH/err")"
+grep -q "^migrate run: 0 new commit(s) mapped" "$SCRATCH/err" || die "a run after --restart: $(cat "$SCRATCH/err")"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$R2" --in-place -q 2>/dev/null || rc=$?
+[ "$rc" = 1 ] || die "after --restart, the old rules gave exit $rc, not 1"
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q -- "--restart goes with --in-place" "$SCRATCH/err" && [ ! -e "$SCRATCH/nowhere" ] ||
+	die "--restart with --to: exit $rc: $(cat "$SCRATCH/err")"
+info "--restart: refused over local work and with --to (1); then the refs of a conversion of the source with the other rules, backups kept, old map kept"
 
 # --- RESET.md's commands to reclaim the space, run as written --------------------
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }
