@@ -89,6 +89,7 @@ struct run {
 	/* unlfs: the target's objects directory, where the files taken back
 	 * are stored as packs of their own, and the list of those packs */
 	char *dst_objects, *packs_list;
+	char *before_restart;	/* --restart: where the old state was copied */
 	int lockfd;
 	struct journal j;	/* what this run moves, once checked */
 	int first;		/* no earlier run in the state */
@@ -579,6 +580,7 @@ static void run_release(struct run *r)
 	free(r->side);
 	free(r->dst_objects);
 	free(r->packs_list);
+	free(r->before_restart);
 	journal_free(&r->j);
 	if (r->lockfd > 0)
 		close(r->lockfd);
@@ -628,14 +630,19 @@ static int tips_load(struct oid **ids, size_t *n, const char *state,
  * harmless before explicit revisions and keeps the backups of an in-place
  * run out of the export.
  */
-/* --restart: every ref under refs/migrate/original/, exported under the
- * name it had (export_args adds the refspec). */
+/* --restart: the backup under refs/migrate/original/ of every ref there
+ * is now, exported under the name it had (export_args adds the refspec);
+ * a ref deleted since is not made again. */
 static int restart_revs(struct run *r, struct gitrefs *orig)
 {
+	const char *name;
 	size_t i;
 
-	for (i = 0; i < orig->n; i++)
-		gitargv_push(&r->revs, orig->v[i].name);
+	for (i = 0; i < orig->n; i++) {
+		name = orig->v[i].name + strlen("refs/migrate/original/");
+		if (gitrefs_find(&r->dst_before, name))
+			gitargv_push(&r->revs, orig->v[i].name);
+	}
 	gitrefs_free(orig);
 	return 0;
 }
@@ -1371,6 +1378,53 @@ static int check_rules(const struct run *r, struct err *e)
 	return rc < 0 ? -1 : 0;
 }
 
+struct compose {
+	const struct cmap *now;
+	struct cmap *out;
+};
+
+static int compose_one(void *ctx, const struct oid *orig, const struct oid *was)
+{
+	struct compose *c = ctx;
+	const struct oid *now = cmap_get(c->now, orig);
+
+	if (now)
+		cmap_put(c->out, was, now);
+	return 0;
+}
+
+/* --restart: commit-map.from-previous, the commits of the conversion this
+ * one replaced (before-restart/commit-map: original -> was) mapped to
+ * this one's (original -> now), for the clones of that conversion. */
+static int write_from_previous(struct run *r, const struct state_files *f,
+			       struct err *e)
+{
+	struct cmap *was = cmap_new(), *now = cmap_new(), *out = cmap_new();
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *prev = path_of(r->before_restart, "commit-map");
+	char *path = state_new_path(r, "commit-map.from-previous");
+	struct compose c = { now, out };
+	int rc = cmap_load(was, prev, e);
+
+	if (rc == 0)
+		rc = cmap_load(now, f->map, e);
+	if (rc == 0) {
+		cmap_each_from(was, 0, compose_one, &c);
+		rc = cmap_format(out, CMAP_FILTER_REPO, &text);
+	}
+	if (rc == 0)
+		rc = write_file(path, &text, e);
+	if (rc == 0)
+		journal_add_file(&r->j, "commit-map.from-previous");
+	cmap_free(was);
+	cmap_free(now);
+	cmap_free(out);
+	buf_release(&text);
+	free(prev);
+	free(path);
+	return rc < 0 ? -1 : 0;
+}
+
 /* The state files besides the four of the filter and fast-import, as
  * <name>.new, each added to the journal. */
 static int write_state(struct run *r, const struct state_files *f,
@@ -1399,7 +1453,7 @@ static int write_state(struct run *r, const struct state_files *f,
 	if (rc < 0)
 		return -1;
 	journal_add_file(&r->j, "rules");
-	return 0;
+	return r->o.restart ? write_from_previous(r, f, e) : 0;
 }
 
 /* The entry count of the map at path (0 if it does not exist yet). */
@@ -1601,9 +1655,20 @@ static void reset_text(struct buf *out, const struct run *r,
 		buf_adds(out, "    git lfs pull\n");
 	if (r->annex)
 		buf_adds(out, "    git annex init && git annex get .\n");
-	buf_adds(out, "\nA clone made from the result of an earlier run only "
-		 "needs `git pull`:\na re-run keeps the ids of everything "
-		 "migrated before.\n");
+	if (r->o.restart)
+		buf_printf(out, "\n## Clones of the conversion this one "
+			   "replaced (--restart)\n\nThat conversion's state is "
+			   "in `%s`. Its commits map to this\nconversion's in "
+			   "`%s/commit-map.from-previous`: a clone made from it "
+			   "moves over\nas above, with that map:\n\n"
+			   "    git fetch --all --prune\n"
+			   "    migrate remap --commit-map /path/to/commit-map."
+			   "from-previous\n    git fetch --tags --force\n",
+			   r->before_restart, r->state);
+	else
+		buf_adds(out, "\nA clone made from the result of an earlier run "
+			 "only needs `git pull`:\na re-run keeps the ids of "
+			 "everything migrated before.\n");
 	if (r->annex)
 		buf_printf(out, "\n## git-annex\n\nThe files the annex rules "
 			   "name are git-annex files; their content is in\n"
@@ -1939,60 +2004,106 @@ static int map_sides(const char *path, struct oid **old, struct oid **new,
 }
 
 /* Copies the state files of the last run into <state>/before-restart/
- * (the commit map collaborators of that conversion need), replacing an
- * older copy. */
-static int keep_old_state(const struct run *r, struct err *e)
+ * (before-restart.2/ and on for later restarts: an earlier copy is never
+ * replaced), whose commit map the clones of that conversion need. */
+static int keep_old_state(struct run *r, struct err *e)
 {
 	static const char *const names[] = {
 		"commit-map", "ref-map", "tips", "rules", "last-run",
 		"RESET.md", "report.txt", "report.json", "marks", "import-marks",
 	};
-	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	char *dir = path_of(r->state, "before-restart"), *from, *to;
+	struct buf text = BUF_INIT(SIZE_MAX / 2), dir = BUF_INIT(PATH_MAX);
+	char *from, *to;
 	size_t i;
-	int rc = 0;
+	int rc = 0, k;
 
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
-		rc = err_errno(e, ERR_IO, "%s: cannot create", dir);
+	for (k = 1;; k++) {
+		buf_reset(&dir);
+		buf_printf(&dir, k == 1 ? "%s/before-restart" : "%s/before-restart.%d",
+			   r->state, k);
+		if (mkdir(dir.ptr, 0777) == 0)
+			break;
+		if (errno != EEXIST) {
+			rc = err_errno(e, ERR_IO, "%s: cannot create", dir.ptr);
+			break;
+		}
+	}
 	for (i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
 		from = path_of(r->state, names[i]);
-		to = path_of(dir, names[i]);
+		to = path_of(dir.ptr, names[i]);
 		buf_reset(&text);
 		rc = read_file(from, &text, e);
 		if (rc > 0)
 			rc = write_file(to, &text, e);
-		else if (rc == 0)
-			unlink(to);
 		rc = rc < 0 ? -1 : 0;
 		free(from);
 		free(to);
 	}
-	free(dir);
+	if (rc == 0)
+		r->before_restart = buf_detach(&dir, NULL);
+	buf_release(&dir);
 	buf_release(&text);
+	return rc;
+}
+
+/* The commits of the history under refs/migrate/original/ that the last
+ * conversion wrote (a backup made by a later run of a branch made on the
+ * rewritten history): the first such id in *bad, 1; 0 when none. */
+static int backups_rewritten(const struct run *r, const struct gitrefs *orig,
+			     const struct oid *old, const struct oid *new,
+			     size_t nmap, struct oid *bad, struct err *e)
+{
+	struct buf in = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
+	struct gitargv a = GITARGV_INIT;
+	char hex[OID_HEX + 1], *line, *nl;
+	struct oid id;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < orig->n; i++)
+		if (orig->v[i].has_commit)
+			buf_printf(&in, "%s\n", oid_hex(&orig->v[i].commit, hex));
+	gitargv_push(&a, "rev-list");
+	gitargv_push(&a, "--stdin");
+	rc = gitcmd_ok(r->dst, &a, &in, &out, e);
+	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1)
+		if (oid_from_hex(&id, line, OID_HEX) == 0 && has_oid(new, nmap, &id) &&
+		    !has_oid(old, nmap, &id)) {
+			*bad = id;
+			rc = 1;
+		}
+	gitargv_clear(&a);
+	buf_release(&in);
+	buf_release(&out);
 	return rc;
 }
 
 /*
  * --restart: the next run converts the history under
  * refs/migrate/original/ as a first run would, and its refs move from
- * what the last run left to the new conversion. Refused when that would
- * lose or mix anything: a ref that moved since the last run (its new
- * commits would be dropped from it), a ref no run backed up, a backup
- * made after the first run (it holds rewritten commits), a detached HEAD.
+ * what the last run left to the new conversion. Only where that loses
+ * and mixes nothing: every ref must still be the conversion of its backup
+ * (a ref a later run or local work moved would lose those commits), have
+ * a backup (one made since would keep the old conversion), and no backup
+ * may hold a commit of the old conversion (one a later run made of a
+ * branch grown on the rewritten history); HEAD must name a branch.
  */
 static int restart_prepare(struct run *r, struct err *e)
 {
 	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
-	struct oid *tips = NULL, *old = NULL, *new = NULL, head;
+	struct oid *old = NULL, *new = NULL, head, bad;
 	char *sym = NULL, *name, *map = path_of(r->state, "commit-map");
+	char hex[OID_HEX + 1];
+	struct cmap *m = cmap_new();
 	const struct gitref *g, *o;
-	size_t ntips = 0, nmap = 0, i;
-	int rc = 0;
+	const struct oid *to;
+	size_t nmap = 0, i;
+	int rc = 0, k = 0;
 
 	if (r->first)
 		rc = err_set(e, ERR_USAGE, "--restart: no earlier run in %s: "
 			     "a plain run converts from the start", r->state);
-	if (rc == 0 && (tips_load(&tips, &ntips, r->state, e) < 0 ||
+	if (rc == 0 && (cmap_load(m, map, e) < 0 ||
 			map_sides(map, &old, &new, &nmap, e) < 0 ||
 			gitrefs_list(&now, r->dst, NULL, e) < 0 ||
 			gitrefs_list(&orig, r->dst, "refs/migrate/original/", e) < 0))
@@ -2014,32 +2125,36 @@ static int restart_prepare(struct run *r, struct err *e)
 		name = path_of("refs/migrate/original", g->name);
 		o = gitrefs_find(&orig, name);
 		free(name);
+		to = o && o->has_commit ? cmap_get(m, &o->commit) : NULL;
 		if (!o)
 			rc = err_set(e, ERR_USAGE, "--restart: %s is not under "
-				     "refs/migrate/original/ (made after the last "
+				     "refs/migrate/original/ (made after the first "
 				     "run?): delete it or move it aside first",
 				     g->name);
-		else if (g->has_commit && !has_oid(tips, ntips, &g->commit))
-			rc = err_set(e, ERR_USAGE, "--restart: %s has commits "
-				     "the last run did not write; restarting "
-				     "would drop them from it", g->name);
+		else if (g->has_commit && o->has_commit &&
+			 !oid_eq(to ? to : &o->commit, &g->commit))
+			rc = err_set(e, ERR_USAGE, "--restart: %s is not the "
+				     "conversion of its backup any more (commits "
+				     "made on the rewritten history, converted by "
+				     "a later run or not): restarting would drop "
+				     "them from it", g->name);
 	}
-	for (i = 0; rc == 0 && i < orig.n; i++) {
-		o = &orig.v[i];
-		if (o->has_commit && has_oid(new, nmap, &o->commit) &&
-		    !has_oid(old, nmap, &o->commit))
-			rc = err_set(e, ERR_USAGE, "--restart: %s holds rewritten "
-				     "commits (its ref was made after the first "
-				     "run): delete it, and its ref, first",
-				     o->name);
-	}
+	if (rc == 0)
+		k = backups_rewritten(r, &orig, old, new, nmap, &bad, e);
+	if (rc == 0 && k)
+		rc = k < 0 ? -1 : err_set(e, ERR_USAGE, "--restart: "
+			     "refs/migrate/original/ holds %s, a commit of the "
+			     "conversion it would replace (a backup made by a "
+			     "later run of a branch grown on the rewritten "
+			     "history): delete that backup and its ref first",
+			     oid_hex(&bad, hex));
 	if (rc == 0 && !r->o.f.dry_run)
 		rc = keep_old_state(r, e);
 	if (rc == 0)
 		r->first = 1;	/* a first run, from the originals */
+	cmap_free(m);
 	free(sym);
 	free(map);
-	free(tips);
 	free(old);
 	free(new);
 	gitrefs_free(&now);

@@ -140,26 +140,40 @@ R2="$SCRATCH/restart"
 cp -a "$REPO" "$R2"
 refs_of "$R2" | grep ' refs/migrate/original/' >"$SCRATCH/orig.before"
 cp "$R2/.git/migrate/commit-map" "$SCRATCH/map.before-restart"
-# a branch with a commit the run did not write: refused, nothing moves
+restart() { "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q "$@"; }
+refused() {	# refused WHAT PATTERN: --restart exits 1 saying PATTERN, no ref moves
+	refs_of "$R2" >"$SCRATCH/r2.refs"
+	rc=0
+	restart 2>"$SCRATCH/err" || rc=$?
+	[ "$rc" = 1 ] && grep -q -- "$2" "$SCRATCH/err" || die "--restart over $1: exit $rc: $(cat "$SCRATCH/err")"
+	diff -u "$SCRATCH/r2.refs" <(refs_of "$R2") >&2 || die "a refused --restart (over $1) moved refs"
+}
+# a branch with a commit the run did not write (local work), then the same
+# converted by a later run: either would be dropped from the branch
 b=$(git -C "$R2" for-each-ref --format='%(refname)' refs/heads/ | grep -v '/main$' | head -1)
 was=$(git -C "$R2" rev-parse "$b")
 git -C "$R2" update-ref "$b" "$(git -C "$R2" commit-tree -p "$was" -m "local work" "$was^{tree}")"
-refs_of "$R2" >"$SCRATCH/r2.refs"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] && grep -q "$b has commits the last run did not write" "$SCRATCH/err" ||
-	die "--restart over local work: exit $rc: $(cat "$SCRATCH/err")"
-diff -u "$SCRATCH/r2.refs" <(refs_of "$R2") >&2 || die "a refused --restart moved refs"
+refused "local work" "$b is not the conversion of its backup"
+run_migrate run --rules "$SCRATCH/rules" --repo "$R2" --in-place -q || die "the run of the local work failed"
+refused "converted local work" "$b is not the conversion of its backup"
 git -C "$R2" update-ref "$b" "$was"
-run_migrate run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q ||
-	die "--restart failed"
+# a branch grown on the rewritten history, backed up by a later run
+git -C "$R2" update-ref refs/heads/grown "$(git -C "$R2" commit-tree -p main -m grown 'main^{tree}')"
+run_migrate run --rules "$SCRATCH/rules" --repo "$R2" --in-place -q || die "the run of grown failed"
+refused "a backup of rewritten history" "holds $(git -C "$R2" rev-parse main)"
+git -C "$R2" update-ref -d refs/heads/grown
+git -C "$R2" update-ref -d refs/migrate/original/refs/heads/grown
+old_main=$(git -C "$R2" rev-parse main)
+restart || die "--restart failed"
 diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
 	<(refs_of "$R2" | grep -v ' refs/migrate/') >&2 ||
 	die "--restart: other refs than a conversion of the source with those rules"
 diff -u "$SCRATCH/orig.before" <(refs_of "$R2" | grep ' refs/migrate/original/') >&2 ||
 	die "--restart changed the backups of the original refs"
-cmp -s "$SCRATCH/map.before-restart" "$R2/.git/migrate/before-restart/commit-map" ||
-	die "--restart did not keep the old conversion's commit map"
+grep -q "^$old_main $(git -C "$R2" rev-parse main)$" "$R2/.git/migrate/commit-map.from-previous" ||
+	die "--restart: commit-map.from-previous does not map the old main to the new"
+grep -q "commit-map.from-previous" "$R2/.git/migrate/RESET.md" || die "RESET.md does not name the map for the old clones"
+[ -s "$R2/.git/migrate/before-restart/commit-map" ] || die "--restart did not keep the old commit map"
 [ -z "$(git -C "$R2" status --porcelain)" ] || die "--restart: the work tree is not clean"
 [ "$(git -C "$R2" rev-parse 'HEAD^{tree}')" = "$(git -C "$SCRATCH/again-ref" rev-parse 'HEAD^{tree}')" ] ||
 	die "--restart: the work tree's HEAD is not the new one"
@@ -170,11 +184,15 @@ grep -q "^migrate run: 0 new commit(s) mapped" "$SCRATCH/err" || die "a run afte
 rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$R2" --in-place -q 2>/dev/null || rc=$?
 [ "$rc" = 1 ] || die "after --restart, the old rules gave exit $rc, not 1"
+# a second restart keeps the first one's copy
+restart || die "a second --restart failed"
+[ -s "$R2/.git/migrate/before-restart.2/commit-map" ] && [ -s "$R2/.git/migrate/before-restart/commit-map" ] ||
+	die "a second --restart did not keep both copies"
 rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] && grep -q -- "--restart goes with --in-place" "$SCRATCH/err" && [ ! -e "$SCRATCH/nowhere" ] ||
 	die "--restart with --to: exit $rc: $(cat "$SCRATCH/err")"
-info "--restart: refused over local work and with --to (1); then the refs of a conversion of the source with the other rules, backups kept, old map kept"
+info "--restart: refused over local work (converted or not), a backup of rewritten history, and with --to (1); then the refs of a conversion of the source with the other rules, backups kept, the old map kept and composed for old clones"
 
 # --- RESET.md's commands to reclaim the space, run as written --------------------
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }
