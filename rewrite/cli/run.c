@@ -2825,6 +2825,26 @@ static int preview(struct run *r, struct err *e)
 	return rc;
 }
 
+/*
+ * git-annex, a work tree reset by the run: git-annex's smudge filter could
+ * not record in the index (git held its lock) that the files' content is
+ * there, so `git status` would show them modified and the next run would
+ * refuse the work tree; `git annex restage` records it. The refs have
+ * moved by now: a failure is a warning.
+ */
+static void annex_restage(const struct run *r)
+{
+	struct err e = ERR_INIT;
+
+	if (!r->annex || r->bare || !r->j.worktree)
+		return;
+	if (gitcmd_runl(r->dst, 1, NULL, &e, "annex", "restage", "--quiet",
+			(char *)NULL) < 0)
+		fprintf(stderr, "migrate run: warning: %s; `git status` may "
+			"show git-annex files as modified until `git annex "
+			"restage` runs\n", e.msg);
+}
+
 static int run_all(struct run *r, struct err *e)
 {
 	struct state_files fin, fnew;
@@ -2846,6 +2866,7 @@ static int run_all(struct run *r, struct err *e)
 		unborrow(r, &ignored);
 	} else if (rc == 0) {
 		packs_kept(r);	/* the refs name their objects now */
+		annex_restage(r);
 		rc = dissociate(r, e);
 		if (rc == 0)
 			rc = deliver(r, r->state, &fin, e);
