@@ -2011,6 +2011,7 @@ static int keep_old_state(struct run *r, struct err *e)
 	static const char *const names[] = {
 		"commit-map", "ref-map", "tips", "rules", "last-run",
 		"RESET.md", "report.txt", "report.json", "marks", "import-marks",
+		"commit-map.from-previous",
 	};
 	struct buf text = BUF_INIT(SIZE_MAX / 2), dir = BUF_INIT(PATH_MAX);
 	char *from, *to;
@@ -2131,8 +2132,8 @@ static int restart_prepare(struct run *r, struct err *e)
 				     "refs/migrate/original/ (made after the first "
 				     "run?): delete it or move it aside first",
 				     g->name);
-		else if (g->has_commit && o->has_commit &&
-			 !oid_eq(to ? to : &o->commit, &g->commit))
+		else if (g->has_commit != o->has_commit ||
+			 (g->has_commit && !oid_eq(to ? to : &o->commit, &g->commit)))
 			rc = err_set(e, ERR_USAGE, "--restart: %s is not the "
 				     "conversion of its backup any more (commits "
 				     "made on the rewritten history, converted by "

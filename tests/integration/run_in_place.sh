@@ -163,8 +163,19 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$R2" --in-place -q || die "the 
 refused "a backup of rewritten history" "holds $(git -C "$R2" rev-parse main)"
 git -C "$R2" update-ref -d refs/heads/grown
 git -C "$R2" update-ref -d refs/migrate/original/refs/heads/grown
+# a preview changes nothing
+refs_of "$R2" >"$SCRATCH/r2.refs"
+ls "$R2/.git/migrate" >"$SCRATCH/r2.state"
+restart --dry-run 2>/dev/null || die "--restart --dry-run failed"
+diff -u "$SCRATCH/r2.refs" <(refs_of "$R2") >&2 || die "--restart --dry-run moved refs"
+ls "$R2/.git/migrate" | diff -u "$SCRATCH/r2.state" - >&2 || die "--restart --dry-run wrote state"
+# a branch deleted since the run is not made again
+gone=$(git -C "$R2" for-each-ref --format='%(refname)' refs/heads/ | grep -v '/main$' | tail -1)
+git -C "$R2" update-ref -d "$gone"
 old_main=$(git -C "$R2" rev-parse main)
 restart || die "--restart failed"
+! git -C "$R2" rev-parse -q --verify "$gone" >/dev/null || die "--restart made $gone again"
+git -C "$SCRATCH/again-ref" update-ref -d "$gone"	# as the comparison below expects
 diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
 	<(refs_of "$R2" | grep -v ' refs/migrate/') >&2 ||
 	die "--restart: other refs than a conversion of the source with those rules"
