@@ -167,6 +167,20 @@ static int write_file(const char *path, const struct buf *data, struct err *e)
 	return r;
 }
 
+/* A state file of this run: written as <name>.new and added to the
+ * journal, which renames it into place with the refs. */
+static int state_put(struct run *r, const char *name, const struct buf *data,
+		     struct err *e)
+{
+	char *path = state_new_path(r, name);
+	int rc = write_file(path, data, e);
+
+	if (rc == 0)
+		journal_add_file(&r->j, name);
+	free(path);
+	return rc;
+}
+
 static int file_exists(const char *path)
 {
 	struct stat st;
@@ -1198,7 +1212,6 @@ static int write_map_format(struct run *r, const char *map_path,
 	enum cmap_format fmt;
 	struct cmap *m;
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	char *path;
 	int rc;
 
 	if (!r->o.f.commit_map_format || cmap_format_parse(r->o.f.commit_map_format, &fmt) < 0 ||
@@ -1206,16 +1219,12 @@ static int write_map_format(struct run *r, const char *map_path,
 		return 0;
 	m = cmap_new();
 	name = fmt == CMAP_LFS ? "commit-map.lfs" : "commit-map.bfg";
-	path = state_new_path(r, name);
 	rc = cmap_load(m, map_path, e);
 	if (rc == 0)
 		rc = cmap_format(m, fmt, &out) < 0
-			? err_set(e, ERR_IO, "%s: too large", path) : 0;
+			? err_set(e, ERR_IO, "%s/%s: too large", r->state, name) : 0;
 	if (rc == 0)
-		rc = write_file(path, &out, e);
-	if (rc == 0)
-		journal_add_file(&r->j, name);
-	free(path);
+		rc = state_put(r, name, &out, e);
 	buf_release(&out);
 	cmap_free(m);
 	return rc;
@@ -1230,7 +1239,7 @@ static int write_tips(struct run *r, const struct gitrefs *side,
 {
 	const struct gitrefs *refs = r->o.in_place ? &r->dst_before : &r->src_before;
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	char hex[OID_HEX + 1], *path = state_new_path(r, "tips");
+	char hex[OID_HEX + 1];
 	struct oid *old = NULL;
 	size_t n = 0, i;
 	/* a restart's tips are its own: the old conversion's are not ours */
@@ -1250,11 +1259,8 @@ static int write_tips(struct run *r, const struct gitrefs *side,
 	for (i = 0; rc == 0 && i < n; i++)
 		buf_printf(&out, "%s (an earlier run)\n", oid_hex(&old[i], hex));
 	if (rc == 0)
-		rc = write_file(path, &out, e);
-	if (rc == 0)
-		journal_add_file(&r->j, "tips");
+		rc = state_put(r, "tips", &out, e);
 	free(old);
-	free(path);
 	buf_release(&out);
 	return rc;
 }
@@ -1402,7 +1408,6 @@ static int write_from_previous(struct run *r, const struct state_files *f,
 	struct cmap *was = cmap_new(), *now = cmap_new(), *out = cmap_new();
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
 	char *prev = path_of(r->before_restart, "commit-map");
-	char *path = state_new_path(r, "commit-map.from-previous");
 	struct compose c = { now, out };
 	int rc = cmap_load(was, prev, e);
 
@@ -1413,15 +1418,12 @@ static int write_from_previous(struct run *r, const struct state_files *f,
 		rc = cmap_format(out, CMAP_FILTER_REPO, &text);
 	}
 	if (rc == 0)
-		rc = write_file(path, &text, e);
-	if (rc == 0)
-		journal_add_file(&r->j, "commit-map.from-previous");
+		rc = state_put(r, "commit-map.from-previous", &text, e);
 	cmap_free(was);
 	cmap_free(now);
 	cmap_free(out);
 	buf_release(&text);
 	free(prev);
-	free(path);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -1431,7 +1433,7 @@ static int write_state(struct run *r, const struct state_files *f,
 		       const struct gitrefs *side, struct err *e)
 {
 	struct buf rules = BUF_INIT(SIZE_MAX / 2);
-	char line[64], *path;
+	char line[64];
 	int rc;
 
 	snprintf(line, sizeof(line), "map-entries-before %zu\n", r->map_before);
@@ -1446,13 +1448,10 @@ static int write_state(struct run *r, const struct state_files *f,
 			       r->o.f.rules ? r->o.f.rules :
 			       r->o.f.strip_blobs_with_ids);
 	}
-	path = path_of(r->state, "rules.new");
-	rc = write_file(path, &rules, e);
-	free(path);
+	rc = state_put(r, "rules", &rules, e);
 	buf_release(&rules);
 	if (rc < 0)
 		return -1;
-	journal_add_file(&r->j, "rules");
 	return r->o.restart ? write_from_previous(r, f, e) : 0;
 }
 
@@ -1717,16 +1716,12 @@ static int write_reset(struct run *r, const struct state_files *fin,
 		       const struct state_files *fnew, struct err *e)
 {
 	struct buf refmap = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
-	char *path = state_new_path(r, "RESET.md");
 	int rc = read_file(fnew->refmap, &refmap, e);
 
 	if (rc >= 0) {
 		reset_text(&out, r, fin, &refmap);
-		rc = write_file(path, &out, e);
+		rc = state_put(r, "RESET.md", &out, e);
 	}
-	if (rc == 0)
-		journal_add_file(&r->j, "RESET.md");
-	free(path);
 	buf_release(&refmap);
 	buf_release(&out);
 	return rc < 0 ? -1 : 0;
