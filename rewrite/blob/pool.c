@@ -461,8 +461,11 @@ static int will_convert(struct blobs *b, struct pool *p,
 		return 0;
 	if (rules_blob_count(b->rules) && rules_match_blob(b->rules, id->hash))
 		return 0;
+	/* a small blob can only be an unlfs job: without unlfs rules no rule
+	 * is matched for it here (the main thread matches it anyway) */
 	if (pack_odb_info(p->scan_db, id, &type, size, &ignored) != 1 ||
-	    type != OBJ_BLOB || *size == 0)
+	    type != OBJ_BLOB || *size == 0 ||
+	    (*size < PTR_LFS_POINTER_MAX && !p->ndirs))
 		return 0;
 	if (blob_decide(b->rules, l->path.ptr, l->path.len, mode, *size, 0,
 			&rule, &action, &ignored) < 0)

@@ -1968,34 +1968,31 @@ static int has_oid(const struct oid *ids, size_t n, const struct oid *id)
 	return n && bsearch(id, ids, n, sizeof(*ids), by_oid) != NULL;
 }
 
-/* The old and the new ids of the commit map at path, each sorted. */
-static int map_sides(const char *path, struct oid **old, struct oid **new,
-		     size_t *n, struct err *e)
-{
-	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	char *line, *nl;
-	size_t alloc = 16;
-	int rc = read_file(path, &text, e);
+struct map_sides {
+	struct oid *old, *new;
+	size_t n;
+};
 
-	*n = 0;
-	*old = xmalloc(alloc * sizeof(**old));
-	*new = xmalloc(alloc * sizeof(**new));
-	for (line = text.ptr; rc > 0 && (nl = strchr(line, '\n')); line = nl + 1) {
-		if (nl - line < 2 * OID_HEX + 1 || !strncmp(line, "old ", 4))
-			continue;	/* the header */
-		if (*n == alloc) {
-			alloc *= 2;
-			*old = xrealloc(*old, alloc * sizeof(**old));
-			*new = xrealloc(*new, alloc * sizeof(**new));
-		}
-		if (oid_from_hex(&(*old)[*n], line, OID_HEX) == 0 &&
-		    oid_from_hex(&(*new)[*n], line + OID_HEX + 1, OID_HEX) == 0)
-			(*n)++;
-	}
-	qsort(*old, *n, sizeof(**old), by_oid);
-	qsort(*new, *n, sizeof(**new), by_oid);
-	buf_release(&text);
-	return rc < 0 ? -1 : 0;
+static int map_side_add(void *ctx, const struct oid *old, const struct oid *new)
+{
+	struct map_sides *m = ctx;
+
+	m->old[m->n] = *old;
+	m->new[m->n++] = *new;
+	return 0;
+}
+
+/* The old and the new ids of the map m, each sorted. */
+static void map_sides(const struct cmap *m, struct map_sides *out)
+{
+	size_t n = cmap_count(m);
+
+	out->n = 0;
+	out->old = xmalloc((n ? n : 1) * sizeof(*out->old));
+	out->new = xmalloc((n ? n : 1) * sizeof(*out->new));
+	cmap_each_from(m, 0, map_side_add, out);
+	qsort(out->old, out->n, sizeof(*out->old), by_oid);
+	qsort(out->new, out->n, sizeof(*out->new), by_oid);
 }
 
 /* Copies the state files of the last run into <state>/before-restart/
@@ -2046,8 +2043,8 @@ static int keep_old_state(struct run *r, struct err *e)
  * conversion wrote (a backup made by a later run of a branch made on the
  * rewritten history): the first such id in *bad, 1; 0 when none. */
 static int backups_rewritten(const struct run *r, const struct gitrefs *orig,
-			     const struct oid *old, const struct oid *new,
-			     size_t nmap, struct oid *bad, struct err *e)
+			     const struct map_sides *ms, struct oid *bad,
+			     struct err *e)
 {
 	struct buf in = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
 	struct gitargv a = GITARGV_INIT;
@@ -2063,8 +2060,8 @@ static int backups_rewritten(const struct run *r, const struct gitrefs *orig,
 	gitargv_push(&a, "--stdin");
 	rc = gitcmd_ok(r->dst, &a, &in, &out, e);
 	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1)
-		if (oid_from_hex(&id, line, OID_HEX) == 0 && has_oid(new, nmap, &id) &&
-		    !has_oid(old, nmap, &id)) {
+		if (oid_from_hex(&id, line, OID_HEX) == 0 &&
+		    has_oid(ms->new, ms->n, &id) && !has_oid(ms->old, ms->n, &id)) {
 			*bad = id;
 			rc = 1;
 		}
@@ -2087,23 +2084,25 @@ static int backups_rewritten(const struct run *r, const struct gitrefs *orig,
 static int restart_prepare(struct run *r, struct err *e)
 {
 	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
-	struct oid *old = NULL, *new = NULL, head, bad;
+	struct map_sides ms = { NULL, NULL, 0 };
+	struct oid head, bad;
 	char *sym = NULL, *name, *map = path_of(r->state, "commit-map");
 	char hex[OID_HEX + 1];
 	struct cmap *m = cmap_new();
 	const struct gitref *g, *o;
 	const struct oid *to;
-	size_t nmap = 0, i;
+	size_t i;
 	int rc = 0, k = 0;
 
 	if (r->first)
 		rc = err_set(e, ERR_USAGE, "--restart: no earlier run in %s: "
 			     "a plain run converts from the start", r->state);
 	if (rc == 0 && (cmap_load(m, map, e) < 0 ||
-			map_sides(map, &old, &new, &nmap, e) < 0 ||
 			gitrefs_list(&now, r->dst, NULL, e) < 0 ||
 			gitrefs_list(&orig, r->dst, "refs/migrate/original/", e) < 0))
 		rc = -1;
+	if (rc == 0)
+		map_sides(m, &ms);
 	if (rc == 0 && !orig.n)
 		rc = err_set(e, ERR_USAGE, "--restart: refs/migrate/original/ "
 			     "is empty (dropped after the run, as RESET.md "
@@ -2136,7 +2135,7 @@ static int restart_prepare(struct run *r, struct err *e)
 				     "them from it", g->name);
 	}
 	if (rc == 0)
-		k = backups_rewritten(r, &orig, old, new, nmap, &bad, e);
+		k = backups_rewritten(r, &orig, &ms, &bad, e);
 	if (rc == 0 && k)
 		rc = k < 0 ? -1 : err_set(e, ERR_USAGE, "--restart: "
 			     "refs/migrate/original/ holds %s, a commit of the "
@@ -2151,8 +2150,8 @@ static int restart_prepare(struct run *r, struct err *e)
 	cmap_free(m);
 	free(sym);
 	free(map);
-	free(old);
-	free(new);
+	free(ms.old);
+	free(ms.new);
 	gitrefs_free(&now);
 	gitrefs_free(&orig);
 	return rc;
