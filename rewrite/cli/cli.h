@@ -173,6 +173,10 @@ int journal_rollback(const struct journal *j, size_t *locks, struct err *e);
  * removes the <name>.new state files and the journal. */
 void journal_drop(const struct journal *j);
 
+/* The state folder (<git-dir>/migrate) is a folder or not there yet; a
+ * symbolic link or a file is an ERR_USAGE error. */
+int state_dir_check(const char *state, struct err *e);
+
 /*
  * Takes the lock on <state>/lock (flock, not waiting); *fd holds it until
  * the process ends. Another run holding it is an ERR_USAGE error.
@@ -182,7 +186,8 @@ int state_lock(const char *state, int *fd, struct err *e);
 /*
  * With no journal: removes what an interrupted run of ours left in the
  * state directory (<name>.new, <name>.prev, <name>.tmp-XXXXXX, import.git)
- * and in the store (tmp/put-<pid>-... of processes that no longer run).
+ * and in the store (tmp/put-<pid>-<seq>-<ns> of processes that no longer
+ * run): names matched exactly, folders that are symbolic links left alone.
  * Returns how many entries it removed.
  */
 size_t state_clean(const char *state, const char *store);

@@ -260,8 +260,11 @@ static int current(struct oid *out, const struct journal *j,
 }
 
 /* Moves every ref of the journal to its new (forward) or old value in one
- * transaction. Refs already there are left alone. */
-static int move_refs(const struct journal *j, int forward, struct err *e)
+ * transaction. Refs already there are left alone. fresh: the run that
+ * wrote the journal moves them (else an interrupted run is finished or
+ * undone). */
+static int move_refs(const struct journal *j, int forward, int fresh,
+		     struct err *e)
 {
 	struct gitrefs all = GITREFS_INIT, mine = GITREFS_INIT;
 	struct buf cmds = BUF_INIT(SIZE_MAX / 2);
@@ -281,6 +284,12 @@ static int move_refs(const struct journal *j, int forward, struct err *e)
 		current(&cur, j, &all, &mine, x->name);
 		if (oid_eq(&cur, want))
 			continue;
+		if (!oid_eq(&cur, from) && fresh) {
+			r = err_set(e, ERR_IO, "%s moved during the run (now %s); "
+				    "nothing was changed; run again", x->name,
+				    oid_is_null(&cur) ? "deleted" : oid_hex(&cur, h1));
+			break;
+		}
 		if (!oid_eq(&cur, from)) {
 			r = err_set(e, ERR_IO, "%s is %s, neither its value before "
 				    "(%s) nor after (%s) the interrupted run; nothing "
@@ -409,7 +418,7 @@ int journal_finish(const struct journal *j, int recovering, size_t *locks,
 		   struct err *e)
 {
 	*locks = recovering ? remove_locks(j) : 0;
-	if (move_refs(j, 1, e) < 0)
+	if (move_refs(j, 1, !recovering, e) < 0)
 		return -2;
 	if (reset_worktrees(j, e) < 0 ||
 	    commit_files(j, e) < 0)
@@ -420,7 +429,7 @@ int journal_finish(const struct journal *j, int recovering, size_t *locks,
 int journal_rollback(const struct journal *j, size_t *locks, struct err *e)
 {
 	*locks = remove_locks(j);
-	if (move_refs(j, 0, e) < 0 || reset_worktrees(j, e) < 0 ||
+	if (move_refs(j, 0, 0, e) < 0 || reset_worktrees(j, e) < 0 ||
 	    restore_files(j, e) < 0)
 		return -1;
 	return journal_remove(j, e);
@@ -440,6 +449,19 @@ void journal_drop(const struct journal *j)
 }
 
 /* ---- the lock and the leftovers ---- */
+
+int state_dir_check(const char *state, struct err *e)
+{
+	struct stat st;
+
+	if (lstat(state, &st) < 0 || S_ISDIR(st.st_mode))
+		return 0;
+	return err_set(e, ERR_USAGE, "%s is %s, not a folder: migrate keeps "
+		       "its state in a folder of its own there and never "
+		       "writes or cleans through a link; move it away and run "
+		       "again", state, S_ISLNK(st.st_mode) ?
+		       "a symbolic link" : "not a folder");
+}
 
 int state_lock(const char *state, int *fd, struct err *e)
 {
@@ -479,14 +501,22 @@ int remove_tree(const char *dir)
 	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
 
-/* "<anything>.tmp-" and six characters: atomic_write_prepare's names. */
+/* Whether s, from its start, is n characters of mkstemp's alphabet and
+ * nothing more. */
+static int is_mkstemp_tail(const char *s, size_t n)
+{
+	return strlen(s) == n && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					   "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
+
+/* "<name>.tmp-XXXXXX": atomic_write_prepare's names. */
 static int is_atomic_tmp(const char *name)
 {
 	const char *t = strstr(name, ".tmp-");
 
 	while (t && strstr(t + 1, ".tmp-"))
 		t = strstr(t + 1, ".tmp-");
-	return t && t != name && strlen(t + 5) == 6;
+	return t && t != name && is_mkstemp_tail(t + 5, 6);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -495,18 +525,47 @@ static int ends_with(const char *s, const char *suffix)
 	return n > k && !strcmp(s + n - k, suffix);
 }
 
-/* "put-<pid>-..." of store.c, whose process is gone. */
+/* Digits up to c; where they end (past c), or NULL. */
+static const char *digits_then(const char *s, int c)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n && s[n] == c ? s + n + 1 : NULL;
+}
+
+/* "put-<pid>-<seq>-<ns>" of store.c, whose process is gone. */
 static int is_dead_put(const char *name)
 {
-	char *end;
+	const char *seq, *ns;
 	long pid;
 
-	if (strncmp(name, "put-", 4))
+	if (strncmp(name, "put-", 4) || !(seq = digits_then(name + 4, '-')) ||
+	    !(ns = digits_then(seq, '-')) || !digits_then(ns, '\0'))
 		return 0;
-	pid = strtol(name + 4, &end, 10);
-	if (end == name + 4 || *end != '-' || pid <= 0)
-		return 0;
-	return pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	pid = strtol(name + 4, NULL, 10);
+	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 &&
+	       errno == ESRCH;
+}
+
+/* "tmp_migrate_pack_XXXXXX", "tmp_migrate_idx_XXXXXX": packw.c's. */
+static int is_packw_tmp(const char *name)
+{
+	return (!strncmp(name, "tmp_migrate_pack_", 17) &&
+		is_mkstemp_tail(name + 17, 6)) ||
+	       (!strncmp(name, "tmp_migrate_idx_", 16) &&
+		is_mkstemp_tail(name + 16, 6));
+}
+
+/* A folder of the repository's own, for clean-up: NULL when it is not
+ * there or is a symbolic link (what it names is not ours to clean). */
+static DIR *open_own_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+
+	if (fd >= 0 && !d)
+		close(fd);
+	return d;
 }
 
 size_t import_keeps_clean(const char *packdir)
@@ -519,28 +578,22 @@ size_t import_keeps_clean(const char *packdir)
 	DIR *d;
 	int fd;
 
-	if (!(d = opendir(packdir)))
+	if (!(d = open_own_dir(packdir)))
 		return 0;
 	while ((de = readdir(d))) {
-		char *p;
-
-		if (!strncmp(de->d_name, "tmp_migrate_", 12)) {
-			p = path2(packdir, de->d_name, "");
-			n += unlink(p) == 0;
-			free(p);
+		if (is_packw_tmp(de->d_name)) {
+			n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 			continue;
 		}
 		if (strncmp(de->d_name, "pack-", 5) || !ends_with(de->d_name, ".keep"))
 			continue;
-		p = path2(packdir, de->d_name, "");
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		len = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
 		if (fd >= 0)
 			close(fd);
 		if (len == (ssize_t)sizeof(msg) - 1 && !memcmp(buf, msg, (size_t)len) &&
-		    unlink(p) == 0)
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
 			n++;
-		free(p);
 	}
 	closedir(d);
 	return n;
@@ -553,31 +606,27 @@ size_t state_clean(const char *state, const char *store)
 	char *p;
 	DIR *d;
 
-	if ((d = opendir(state))) {
+	if ((d = open_own_dir(state))) {
 		while ((de = readdir(d))) {
-			p = path2(state, de->d_name, "");
 			if (!strcmp(de->d_name, "import.git")) {
 				/* FTW_PHYS: the objects symlink goes, not what it names */
+				p = path2(state, de->d_name, "");
 				if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
 					n++;
+				free(p);
 			} else if (is_atomic_tmp(de->d_name) ||
 				   ends_with(de->d_name, ".new") ||
 				   ends_with(de->d_name, ".prev")) {
-				if (unlink(p) == 0)
-					n++;
+				n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 			}
-			free(p);
 		}
 		closedir(d);
 	}
 	p = path2(store, "tmp", "");
-	if ((d = opendir(p))) {
-		while ((de = readdir(d))) {
-			char *f = path2(p, de->d_name, "");
-			if (is_dead_put(de->d_name) && unlink(f) == 0)
-				n++;
-			free(f);
-		}
+	if ((d = open_own_dir(p))) {
+		while ((de = readdir(d)))
+			if (is_dead_put(de->d_name))
+				n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 		closedir(d);
 	}
 	free(p);

@@ -543,6 +543,8 @@ static int setup(struct run *r, struct err *e)
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
 	r->state = path_of(r->dst_gitdir, "migrate");
+	if (state_dir_check(r->state, e) < 0)
+		return -1;
 	tips = path_of(r->state, "tips");
 	r->first = !file_exists(tips);
 	free(tips);

@@ -1200,7 +1200,9 @@ static int run(struct rw *rw, struct err *e)
 	uint64_t before;
 	int r;
 
-	if (rw->opt->commit_map && cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
+	/* a map written into a device or a pipe is not read back */
+	if (rw->opt->commit_map && !path_is_special(rw->opt->commit_map) &&
+	    cmap_load(rw->cmap, rw->opt->commit_map, e) < 0)
 		return -1;
 	rw->report = report_new(rw->opt->report, rw->opt->report_json);
 	/* the size before is the source's own, known for free: one batch */

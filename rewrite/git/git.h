@@ -336,8 +336,8 @@ void packw_free(struct packw *w);
 int odb_native_fork(struct odb *db, struct pack_odb **out, struct err *e);
 
 /* The formats' parsers, for tests and fuzzers. An .idx of version 2:
- * its object count (-1 with e set: ERR_USAGE for another version,
- * ERR_IO when corrupt); the offset of its pos-th object. */
+ * its object count (e set, ERR_IO, otherwise: -2 for another version,
+ * -1 when truncated or corrupt); the offset of its pos-th object. */
 int pack_idx_parse(const unsigned char *idx, size_t len, uint32_t *n,
 		   struct err *e);
 int pack_idx_offset(const unsigned char *idx, size_t len, uint32_t n,
@@ -398,11 +398,18 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
  * Atomic replacement of path by data: written to a temp file in the same
  * directory, fsynced, then renamed. atomic_write_prepare leaves the temp file
  * (its name in *tmp, caller frees) so that several files can be committed
- * together with atomic_write_commit, or dropped with unlink.
+ * together with atomic_write_commit, or dropped with unlink. Only where the
+ * user pointed: a symbolic link is followed (the link stays, its target is
+ * replaced); a character device or a pipe is opened and written in place
+ * at the commit (its data waits in $TMPDIR until then); a folder, a block
+ * device or a socket is refused.
  */
 int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
 			 struct err *e);
 int atomic_write_commit(const char *tmp, const char *path, struct err *e);
+/* Whether path names (through links) a device or a pipe: a map there is
+ * written but never read back. */
+int path_is_special(const char *path);
 
 /*
  * tree.c: the per-commit tree state fast-import keeps, copied so that

@@ -156,12 +156,21 @@ int pack_idx_parse(const unsigned char *idx, size_t len, uint32_t *n,
 	uint32_t i, prev = 0, count;
 	uint64_t need;
 
-	if (len < 8 + 256 * 4 + 40 || memcmp(idx, "\377tOc", 4) != 0)
-		return err_set(e, ERR_USAGE, "not an .idx of version 2 (git "
-			       "writes version 1 only when asked)");
-	if (be32(idx + 4) != 2)
-		return err_set(e, ERR_USAGE, ".idx version %u is not known",
-			       (unsigned)be32(idx + 4));
+	/* version 1 has no header: its first bytes are a fan-out entry */
+	if (len >= 4 && memcmp(idx, "\377tOc", 4) != 0) {
+		err_set(e, ERR_IO, "not an .idx of version 2 (git writes "
+			"version 1 only when asked)");
+		return -2;
+	}
+	if (len < 8 + 256 * 4 + 40)
+		return err_set(e, ERR_IO, "truncated .idx: %zu bytes, less than "
+			       "a header, a fan-out table and two checksums",
+			       len);
+	if (be32(idx + 4) != 2) {
+		err_set(e, ERR_IO, ".idx version %u is not known",
+			(unsigned)be32(idx + 4));
+		return -2;
+	}
 	fan = idx + 8;
 	for (i = 0; i < 256; i++) {
 		if (be32(fan + 4 * i) < prev)
@@ -399,6 +408,7 @@ static int add_pack(struct objdir *d, const char *idx_path, struct err *e)
 {
 	struct pack *p = xcalloc(1, sizeof(*p));
 	size_t n = strlen(idx_path);
+	int rc;
 
 	/* ".idx" -> ".pack": one byte longer */
 	p->path = xmalloc(n + 2);
@@ -408,12 +418,10 @@ static int add_pack(struct objdir *d, const char *idx_path, struct err *e)
 		pack_free_one(p);
 		return -1;
 	}
-	if (pack_idx_parse(p->idx, p->idx_len, &p->n, e) < 0) {
-		int unknown = e->kind == ERR_USAGE;
-
+	if ((rc = pack_idx_parse(p->idx, p->idx_len, &p->n, e)) < 0) {
 		err_prefix(e, "%s: ", idx_path);
 		pack_free_one(p);
-		return unknown ? -2 : -1;
+		return rc;
 	}
 	p->fanout = p->idx + 8;
 	p->ids = p->fanout + 256 * 4;
@@ -507,7 +515,7 @@ static int read_alternates(struct pack_odb *db, const char *objdir, int depth,
 		if (!l || line[0] == '#')
 			continue;
 		if (line[0] == '"') {	/* a quoted path: git's C quoting */
-			rc = err_set(e, ERR_USAGE, "%s: quoted alternate paths "
+			err_set(e, ERR_IO, "%s: quoted alternate paths "
 				     "are read by git only", path.ptr);
 			rc = -2;
 			break;
@@ -532,6 +540,7 @@ static int add_objdir(struct pack_odb *db, const char *path, int depth,
 	char *real = realpath(path, NULL);
 	struct objdir *d;
 	size_t i;
+	int rc;
 
 	if (!real)
 		return 0;	/* git skips an alternate that is not there */
@@ -548,10 +557,8 @@ static int add_objdir(struct pack_odb *db, const char *path, int depth,
 	d = &db->dirs[db->ndirs++];
 	memset(d, 0, sizeof(*d));
 	d->path = real;
-	if (scan_packs(d, e) < 0) {
-		return e->kind == ERR_USAGE ? -2 : -1;
-	}
-	return read_alternates(db, real, depth, e);
+	rc = scan_packs(d, e);
+	return rc < 0 ? rc : read_alternates(db, real, depth, e);
 }
 
 int pack_odb_open(struct pack_odb **out, const char *objdir, struct err *e)
@@ -849,11 +856,12 @@ static int inflate_entry(struct pack_odb *db, const struct pack *p,
 	unsigned char *buf;
 
 	/* deflate expands at most 1032:1: a larger size is a lie */
-	if (ent->size > db->limit)
-		return err_set(e, ERR_USAGE, "%s: an object of %llu bytes at "
-			       "offset %llu is larger than what is built in "
-			       "memory", p->path, (unsigned long long)ent->size,
-			       (unsigned long long)off);
+	if (ent->size > db->limit) {
+		err_set(e, ERR_IO, "%s: an object of %llu bytes at offset %llu "
+			"is larger than what is built in memory", p->path,
+			(unsigned long long)ent->size, (unsigned long long)off);
+		return -2;
+	}
 	if (ent->size / 1032 > avail + 64)
 		return entry_bad(p, off, "size larger than the data can hold", e);
 	buf = malloc((size_t)ent->size + 1);
@@ -1061,7 +1069,7 @@ static int unpack(struct pack_odb *db, struct pack *p, uint64_t off,
 		free(delta);
 		if (r < 0) {
 			if (r == -2)
-				err_set(e, ERR_USAGE, "%s: offset %llu: %s", p->path,
+				err_set(e, ERR_IO, "%s: offset %llu: %s", p->path,
 					(unsigned long long)cur, why);
 			else
 				entry_bad(p, cur, why, e);
@@ -1125,8 +1133,11 @@ static int loose_begin(struct pack_stream *s, const char *path, struct err *e)
 	/* zlib data starts with 0x78 and a header checksum (git's test) */
 	if (s->unmap_len < 2 || (s->unmap[0] & 0x8f) != 0x08 ||
 	    ((unsigned)s->unmap[0] << 8 | s->unmap[1]) % 31 != 0)
-		return err_set(e, ERR_USAGE, "%s: a loose object in git's old "
-			       "binary format", path);
+	{
+		err_set(e, ERR_IO, "%s: a loose object in git's old binary "
+			"format", path);
+		return -2;
+	}
 	if (inflateInit(&s->z) != Z_OK)
 		return err_set(e, ERR_IO, "zlib cannot start");
 	s->inflating = 1;

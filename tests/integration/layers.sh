@@ -77,7 +77,7 @@ EOF
 # another must come from below
 libs=(common:0 stream:1 rules:1 split:1 pointerize:1 replace:1 git:2 out:3 blob:4 engine:5 analyze:5 cli:6)
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; cleanup_scratch' EXIT
 for l in "${libs[@]}"; do
 	name="${l%%:*}"
 	a="$BUILD/libmigrate_$name.a"

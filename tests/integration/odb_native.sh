@@ -116,12 +116,27 @@ git -C "$SCRATCH/tricky" cat-file --batch <"$SCRATCH/ids" >"$SCRATCH/want"
 grep -q "note: repository .*git cat-file (.*idx version 3 is not known)" "$SCRATCH/err" ||
 	{ cat "$SCRATCH/err" >&2; die "no note for an .idx of version 3"; }
 [ "$(grep -c note "$SCRATCH/err")" = 1 ] || die "more than one note"
-if "$MIGRATE" cat-object --repo "$SCRATCH/v3" --object-reader=native \
-	<"$SCRATCH/ids" >/dev/null 2>"$SCRATCH/err"; then
-	die "native read a repository with an .idx of version 3"
-fi
+rc=0
+"$MIGRATE" cat-object --repo "$SCRATCH/v3" --object-reader=native \
+	<"$SCRATCH/ids" >/dev/null 2>"$SCRATCH/err" || rc=$?
+# repository data this reader cannot read is status 3, never 1 (usage)
+[ "$rc" = 3 ] || { cat "$SCRATCH/err" >&2; die "native, .idx version 3: exit $rc, not 3"; }
 grep -q "idx version 3" "$SCRATCH/err" || { cat "$SCRATCH/err" >&2; die "native: no reason"; }
-info "an .idx of version 3: a note under auto, an error under native"
+info "an .idx of version 3: a note under auto, an error under native (exit 3)"
+
+# a truncated .idx is said to be truncated (not "another version"), with
+# its name, status 3
+cp -r "$SCRATCH/tricky" "$SCRATCH/short-idx"
+idx=$(ls "$SCRATCH"/short-idx/.git/objects/pack/*.idx)
+chmod u+w "$idx"
+truncate -s 500 "$idx"
+rc=0
+"$MIGRATE" cat-object --repo "$SCRATCH/short-idx" --object-reader=native \
+	<"$SCRATCH/ids" >/dev/null 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 3 ] || { cat "$SCRATCH/err" >&2; die "truncated .idx: exit $rc, not 3"; }
+grep -q "${idx##*/}: truncated .idx: 500 bytes" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "truncated .idx: unclear message"; }
+info "a truncated .idx: $(head -1 "$SCRATCH/err" | sed 's/.*pack-[0-9a-f]*/pack-.../')"
 
 git init -q --object-format=sha256 "$SCRATCH/sha256"
 ( cd "$SCRATCH/sha256" && echo a >a && git add a && git commit -qm a )

@@ -129,14 +129,22 @@ static void test_idx_large_offsets(void **state)
 	assert_int_equal(pack_idx_parse(idx, 8 + 1024 + 40 + 3 * 20, &n, &e), -1);
 	assert_int_equal(e.kind, ERR_IO);
 
-	/* another version: ERR_USAGE, which odb.c takes to git cat-file */
+	/* a truncated file: corrupt (ERR_IO, the exit status of bad
+	 * repository data), said so, never "another version" */
+	assert_int_equal(pack_idx_parse(idx, 8 + 100, &n, &e), -1);
+	assert_int_equal(e.kind, ERR_IO);
+	assert_non_null(strstr(e.msg, "truncated .idx: 108 bytes"));
+	assert_int_equal(pack_idx_parse(idx, 2, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "truncated"));
+
+	/* another version: -2, which odb.c takes to git cat-file */
 	put32(idx + 4, 3);
-	assert_int_equal(pack_idx_parse(idx, len, &n, &e), -1);
-	assert_int_equal(e.kind, ERR_USAGE);
+	assert_int_equal(pack_idx_parse(idx, len, &n, &e), -2);
+	assert_int_equal(e.kind, ERR_IO);
 	assert_non_null(strstr(e.msg, "version 3"));
 	memcpy(idx, "PACK", 4);
-	assert_int_equal(pack_idx_parse(idx, len, &n, &e), -1);
-	assert_int_equal(e.kind, ERR_USAGE);
+	assert_int_equal(pack_idx_parse(idx, len, &n, &e), -2);
+	assert_int_equal(e.kind, ERR_IO);
 	free(idx);
 }
 
