@@ -158,4 +158,34 @@ int err_prefix(struct err *e, const char *fmt, ...)
 /* Marks e as being at the input's current position; returns -1. */
 int err_at_input(struct err *e);
 
+/* ---- files (file.c) ---- */
+
+/* "dir/name", the caller's to free. */
+char *path_join(const char *dir, const char *name);
+/* Whether path names something (through links). */
+int file_exists(const char *path);
+/* Appends the whole file to out. 1 read, 0 missing, -1 error (e set). */
+int file_read(const char *path, struct buf *out, struct err *e);
+/* Makes a rename inside dir durable. 0 or -1 (errno). */
+int dir_fsync(const char *dir);
+
+/*
+ * Atomic replacement of path by data: written to a temp file in the same
+ * directory, fsynced, then renamed. file_write_prepare leaves the temp file
+ * (its name in *tmp, caller frees) so that several files can be committed
+ * together with file_write_commit, or dropped with unlink. Only where the
+ * user pointed: a symbolic link is followed (the link stays, its target is
+ * replaced); a character device or a pipe is opened and written in place
+ * at the commit (its data waits in $TMPDIR until then); a folder, a block
+ * device or a socket is refused.
+ */
+int file_write_prepare(const char *path, const struct buf *data, char **tmp,
+		       struct err *e);
+int file_write_commit(const char *tmp, const char *path, struct err *e);
+/* Whether path names (through links) a device or a pipe: a map there is
+ * written but never read back. */
+int path_is_special(const char *path);
+/* Both at once: path replaced by data (0, or -1 with e set). */
+int file_write(const char *path, const struct buf *data, struct err *e);
+
 #endif

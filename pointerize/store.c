@@ -61,21 +61,6 @@ static int place_object(const struct ptr_store *s, const char *tmp,
 
 /* ---- small file-system helpers ---- */
 
-/* Joins a and b with a '/'; the result is the caller's to free. */
-static char *path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), n;
-	char *r;
-
-	if (size_add(la, lb, &n) < 0 || size_add(n, 2, &n) < 0)
-		abort(); /* lengths of existing strings cannot overflow */
-	r = xmalloc(n);
-	memcpy(r, a, la);
-	r[la] = '/';
-	memcpy(r + la + 1, b, lb + 1);
-	return r;
-}
-
 /* mkdir that accepts an existing directory. */
 static int mkdir_one(const char *path, struct err *e)
 {
@@ -134,14 +119,9 @@ static int fsync_fd(int fd, const char *path, struct err *e)
 /* Makes a rename inside dir durable (the entry, not just the data). */
 static int fsync_dir(const char *dir, struct err *e)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r;
-
-	if (fd < 0)
-		return err_errno(e, ERR_IO, "cannot open directory '%s'", dir);
-	r = fsync_fd(fd, dir, e);
-	close(fd);
-	return r;
+	if (dir_fsync(dir) < 0)
+		return err_errno(e, ERR_IO, "cannot sync directory '%s'", dir);
+	return 0;
 }
 
 /* ---- the store handle ---- */

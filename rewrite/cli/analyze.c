@@ -74,21 +74,12 @@ static int parse_analyze_options(struct analyze_opts *o, int argc,
 /* The document to FILE (atomically) or to standard output. */
 static int write_out(const char *path, const struct buf *b, struct err *e)
 {
-	char *tmp = NULL;
-
 	if (!strcmp(path, "-")) {
 		if (fwrite(b->ptr, 1, b->len, stdout) != b->len || fflush(stdout))
 			return err_errno(e, ERR_IO, "standard output");
 		return 0;
 	}
-	if (atomic_write_prepare(path, b, &tmp, e) < 0)
-		return -1;
-	if (atomic_write_commit(tmp, path, e) < 0) {
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+	return file_write(path, b, e);
 }
 
 int rw_cmd_analyze(int argc, char **argv, struct err *e)

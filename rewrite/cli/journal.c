@@ -81,21 +81,10 @@ static char *path2(const char *dir, const char *name, const char *suffix)
 
 /* ---- the file ---- */
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
-
 int journal_write(const struct journal *j, struct err *e)
 {
 	struct buf b = BUF_INIT(SIZE_MAX / 2);
-	char h1[OID_HEX + 1], h2[OID_HEX + 1], *path, *tmp = NULL;
+	char h1[OID_HEX + 1], h2[OID_HEX + 1], *path;
 	size_t i;
 	int r = 0;
 
@@ -118,12 +107,9 @@ int journal_write(const struct journal *j, struct err *e)
 			r = err_set(e, ERR_USAGE, "a work tree path holds a newline");
 	path = path2(j->state, "journal", "");
 	if (r == 0)
-		r = atomic_write_prepare(path, &b, &tmp, e);
-	if (r == 0)
-		r = atomic_write_commit(tmp, path, e);
-	if (r == 0 && fsync_dir(j->state) < 0)
+		r = file_write(path, &b, e);
+	if (r == 0 && dir_fsync(j->state) < 0)
 		r = err_errno(e, ERR_IO, "%s: cannot sync", j->state);
-	free(tmp);
 	free(path);
 	buf_release(&b);
 	return r;
@@ -404,7 +390,7 @@ static int journal_remove(const struct journal *j, struct err *e)
 	if (unlink(path) < 0 && errno != ENOENT)
 		r = err_errno(e, ERR_IO, "%s: cannot remove", path);
 	if (r == 0)
-		fsync_dir(j->state);
+		dir_fsync(j->state);
 	for (i = 0; r == 0 && i < j->nfiles; i++) {
 		char *prev = path2(j->state, j->files[i], ".prev");
 		unlink(prev);
@@ -509,7 +495,7 @@ static int is_mkstemp_tail(const char *s, size_t n)
 					   "abcdefghijklmnopqrstuvwxyz0123456789") == n;
 }
 
-/* "<name>.tmp-XXXXXX": atomic_write_prepare's names. */
+/* "<name>.tmp-XXXXXX": file_write_prepare's names. */
 static int is_atomic_tmp(const char *name)
 {
 	const char *t = strstr(name, ".tmp-");

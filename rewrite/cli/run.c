@@ -115,14 +115,6 @@ struct run {
 
 /* ---- small file helpers ---- */
 
-static char *path_of(const char *dir, const char *name)
-{
-	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
-
-	buf_printf(&b, "%s/%s", dir, name);
-	return buf_detach(&b, NULL);
-}
-
 /* <state>/<name>.new: where a run writes a state file until its journal
  * is finished. */
 static char *state_new_path(const struct run *r, const char *name)
@@ -133,47 +125,13 @@ static char *state_new_path(const struct run *r, const char *name)
 	return buf_detach(&b, NULL);
 }
 
-/* Reads a whole file into out. 1 read, 0 missing, -1 error (e set). */
-static int read_file(const char *path, struct buf *out, struct err *e)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0)
-		return err_errno(e, ERR_IO, "%s: cannot open", path);
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || buf_add(out, chunk, (size_t)n) < 0) {
-			close(fd);
-			return err_errno(e, ERR_IO, "%s: cannot read", path);
-		}
-	}
-	close(fd);
-	return 1;
-}
-
-static int write_file(const char *path, const struct buf *data, struct err *e)
-{
-	char *tmp = NULL;
-	int r = atomic_write_prepare(path, data, &tmp, e);
-
-	if (r == 0)
-		r = atomic_write_commit(tmp, path, e);
-	free(tmp);
-	return r;
-}
-
 /* A state file of this run: written as <name>.new and added to the
  * journal, which renames it into place with the refs. */
 static int state_put(struct run *r, const char *name, const struct buf *data,
 		     struct err *e)
 {
 	char *path = state_new_path(r, name);
-	int rc = write_file(path, data, e);
+	int rc = file_write(path, data, e);
 
 	if (rc == 0)
 		journal_add_file(&r->j, name);
@@ -181,16 +139,10 @@ static int state_put(struct run *r, const char *name, const struct buf *data,
 	return rc;
 }
 
-static int file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 /* 1 if an interrupted run's journal is in the state directory. */
 static int journal_pending(const char *state)
 {
-	char *p = path_of(state, "journal");
+	char *p = path_join(state, "journal");
 	int r = file_exists(p);
 
 	free(p);
@@ -323,8 +275,8 @@ static int setup_to(struct run *r, struct err *e)
 	r->dst = r->o.to;
 	if (has > 0 && !r->o.verify_only) {
 		/* an earlier run's target says where it came from */
-		srcfile = path_of(r->o.to, ".git/migrate/source");
-		rc = read_file(srcfile, &src, e);
+		srcfile = path_join(r->o.to, ".git/migrate/source");
+		rc = file_read(srcfile, &src, e);
 		free(srcfile);
 		gitcmd_chomp(&src);
 		if (rc == 0)
@@ -339,8 +291,8 @@ static int setup_to(struct run *r, struct err *e)
 	} else if (r->o.f.dry_run) {
 		/* nothing is created: the run is a first one into nothing */
 		r->dst_absent = 1;
-		r->dst_gitdir = path_of(r->o.to, ".git");
-		r->store = path_of(r->dst_gitdir, "lfs/objects");
+		r->dst_gitdir = path_join(r->o.to, ".git");
+		r->store = path_join(r->dst_gitdir, "lfs/objects");
 		r->commondir = xstrdup(r->dst_gitdir);
 		return 0;
 	} else if (!r->o.verify_only) {
@@ -364,7 +316,7 @@ static int setup_to(struct run *r, struct err *e)
 	if (git_line(&r->dst_gitdir, r->dst, e, "rev-parse", "--absolute-git-dir",
 		     (char *)NULL) < 0)
 		return -1;
-	r->store = path_of(r->dst_gitdir, "lfs/objects");
+	r->store = path_join(r->dst_gitdir, "lfs/objects");
 	r->commondir = xstrdup(r->dst_gitdir);
 	return 0;
 }
@@ -383,7 +335,7 @@ static int setup_in_place(struct run *r, struct err *e)
 		return -1;
 	}
 	r->bare = !strcmp(bare, "true");
-	r->store = path_of(common, "lfs/objects");
+	r->store = path_join(common, "lfs/objects");
 	r->commondir = common;
 	free(bare);
 	return 0;
@@ -416,7 +368,7 @@ static size_t drop_packs(const char *list, const struct buf *keep)
 	char *line, *nl, *sp, *base;
 	size_t n = 0;
 
-	if (read_file(list, &text, &ignored) <= 0)
+	if (file_read(list, &text, &ignored) <= 0)
 		return 0;
 	for (line = text.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
 		*nl = '\0';
@@ -442,9 +394,9 @@ static size_t drop_packs(const char *list, const struct buf *keep)
  * of files taken back from LFS. */
 static size_t clean_all(const struct run *r)
 {
-	char *annex = path_of(r->commondir, "annex");
-	char *packs = path_of(r->commondir, "objects/pack");
-	char *list = path_of(r->state, "unlfs-packs");
+	char *annex = path_join(r->commondir, "annex");
+	char *packs = path_join(r->commondir, "objects/pack");
+	char *list = path_join(r->state, "unlfs-packs");
 	/* the packs of files taken back, of a run that moved no ref (a run
 	 * that moved its refs removed the list before) */
 	size_t n = drop_packs(list, NULL);
@@ -462,7 +414,7 @@ static size_t clean_all(const struct run *r)
 /* The packs of files taken back are kept for good: their list goes. */
 static void packs_kept(const struct run *r)
 {
-	char *list = path_of(r->state, "unlfs-packs");
+	char *list = path_join(r->state, "unlfs-packs");
 
 	unlink(list);
 	free(list);
@@ -542,10 +494,10 @@ static int setup(struct run *r, struct err *e)
 		return -1;
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
-	r->state = path_of(r->dst_gitdir, "migrate");
+	r->state = path_join(r->dst_gitdir, "migrate");
 	if (state_dir_check(r->state, e) < 0)
 		return -1;
-	tips = path_of(r->state, "tips");
+	tips = path_join(r->state, "tips");
 	r->first = !file_exists(tips);
 	free(tips);
 	if (r->o.verify_only)
@@ -563,7 +515,7 @@ static int setup(struct run *r, struct err *e)
 		return err_errno(e, ERR_IO, "%s: cannot create", r->state);
 	if (state_lock(r->state, &r->lockfd, e) < 0 || recover(r, e) < 0)
 		return -1;
-	tips = path_of(r->state, "tips");	/* a finished run may have written it */
+	tips = path_join(r->state, "tips");	/* a finished run may have written it */
 	r->first = !file_exists(tips);
 	free(tips);
 	/* written first, so that a retry after a failed first run continues */
@@ -618,9 +570,9 @@ static int tips_load(struct oid **ids, size_t *n, const char *state,
 		     struct err *e)
 {
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	char *path = path_of(state, "tips"), *line, *nl;
+	char *path = path_join(state, "tips"), *line, *nl;
 	size_t k = 0, alloc = 16;
-	int r = read_file(path, &text, e);
+	int r = file_read(path, &text, e);
 
 	*ids = xmalloc(alloc * sizeof(**ids));
 	for (line = text.ptr; r > 0 && (nl = strchr(line, '\n')); line = nl + 1) {
@@ -935,8 +887,8 @@ static void filter_options(struct run *r, const struct state_files *f,
 	*opt = r->o.f;
 	opt->commit_map_format = NULL;
 	/* a preview's reports go to its temp dir, a run's to the state */
-	*report = path_of(r->dry_dir ? r->dry_dir : r->state, "report.txt");
-	*report_json = path_of(r->dry_dir ? r->dry_dir : r->state, "report.json");
+	*report = path_join(r->dry_dir ? r->dry_dir : r->state, "report.txt");
+	*report_json = path_join(r->dry_dir ? r->dry_dir : r->state, "report.json");
 	opt->store = r->store;
 	if (r->annex) {
 		opt->annex_dir = r->annex_dir;
@@ -967,7 +919,7 @@ static void filter_options(struct run *r, const struct state_files *f,
 		opt->objects_level = level ? atoi(level) : -1;
 		if (opt->objects_level < -1 || opt->objects_level > 9)
 			opt->objects_level = -1;
-		opt->objects_list = r->packs_list = path_of(r->state, "unlfs-packs");
+		opt->objects_list = r->packs_list = path_join(r->state, "unlfs-packs");
 	}
 }
 
@@ -1008,7 +960,7 @@ static int marks_load(struct marks *m, const char *path, struct err *e)
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
 	char *line, *nl;
 	size_t alloc = 64, lineno = 0;
-	int r = read_file(path, &text, e);
+	int r = file_read(path, &text, e);
 
 	m->v = xmalloc(alloc * sizeof(*m->v));
 	m->n = 0;
@@ -1162,7 +1114,7 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
 	struct gitrefs refs = GITREFS_INIT;
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
 	char *line, *nl;
-	int r = read_file(path, &text, e);
+	int r = file_read(path, &text, e);
 
 	if (r == 0)
 		r = err_set(e, ERR_IO, "verification failed: %s is missing", path);
@@ -1271,11 +1223,11 @@ static int write_small(const char *state, const char *name, const char *text,
 		       struct err *e)
 {
 	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
-	char *path = path_of(state, name);
+	char *path = path_join(state, name);
 	int rc;
 
 	buf_adds(&b, text);
-	rc = write_file(path, &b, e);
+	rc = file_write(path, &b, e);
 	free(path);
 	buf_release(&b);
 	return rc;
@@ -1288,7 +1240,7 @@ static int add_file(struct buf *out, const char *what, const char *path)
 	struct err ignored = ERR_INIT;
 
 	buf_printf(out, "\n# %s\n", what);
-	return read_file(path, out, &ignored) > 0;
+	return file_read(path, out, &ignored) > 0;
 }
 
 /* What starts the expression files in the kept rules, even when there
@@ -1335,7 +1287,7 @@ static int rules_text(const struct run *r, struct buf *out, int exprs)
 {
 	struct err ignored = ERR_INIT;
 
-	if (r->o.f.rules && read_file(r->o.f.rules, out, &ignored) <= 0)
+	if (r->o.f.rules && file_read(r->o.f.rules, out, &ignored) <= 0)
 		return 0;
 	if (r->o.f.strip_blobs_with_ids &&
 	    !add_file(out, "--strip-blobs-with-ids", r->o.f.strip_blobs_with_ids))
@@ -1358,8 +1310,8 @@ static int check_rules(const struct run *r, struct err *e)
 {
 	struct buf before = BUF_INIT(SIZE_MAX / 2), now = BUF_INIT(SIZE_MAX / 2);
 	struct buf old = BUF_INIT(SIZE_MAX / 2);
-	char *path = path_of(r->state, "rules");
-	int rc = read_file(path, &before, e);
+	char *path = path_join(r->state, "rules");
+	int rc = file_read(path, &before, e);
 
 	/* a state from before the expression files were kept holds the
 	 * rules alone; its next run keeps them */
@@ -1409,7 +1361,7 @@ static int write_from_previous(struct run *r, const struct state_files *f,
 {
 	struct cmap *was = cmap_new(), *now = cmap_new(), *out = cmap_new();
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	char *prev = path_of(r->before_restart, "commit-map");
+	char *prev = path_join(r->before_restart, "commit-map");
 	struct compose c = { now, out };
 	int rc = cmap_load(was, prev, e);
 
@@ -1474,10 +1426,10 @@ static int map_prepare(struct run *r, const struct state_files *fin,
 		       const struct state_files *fnew, struct err *e)
 {
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	int rc = r->o.restart ? 0 : read_file(fin->map, &text, e);
+	int rc = r->o.restart ? 0 : file_read(fin->map, &text, e);
 
 	if (rc > 0)
-		rc = write_file(fnew->map, &text, e);
+		rc = file_write(fnew->map, &text, e);
 	else if (rc == 0)
 		unlink(fnew->map);
 	buf_release(&text);
@@ -1718,7 +1670,7 @@ static int write_reset(struct run *r, const struct state_files *fin,
 		       const struct state_files *fnew, struct err *e)
 {
 	struct buf refmap = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
-	int rc = read_file(fnew->refmap, &refmap, e);
+	int rc = file_read(fnew->refmap, &refmap, e);
 
 	if (rc >= 0) {
 		reset_text(&out, r, fin, &refmap);
@@ -1760,7 +1712,7 @@ static int annex_prepare(struct run *r, struct err *e)
 	rules_free(rules);
 	if (!r->annex)
 		return 0;
-	r->annex_dir = path_of(r->commondir, "annex");
+	r->annex_dir = path_join(r->commondir, "annex");
 	rc = git_line(&uuid, r->dst, &ignored, "config", "--get", "annex.uuid",
 		      (char *)NULL);
 	if (rc == 0 && annex_uuid_valid(uuid))
@@ -1801,18 +1753,18 @@ static int annex_hooks(const struct run *r, struct err *e)
 		{ "pre-commit", "git annex pre-commit ." },
 	};
 	struct buf text = BUF_INIT(BUF_MAX_DEFAULT);
-	char *dir = path_of(r->commondir, "hooks"), *path;
+	char *dir = path_join(r->commondir, "hooks"), *path;
 	size_t i;
 	int rc = 0;
 
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
 		rc = err_errno(e, ERR_IO, "%s: cannot create", dir);
 	for (i = 0; rc == 0 && i < (r->bare ? 1 : 4); i++) {
-		path = path_of(dir, hooks[i][0]);
+		path = path_join(dir, hooks[i][0]);
 		buf_reset(&text);
 		buf_printf(&text, "#!/bin/sh\n# automatically configured by "
 			   "git-annex\n%s\n", hooks[i][1]);
-		if (!file_exists(path) && (rc = write_file(path, &text, e)) == 0 &&
+		if (!file_exists(path) && (rc = file_write(path, &text, e)) == 0 &&
 		    chmod(path, 0755) < 0)
 			rc = err_errno(e, ERR_IO, "%s: cannot make it executable", path);
 		free(path);
@@ -1834,7 +1786,7 @@ static int annex_setup(struct run *r, struct err *e)
 		{ "filter.annex.process", "git-annex filter-process" },
 	};
 	struct buf text = BUF_INIT(SIZE_MAX / 2), add = BUF_INIT(SIZE_MAX / 2);
-	char *info = path_of(r->commondir, "info"), *attrs;
+	char *info = path_join(r->commondir, "info"), *attrs;
 	const char *line, *nl;
 	size_t i;
 	int rc;
@@ -1843,7 +1795,7 @@ static int annex_setup(struct run *r, struct err *e)
 		free(info);
 		return 0;
 	}
-	attrs = path_of(info, "attributes");
+	attrs = path_join(info, "attributes");
 	rc = gitcmd_runl(r->dst, 1, NULL, e, "config", "annex.uuid",
 			 r->annex_uuid, (char *)NULL);
 	for (i = 0; rc == 0 && i < sizeof(cfg) / sizeof(cfg[0]); i++)
@@ -1851,7 +1803,7 @@ static int annex_setup(struct run *r, struct err *e)
 				 cfg[i][1], (char *)NULL);
 	if (rc == 0 && mkdir(info, 0777) < 0 && errno != EEXIST)
 		rc = err_errno(e, ERR_IO, "%s: cannot create", info);
-	if (rc == 0 && read_file(attrs, &text, e) < 0)
+	if (rc == 0 && file_read(attrs, &text, e) < 0)
 		rc = -1;
 	buf_adds(&add, "* filter=annex\n");
 	buf_add(&add, r->lfs_lines.ptr, r->lfs_lines.len);
@@ -1864,7 +1816,7 @@ static int annex_setup(struct run *r, struct err *e)
 		buf_add(&text, line, n);
 	}
 	if (rc == 0)
-		rc = write_file(attrs, &text, e);
+		rc = file_write(attrs, &text, e);
 	if (rc == 0)
 		rc = annex_hooks(r, e);
 	free(info);
@@ -1890,7 +1842,7 @@ static int refuse_in_progress(const char *dir, const char *gitdir,
 	size_t i;
 
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		char *p = path_of(gitdir, ops[i][0]);
+		char *p = path_join(gitdir, ops[i][0]);
 		int there = file_exists(p);
 		free(p);
 		if (there)
@@ -2024,12 +1976,12 @@ static int keep_old_state(struct run *r, struct err *e)
 		}
 	}
 	for (i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
-		from = path_of(r->state, names[i]);
-		to = path_of(dir.ptr, names[i]);
+		from = path_join(r->state, names[i]);
+		to = path_join(dir.ptr, names[i]);
 		buf_reset(&text);
-		rc = read_file(from, &text, e);
+		rc = file_read(from, &text, e);
 		if (rc > 0)
-			rc = write_file(to, &text, e);
+			rc = file_write(to, &text, e);
 		rc = rc < 0 ? -1 : 0;
 		free(from);
 		free(to);
@@ -2088,7 +2040,7 @@ static int restart_prepare(struct run *r, struct err *e)
 	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
 	struct map_sides ms = { NULL, NULL, 0 };
 	struct oid head, bad;
-	char *sym = NULL, *name, *map = path_of(r->state, "commit-map");
+	char *sym = NULL, *name, *map = path_join(r->state, "commit-map");
 	char hex[OID_HEX + 1];
 	struct cmap *m = cmap_new();
 	const struct gitref *g, *o;
@@ -2119,7 +2071,7 @@ static int restart_prepare(struct run *r, struct err *e)
 		g = &now.v[i];
 		if (!strncmp(g->name, "refs/migrate/", 13))
 			continue;
-		name = path_of("refs/migrate/original", g->name);
+		name = path_join("refs/migrate/original", g->name);
 		o = gitrefs_find(&orig, name);
 		free(name);
 		to = o && o->has_commit ? cmap_get(m, &o->commit) : NULL;
@@ -2203,14 +2155,14 @@ static int side_create(struct run *r, struct err *e)
 	int i, rc = git_line(&objects, r->dst, e, "rev-parse", "--path-format=absolute",
 			  "--git-path", "objects", (char *)NULL);
 
-	r->side = path_of(r->state, "import.git");
+	r->side = path_join(r->state, "import.git");
 	if (rc == 0)
 		rc = gitcmd_runl(NULL, 1, NULL, e, "init", "-q", "--bare", r->side,
 				 (char *)NULL);
-	link = path_of(r->side, "objects");
+	link = path_join(r->side, "objects");
 	if (rc == 0) {
 		/* git init made empty objects/{info,pack}; the link replaces them */
-		char *info = path_of(link, "info"), *pack = path_of(link, "pack");
+		char *info = path_join(link, "info"), *pack = path_join(link, "pack");
 		rmdir(info);
 		rmdir(pack);
 		free(info);
@@ -2261,13 +2213,13 @@ static int borrow_objects(struct run *r, struct err *e)
 	if (rc == 0)
 		rc = objects_dir(&src, r->o.repo, e);
 	if (rc == 0) {
-		info = path_of(dst, "info");
+		info = path_join(dst, "info");
 		if (mkdir(info, 0777) < 0 && errno != EEXIST)
 			rc = err_errno(e, ERR_IO, "%s: cannot create", info);
 	}
 	if (rc == 0) {
-		r->alternates = path_of(info, "alternates");
-		rc = read_file(r->alternates, &text, e) < 0 ? -1 : 0;
+		r->alternates = path_join(info, "alternates");
+		rc = file_read(r->alternates, &text, e) < 0 ? -1 : 0;
 	}
 	for (line = text.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1)
 		if ((size_t)(nl - line) != strlen(src) || memcmp(line, src, strlen(src)))
@@ -2277,7 +2229,7 @@ static int borrow_objects(struct run *r, struct err *e)
 	if (rc == 0) {
 		buf_add(&text, r->alt_before.ptr, r->alt_before.len);
 		buf_printf(&text, "%s\n", src);
-		rc = write_file(r->alternates, &text, e);
+		rc = file_write(r->alternates, &text, e);
 	}
 	if (rc < 0) {
 		free(r->alternates);
@@ -2298,7 +2250,7 @@ static int unborrow(struct run *r, struct err *e)
 	if (!r->alternates)
 		return 0;
 	if (r->alt_had)
-		rc = write_file(r->alternates, &r->alt_before, e);
+		rc = file_write(r->alternates, &r->alt_before, e);
 	else if (unlink(r->alternates) < 0 && errno != ENOENT)
 		rc = err_errno(e, ERR_IO, "%s: cannot remove", r->alternates);
 	if (rc == 0) {
@@ -2379,7 +2331,7 @@ static int pack_together(struct run *r, struct err *e)
 
 	if (!r->packs_list)
 		return 0;
-	rc = read_file(r->packs_list, &list, e) < 0 ? -1 : 0;
+	rc = file_read(r->packs_list, &list, e) < 0 ? -1 : 0;
 	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
 		buf_add(&ids, line, OID_HEX);
 		buf_addch(&ids, '\n');
@@ -2417,11 +2369,11 @@ static int pack_together(struct run *r, struct err *e)
 			rc = err_set(e, ERR_IO, "git pack-objects wrote no pack");
 		if (rc == 0) {
 			buf_add(&list, joined.ptr, joined.len);
-			rc = write_file(r->packs_list, &list, e);
+			rc = file_write(r->packs_list, &list, e);
 		}
 		if (rc == 0) {
 			drop_packs(r->packs_list, &made);
-			rc = write_file(r->packs_list, &joined, e);
+			rc = file_write(r->packs_list, &joined, e);
 		}
 	}
 	gitargv_clear(&a);
@@ -2528,7 +2480,7 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 		rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
 	for (i = 0; rc == 0 && r->o.in_place && i < r->dst_before.n; i++) {
 		g = &r->dst_before.v[i];
-		name = path_of("refs/migrate/original", g->name);
+		name = path_join("refs/migrate/original", g->name);
 		if (!gitrefs_find(&have, name))
 			journal_add_ref(&r->j, name, &none, &g->id, 0);
 		free(name);
@@ -2723,7 +2675,7 @@ static void summary(const struct run *r, const struct state_files *f)
 	if (r->o.f.quiet)
 		return;
 	map_entries(&after, f->map, &ignored);
-	if (read_file(f->refmap, &refmap, &ignored) > 0)
+	if (file_read(f->refmap, &refmap, &ignored) > 0)
 		for (i = 0; i < refmap.len; i++)
 			refs += refmap.ptr[i] == '\n';
 	fprintf(stderr, "migrate run: %zu new commit(s) mapped (%zu in the map), "
@@ -2738,7 +2690,7 @@ static void summary(const struct run *r, const struct state_files *f)
 static int copy_out(const char *from, const char *path, struct err *e)
 {
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	int rc = read_file(from, &text, e);
+	int rc = file_read(from, &text, e);
 
 	if (rc == 0)
 		rc = err_set(e, ERR_IO, "%s: missing", from);
@@ -2746,7 +2698,7 @@ static int copy_out(const char *from, const char *path, struct err *e)
 		rc = fwrite(text.ptr, 1, text.len, stderr) == text.len ? 0 :
 		     err_errno(e, ERR_IO, "cannot write the report");
 	else if (rc > 0)
-		rc = write_file(path, &text, e);
+		rc = file_write(path, &text, e);
 	buf_release(&text);
 	return rc;
 }
@@ -2775,18 +2727,18 @@ static int deliver(const struct run *r, const char *dir,
 		if (rc == 0 && cmap_format(m, fmt, &text) < 0)
 			rc = err_set(e, ERR_IO, "%s: too large", o->commit_map);
 		if (rc == 0)
-			rc = write_file(o->commit_map, &text, e);
+			rc = file_write(o->commit_map, &text, e);
 		cmap_free(m);
 	}
 	if (rc == 0 && o->ref_map)
 		rc = copy_out(f->refmap, o->ref_map, e);
 	if (rc == 0 && o->report) {
-		p = path_of(dir, "report.txt");
+		p = path_join(dir, "report.txt");
 		rc = copy_out(p, o->report, e);
 		free(p);
 	}
 	if (rc == 0 && o->report_json) {
-		p = path_of(dir, "report.json");
+		p = path_join(dir, "report.json");
 		rc = copy_out(p, o->report_json, e);
 		free(p);
 	}
@@ -2882,10 +2834,10 @@ static int verify_only(const struct run *r, struct err *e)
 {
 	struct state_files f;
 	struct buf text = BUF_INIT(4096);
-	char *path = path_of(r->state, "last-run");
+	char *path = path_join(r->state, "last-run");
 	uint64_t before = 0;
 	size_t k = strlen("map-entries-before ");
-	int rc = read_file(path, &text, e);
+	int rc = file_read(path, &text, e);
 
 	gitcmd_chomp(&text);
 	if (rc == 0)

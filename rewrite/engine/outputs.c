@@ -117,7 +117,7 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 			buf_add(&data, refs.ptr, refs.len);
 		else
 			format_marks(rw, &data);
-		r = atomic_write_prepare(out_path(rw, i), &data, &tmp[i], e);
+		r = file_write_prepare(out_path(rw, i), &data, &tmp[i], e);
 	}
 	if (r == 0)
 	{
@@ -155,7 +155,7 @@ int outputs_commit(struct rw *rw, char *tmp[OUT_N], struct err *e)
 
 	for (i = 0; i < OUT_N; i++) {
 		if (tmp[i] && r == 0)
-			r = atomic_write_commit(tmp[i], out_path(rw, i), e);
+			r = file_write_commit(tmp[i], out_path(rw, i), e);
 		else if (tmp[i])
 			remove(tmp[i]);
 		free(tmp[i]);

@@ -1,7 +1,7 @@
 /*
  * git.h - git plumbing, the contract of rewrite/git/: object ids and
  * hashing (oid.c), child processes (gitcmd.c, the only code that starts
- * one), object reading (odb.c), commit-map files and atomic writes
+ * one), object reading (odb.c), commit-map files
  * (maps.c), and in-memory trees with their ids (tree.c). Nothing here
  * knows the stream or the rules.
  */
@@ -358,8 +358,7 @@ int pack_delta_apply(const unsigned char *base, size_t base_len,
 
 /*
  * maps.c: the old->new commit map (loaded, extended, written in the
- * layouts of git-filter-repo, git lfs migrate and BFG) and atomic file
- * writes for everything migrate leaves behind.
+ * layouts of git-filter-repo, git lfs migrate and BFG).
  */
 enum cmap_format {
 	CMAP_FILTER_REPO = 0,	/* "old<pad to 40> new" header, all commits */
@@ -394,22 +393,6 @@ size_t cmap_each_from(const struct cmap *m, size_t from,
  * except BFG's, sorted by old). */
 int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
 
-/*
- * Atomic replacement of path by data: written to a temp file in the same
- * directory, fsynced, then renamed. atomic_write_prepare leaves the temp file
- * (its name in *tmp, caller frees) so that several files can be committed
- * together with atomic_write_commit, or dropped with unlink. Only where the
- * user pointed: a symbolic link is followed (the link stays, its target is
- * replaced); a character device or a pipe is opened and written in place
- * at the commit (its data waits in $TMPDIR until then); a folder, a block
- * device or a socket is refused.
- */
-int atomic_write_prepare(const char *path, const struct buf *data, char **tmp,
-			 struct err *e);
-int atomic_write_commit(const char *tmp, const char *path, struct err *e);
-/* Whether path names (through links) a device or a pipe: a map there is
- * written but never read back. */
-int path_is_special(const char *path);
 
 /*
  * tree.c: the per-commit tree state fast-import keeps, copied so that

@@ -715,12 +715,12 @@ int report_write(struct report *r, const struct report_totals *t,
 		if (!strcmp(r->txt, "-"))
 			fwrite(out.ptr, 1, out.len, stderr);
 		else
-			rc = atomic_write_prepare(r->txt, &out, tmp_txt, e);
+			rc = file_write_prepare(r->txt, &out, tmp_txt, e);
 	}
 	if (rc == 0 && r->json) {
 		buf_reset(&out);
 		write_json(r, t, rules, &out);
-		rc = atomic_write_prepare(r->json, &out, tmp_json, e);
+		rc = file_write_prepare(r->json, &out, tmp_json, e);
 	}
 	buf_release(&out);
 	return rc;

@@ -97,19 +97,19 @@ static void test_atomic(void **state)
 	snprintf(path, sizeof(path), "%s/out", dir);
 	write_file(path, "old\n");
 	buf_adds(&data, "new\n");
-	assert_int_equal(atomic_write_prepare(path, &data, &tmp, &e), 0);
+	assert_int_equal(file_write_prepare(path, &data, &tmp, &e), 0);
 	/* until committed, the old file is intact */
 	f = fopen(path, "r");
 	assert_non_null(fgets(line, sizeof(line), f));
 	fclose(f);
 	assert_string_equal(line, "old\n");
-	assert_int_equal(atomic_write_commit(tmp, path, &e), 0);
+	assert_int_equal(file_write_commit(tmp, path, &e), 0);
 	free(tmp);
 	f = fopen(path, "r");
 	assert_non_null(fgets(line, sizeof(line), f));
 	fclose(f);
 	assert_string_equal(line, "new\n");
-	assert_int_equal(atomic_write_prepare("/nonexistent-dir/x", &data, &tmp, &e), -1);
+	assert_int_equal(file_write_prepare("/nonexistent-dir/x", &data, &tmp, &e), -1);
 	assert_int_equal(e.kind, ERR_IO);
 	assert_non_null(strstr(e.msg, "/nonexistent-dir/x"));
 	buf_release(&data);
