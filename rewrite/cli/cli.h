@@ -1,7 +1,7 @@
 /*
  * cli.h - what the files of rewrite/cli/ share: the commands (run.c,
- * remap.c), the options and their errors (options.c) and run's journal
- * (journal.c).
+ * remap.c, analyze.c, catobj.c) and the options and their errors
+ * (options.c).
  * The command line is the only code that prints errors and picks the
  * exit status; everything below it returns a struct err.
  */
@@ -106,104 +106,5 @@ int cli_parse_options(const struct cli_command_options *c, int argc,
 struct option;
 int rw_option_error(struct err *e, const struct option *opts, char **argv,
 		    int next, int bad_short);
-
-/*
- * journal.c: crash safety of `migrate run`: the lock on the state
- * directory, the journal written before the first ref changes, and the
- * way an interrupted run is finished or rolled back at the next start.
- * Folder-internal (run.c).
- *
- * A run imports into a side repository (<state>/import.git, sharing the
- * objects of the real one), so no ref of the repository moves before the
- * journal exists. The journal (<state>/journal, written atomically) holds
- * the old and new value of every ref the run moves, the work trees to
- * reset, and the state files to rename from <name>.new. Finishing moves
- * the refs in one `git update-ref --stdin` transaction, resets the work
- * trees, renames the state files (keeping <name>.prev until the journal is
- * gone, so that a roll-back can restore them) and removes the journal.
- */
-struct jref {
-	char *name;
-	struct oid old, new;	/* null: the ref does not exist */
-	int no_deref;		/* HEAD itself (detached), not its branch */
-};
-
-struct journal {
-	char *state;		/* the state directory */
-	char *dir;		/* the repository written (git -C) */
-	char *gitdir, *commondir;
-	int worktree;		/* reset the work tree of dir */
-	char **wts;		/* linked work trees to reset */
-	size_t nwts;
-	struct jref *refs;
-	size_t nrefs, refs_alloc;
-	char **files;		/* state files: <state>/<name>.new -> <name> */
-	size_t nfiles;
-};
-
-void journal_add_ref(struct journal *j, const char *name,
-		     const struct oid *old, const struct oid *new,
-		     int no_deref);
-void journal_add_file(struct journal *j, const char *name);
-void journal_add_wt(struct journal *j, const char *path);
-void journal_free(struct journal *j);
-
-/* Writes <state>/journal atomically (temp, fsync, rename, fsync of the
- * directory). 0, or -1 with e set. */
-int journal_write(const struct journal *j, struct err *e);
-
-/* Loads <state>/journal: 1 found, 0 none, -1 malformed (e set). */
-int journal_load(struct journal *j, const char *state, struct err *e);
-
-/*
- * Finishes the journal's run (refs, work trees, state files, then the
- * journal goes), or rolls it back (refs to their old values, work trees
- * reset to them, state files as before). recovering: the run was killed;
- * lock files it may have left (<ref>.lock of its refs, packed-refs.lock,
- * index.lock) are removed first and *locks counts them. A ref that holds
- * neither its old nor its new value is an error and nothing moves.
- * journal_finish returns -2 when its ref transaction failed (no ref
- * moved), -1 when a later step failed (the journal stays).
- */
-int journal_finish(const struct journal *j, int recovering, size_t *locks,
-		   struct err *e);
-int journal_rollback(const struct journal *j, size_t *locks, struct err *e);
-
-/* Forgets a journal whose refs never moved (its transaction failed):
- * removes the <name>.new state files and the journal. */
-void journal_drop(const struct journal *j);
-
-/* The state folder (<git-dir>/migrate) is a folder or not there yet; a
- * symbolic link or a file is an ERR_USAGE error. */
-int state_dir_check(const char *state, struct err *e);
-
-/*
- * Takes the lock on <state>/lock (flock, not waiting); *fd holds it until
- * the process ends. Another run holding it is an ERR_USAGE error.
- */
-int state_lock(const char *state, int *fd, struct err *e);
-
-/*
- * With no journal: removes what an interrupted run of ours left in the
- * state directory (<name>.new, <name>.prev, <name>.tmp-XXXXXX, import.git)
- * and in the store (tmp/put-<pid>-<seq>-<ns> of processes that no longer
- * run): names matched exactly, folders that are symbolic links left alone.
- * Returns how many entries it removed.
- */
-size_t state_clean(const char *state, const char *store);
-
-/*
- * Removes the pack-<hash>.keep files in packdir that hold exactly
- * "fast-import": what a git fast-import killed before its end left (it
- * removes its own when it ends). A retry of the same stream writes a pack
- * of the same name and would die on the keep file ("cannot create keep
- * file"). The packs themselves stay. Also the temp files of packs the
- * filter was writing (tmp_migrate_*, rewrite/git/packw.c). Returns how
- * many it removed.
- */
-size_t import_keeps_clean(const char *packdir);
-/* Removes dir and everything below it (symlinks themselves, never what
- * they name). 0, or -1 (errno set) when something stayed. */
-int remove_tree(const char *dir);
 
 #endif

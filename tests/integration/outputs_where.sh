@@ -213,7 +213,7 @@ sed "s|^[0-9a-f]* refs/heads/side\$|$moved refs/heads/side|" "$SCRATCH/m.refs" |
 diff -u "$SCRATCH/m.want" <(refs_of "$M") || die "refs changed in the refused run"
 [ ! -e "$M/.git/migrate/journal" ] || die "a journal was left"
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$M" --in-place || die "the run again failed"
-git -C "$M" log --format=%s side | grep -q 'made meanwhile' || die "the commit made meanwhile is not converted"
+[ "$(git -C "$M" log -1 --format=%s side)" = 'made meanwhile' ] || die "the commit made meanwhile is not converted"
 info "a ref moved during the run: $(head -1 "$SCRATCH/err" | sed 's/[0-9a-f]\{40\}/<id>/')"
 
 echo "outputs_where: ok"

@@ -1,5 +1,5 @@
 /* journal.c - the lock, the journal and the recovery of `migrate run`. */
-#include "cli.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>

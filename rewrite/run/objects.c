@@ -1,0 +1,295 @@
+/*
+ * objects.c - where the new objects go: the side repository fast-import writes, the source's objects borrowed with --to, the packs of files taken back joined.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/*
+ * The side repository fast-import writes into is made by `git init` and
+ * has no config of its own: the source's settings of how objects are
+ * stored (core.bigFileThreshold, pack.compression, core.compression) are
+ * copied into it. When a rule is unlfs and the source sets none of them,
+ * the files it brings back (whole files, big enough to have been in LFS,
+ * media mostly) are stored as `git lfs migrate export` stores them: whole,
+ * with no delta search against the blob before them in the stream
+ * (another file's, as a rule: costly and rarely fruitful; `git gc` finds
+ * the deltas later), and deflated at zlib's fastest level, which gives
+ * the same size on data that is compressed already. fast-import of the
+ * unlfs stream of the assets corpus (1.4 GB): 106 s as it was, 64 s
+ * whole, 51 s whole and at level 1; 1.1 GB of objects each time.
+ */
+static const char *const side_keys[SIDE_KEYS][2] = {
+	{ "core.bigFileThreshold", "1m" },
+	{ "pack.compression", "1" },
+	{ "core.compression", NULL },
+};
+
+void run_side_config_prepare(struct run *r)
+{
+	struct err ignored = ERR_INIT;
+	int i, own = 0;
+
+	for (i = 0; i < SIDE_KEYS; i++) {
+		char *v = NULL;
+
+		if (run_git_line(&v, r->o.repo, &ignored, "config", "--get",
+			     side_keys[i][0], (char *)NULL) == 0 && *v) {
+			r->side_config[i] = v;
+			own = 1;
+		} else {
+			free(v);
+		}
+	}
+	r->own_threshold = r->side_config[0] != NULL;
+	for (i = 0; !own && r->unlfs && i < SIDE_KEYS; i++)
+		if (side_keys[i][1])
+			r->side_config[i] = xstrdup(side_keys[i][1]);
+}
+
+/* <state>/import.git: a bare repository whose objects directory is the
+ * target's, so that fast-import's objects land where they belong and its
+ * refs nowhere near the target's. Its HEAD names a branch no stream
+ * writes, so that a stream's `commit HEAD` (a detached HEAD) stays apart. */
+int run_side_create(struct run *r, struct err *e)
+{
+	char *objects = NULL, *link = NULL;
+	int i, rc = run_git_line(&objects, r->dst, e, "rev-parse", "--path-format=absolute",
+			  "--git-path", "objects", (char *)NULL);
+
+	r->side = path_join(r->state, "import.git");
+	if (rc == 0)
+		rc = gitcmd_runl(NULL, 1, NULL, e, "init", "-q", "--bare", r->side,
+				 (char *)NULL);
+	link = path_join(r->side, "objects");
+	if (rc == 0) {
+		/* git init made empty objects/{info,pack}; the link replaces them */
+		char *info = path_join(link, "info"), *pack = path_join(link, "pack");
+		rmdir(info);
+		rmdir(pack);
+		free(info);
+		free(pack);
+		if (rmdir(link) < 0)
+			rc = err_errno(e, ERR_IO, "%s: cannot remove", link);
+	}
+	if (rc == 0 && symlink(objects, link) < 0)
+		rc = err_errno(e, ERR_IO, "%s: cannot link to %s", link, objects);
+	if (rc == 0)
+		rc = gitcmd_runl(r->side, 1, NULL, e, "symbolic-ref", "HEAD",
+				 SIDE_HEAD, (char *)NULL);
+	if (rc == 0)
+		rc = gitcmd_runl(r->side, 1, NULL, e, "config", "gc.auto", "0",
+				 (char *)NULL);
+	for (i = 0; rc == 0 && i < SIDE_KEYS; i++)
+		if (r->side_config[i])
+			rc = gitcmd_runl(r->side, 1, NULL, e, "config",
+					 side_keys[i][0], r->side_config[i],
+					 (char *)NULL);
+	r->dst_objects = objects;
+	free(link);
+	return rc;
+}
+
+/* The pipeline into the side repository, and its check. */
+/* The absolute objects directory of the repository at dir (caller
+ * frees). */
+static int objects_dir(char **out, const char *dir, struct err *e)
+{
+	return run_git_line(out, dir, e, "rev-parse", "--path-format=absolute",
+			"--git-path", "objects", (char *)NULL);
+}
+
+/*
+ * --to: the target borrows the source's objects through
+ * objects/info/alternates while fast-import writes into it, since the
+ * stream names every blob no rule changed by id (--no-data). What the file
+ * held before is kept (without a line of ours an interrupted run left) and
+ * put back by unborrow; dissociate makes the target self-contained.
+ */
+int run_borrow_objects(struct run *r, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *dst = NULL, *src = NULL, *info = NULL, *line, *nl;
+	int rc = objects_dir(&dst, r->dst, e);
+
+	if (rc == 0)
+		rc = objects_dir(&src, r->o.repo, e);
+	if (rc == 0) {
+		info = path_join(dst, "info");
+		if (mkdir(info, 0777) < 0 && errno != EEXIST)
+			rc = err_errno(e, ERR_IO, "%s: cannot create", info);
+	}
+	if (rc == 0) {
+		r->alternates = path_join(info, "alternates");
+		rc = file_read(r->alternates, &text, e) < 0 ? -1 : 0;
+	}
+	for (line = text.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1)
+		if ((size_t)(nl - line) != strlen(src) || memcmp(line, src, strlen(src)))
+			buf_add(&r->alt_before, line, (size_t)(nl - line + 1));
+	r->alt_had = r->alt_before.len > 0;
+	buf_reset(&text);
+	if (rc == 0) {
+		buf_add(&text, r->alt_before.ptr, r->alt_before.len);
+		buf_printf(&text, "%s\n", src);
+		rc = file_write(r->alternates, &text, e);
+	}
+	if (rc < 0) {
+		free(r->alternates);
+		r->alternates = NULL;
+	}
+	buf_release(&text);
+	free(dst);
+	free(src);
+	free(info);
+	return rc;
+}
+
+/* The target's alternates as they were before borrow_objects. */
+int run_unborrow(struct run *r, struct err *e)
+{
+	int rc = 0;
+
+	if (!r->alternates)
+		return 0;
+	if (r->alt_had)
+		rc = file_write(r->alternates, &r->alt_before, e);
+	else if (unlink(r->alternates) < 0 && errno != ENOENT)
+		rc = err_errno(e, ERR_IO, "%s: cannot remove", r->alternates);
+	if (rc == 0) {
+		free(r->alternates);
+		r->alternates = NULL;
+	}
+	return rc;
+}
+
+/*
+ * --to, after the refs moved: one `git repack -a -d` copies what the
+ * target borrowed into one pack (reusing the source's deltas), then the
+ * alternate goes: the result depends on nothing and needs no gc.
+ */
+int run_dissociate(struct run *r, struct err *e)
+{
+	int rc;
+
+	if (!r->alternates)
+		return 0;
+	run_phase(&r->o, "packing the new repository on its own (git repack -a -d)");
+	rc = gitcmd_runl(r->dst, 1, NULL, e, "repack", "-a", "-d", "-q",
+			 (char *)NULL);
+	if (rc == 0)
+		rc = run_unborrow(r, e);
+	if (rc < 0) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, "; the new history is "
+			 "in %s, but it still borrows objects from the source "
+			 "through %s: run `git -C %s repack -a -d` and remove "
+			 "that file", r->dst, r->alternates, r->dst);
+	}
+	return rc;
+}
+
+/* 1 when name is a pack's name (40 hex digits) and its .pack and .idx are
+ * in the target. */
+static int pack_written(const struct run *r, const char *name, size_t len)
+{
+	struct buf path = BUF_INIT(SIZE_MAX / 2);
+	struct oid id;
+	int ok;
+
+	if (oid_from_hex(&id, name, len) < 0)
+		return 0;
+	buf_printf(&path, "%s/pack/pack-%.*s.pack", r->dst_objects, (int)len, name);
+	ok = file_exists(path.ptr);
+	buf_reset(&path);
+	buf_printf(&path, "%s/pack/pack-%.*s.idx", r->dst_objects, (int)len, name);
+	ok = ok && file_exists(path.ptr);
+	buf_release(&path);
+	return ok;
+}
+
+/*
+ * unlfs: the files taken back went into packs of their own, one each
+ * (rewrite/blob/pool.c), while fast-import wrote the rest. One `git
+ * pack-objects` now copies them into one pack (their deflated data as it
+ * is: no delta search, no second deflate; more than one where the
+ * repository's pack.packSizeLimit says so) and the small ones go. With
+ * --to, dissociate's `git repack -a -d` then copies that pack as it is:
+ * it tries no delta between two whole objects of one pack, while the
+ * small packs had it search deltas among all the files (on the assets
+ * corpus 31 s of the run's 47 s, for 436 MB instead of 1,147 MB; a cost
+ * that grows with the files, which a later `git gc --aggressive` can
+ * still pay when wanted). The list then names the joined pack: until the
+ * refs move (run_all, or recover finishing a journal) it is what a run
+ * that fails or is killed drops (clean_all).
+ */
+int run_pack_together(struct run *r, struct err *e)
+{
+	struct buf list = BUF_INIT(SIZE_MAX / 2), ids = BUF_INIT(SIZE_MAX / 2);
+	struct buf made = BUF_INIT(BUF_MAX_DEFAULT), joined = BUF_INIT(SIZE_MAX / 2);
+	struct gitargv a = GITARGV_INIT;
+	char *line, *nl;
+	size_t n = 0;
+	int rc;
+
+	if (!r->packs_list)
+		return 0;
+	rc = file_read(r->packs_list, &list, e) < 0 ? -1 : 0;
+	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		buf_add(&ids, line, OID_HEX);
+		buf_addch(&ids, '\n');
+		n++;
+	}
+	if (rc == 0 && n > 1) {
+		run_phase(&r->o, "packing the files taken back from LFS together");
+		/* small mmap windows: the copy reads each pack once, and
+		 * git's defaults would map all of them at once */
+		gitargv_push(&a, "-c");
+		gitargv_push(&a, "core.packedGitWindowSize=16m");
+		gitargv_push(&a, "-c");
+		gitargv_push(&a, "core.packedGitLimit=128m");
+		gitargv_push(&a, "pack-objects");
+		gitargv_push(&a, "-q");
+		gitargv_push(&a, "--window=0");
+		gitargv_pushf(&a, "%s/pack/pack", r->dst_objects);
+		rc = gitcmd_ok(r->dst, &a, &ids, &made, e);
+		/* a line per pack it wrote: each is listed before the small
+		 * ones go, so that a run killed now drops it too */
+		for (line = made.ptr; rc == 0 && *line; line = nl + 1) {
+			nl = strchr(line, '\n');
+			if (!nl || !pack_written(r, line, (size_t)(nl - line))) {
+				rc = err_set(e, ERR_IO, "git pack-objects said "
+					     "'%s', not the names of packs it "
+					     "wrote in %s/pack", made.ptr,
+					     r->dst_objects);
+				break;
+			}
+			buf_printf(&joined, "%.*s %s/pack/pack-%.*s\n",
+				   (int)(nl - line), line, r->dst_objects,
+				   (int)(nl - line), line);
+		}
+		if (rc == 0 && !joined.len)
+			rc = err_set(e, ERR_IO, "git pack-objects wrote no pack");
+		if (rc == 0) {
+			buf_add(&list, joined.ptr, joined.len);
+			rc = file_write(r->packs_list, &list, e);
+		}
+		if (rc == 0) {
+			run_drop_packs(r->packs_list, &made);
+			rc = file_write(r->packs_list, &joined, e);
+		}
+	}
+	gitargv_clear(&a);
+	buf_release(&list);
+	buf_release(&ids);
+	buf_release(&made);
+	buf_release(&joined);
+	return rc;
+}

@@ -1,0 +1,372 @@
+/*
+ * refs.c - the refs a run moves and the work trees it must not overwrite: refusals, the ref plan, the journaled commit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/* 1 if `git status` shows no change to tracked files, 0 if it does. It
+ * only looks: without --no-optional-locks, status takes index.lock to
+ * write the refreshed index back, and a run killed there leaves a lock
+ * that no journal knows and that the next run's reset dies on. */
+int run_worktree_clean(const char *dir, struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	int r;
+
+	gitargv_push(&a, "--no-optional-locks");
+	gitargv_push(&a, "status");
+	gitargv_push(&a, "--porcelain");
+	gitargv_push(&a, "--untracked-files=no");
+	r = gitcmd_ok(dir, &a, NULL, &out, e);
+	if (r == 0)
+		r = out.len == 0;
+	gitargv_clear(&a);
+	buf_release(&out);
+	return r;
+}
+
+/* 1 if HEAD names a commit in dir. */
+int run_head_exists(const char *dir)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf out = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	int r;
+
+	gitargv_push(&a, "rev-parse");
+	gitargv_push(&a, "-q");
+	gitargv_push(&a, "--verify");
+	gitargv_push(&a, "HEAD^{commit}");
+	r = gitcmd_run(dir, &a, NULL, &out, &ignored) == 0;
+	gitargv_clear(&a);
+	buf_release(&out);
+	return r;
+}
+
+/* --to, first run: NEWDIR's HEAD names the branch the source's names. */
+int run_copy_head(const struct run *r, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	char *sym = NULL;
+	int rc = 0;
+
+	if (run_git_line(&sym, r->o.repo, &ignored, "symbolic-ref", "-q", "HEAD",
+		     (char *)NULL) == 0)
+		rc = gitcmd_runl(r->dst, 1, NULL, e, "symbolic-ref", "HEAD", sym, (char *)NULL);
+	free(sym);
+	return rc;
+}
+
+/* A rebase, merge, cherry-pick, revert or bisect in progress in the git
+ * dir gitdir: its refs and index belong to that operation. */
+int run_refuse_in_progress(const char *dir, const char *gitdir,
+			   struct err *e)
+{
+	static const char *const ops[][2] = {
+		{ "rebase-merge", "rebase" }, { "rebase-apply", "rebase or am" },
+		{ "MERGE_HEAD", "merge" }, { "CHERRY_PICK_HEAD", "cherry-pick" },
+		{ "REVERT_HEAD", "revert" }, { "sequencer", "cherry-pick or revert" },
+		{ "BISECT_LOG", "bisect" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		char *p = path_join(gitdir, ops[i][0]);
+		int there = file_exists(p);
+		free(p);
+		if (there)
+			return err_set(e, ERR_USAGE, "%s is in the middle of a %s "
+				       "(%s/%s exists); finish or abort it first",
+				       dir, ops[i][1], gitdir, ops[i][0]);
+	}
+	return 0;
+}
+
+/* 1 if <old>:<path> exists (the path was tracked before). Asked through
+ * --batch-check, which answers "missing" without a message. */
+static int tracked_in(const char *dir, const char *old, const char *path, size_t n)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf in = BUF_INIT(BUF_MAX_DEFAULT), out = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	int r;
+
+	gitargv_push(&a, "cat-file");
+	gitargv_push(&a, "--batch-check");
+	buf_printf(&in, "%s:%.*s\n", old, (int)n, path);
+	r = gitcmd_run(dir, &a, &in, &out, &ignored) == 0 && out.len &&
+	    !strstr(out.ptr, " missing");
+	gitargv_clear(&a);
+	buf_release(&in);
+	buf_release(&out);
+	return r;
+}
+
+/*
+ * Untracked (or ignored) files of the work tree at top that moving from
+ * commit old to new would overwrite, as `git checkout` refuses: a path new
+ * adds where something untracked is, or a file where new needs a
+ * directory. The first one is named in e (ERR_USAGE).
+ */
+static int refuse_untracked(const char *top, const char *what,
+			    const char *old, const char *new, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2), p = BUF_INIT(BUF_MAX_DEFAULT);
+	struct stat st;
+	const char *path, *end, *cut;
+	int rc = gitcmd_runl(top, 1, &out, e, "diff", "--name-only", "-z",
+			     "--no-renames", "--diff-filter=A", old, new, (char *)NULL);
+
+	for (path = out.ptr; rc == 0 && path < out.ptr + out.len; path = end + 1) {
+		end = path + strlen(path);
+		/* each leading directory, then the path itself */
+		for (cut = strchr(path, '/'); rc == 0; cut = strchr(cut + 1, '/')) {
+			if (!cut)
+				cut = end;
+			buf_reset(&p);
+			buf_printf(&p, "%s/%.*s", top, (int)(cut - path), path);
+			if (lstat(p.ptr, &st) < 0)
+				break;
+			if (cut != end && S_ISDIR(st.st_mode))
+				continue;
+			if (!tracked_in(top, old, path, (size_t)(cut - path)))
+				rc = err_set(e, ERR_USAGE, "the untracked file %s "
+					     "would be overwritten by the new history "
+					     "of %s; move it away first", p.ptr, what);
+			break;
+		}
+	}
+	buf_release(&out);
+	buf_release(&p);
+	return rc;
+}
+
+/* The value of HEAD in dir (null if unborn), and the branch it names
+ * (NULL: detached; caller frees). */
+void run_head_of(const char *dir, struct oid *id, char **sym)
+{
+	struct err ignored = ERR_INIT;
+	char *hex = NULL;
+
+	*id = oid_null;
+	*sym = NULL;
+	if (run_git_line(&hex, dir, &ignored, "rev-parse", "-q", "--verify",
+		     "HEAD^{commit}", (char *)NULL) == 0)
+		oid_from_hex(id, hex, strlen(hex));
+	if (run_git_line(sym, dir, &ignored, "symbolic-ref", "-q", "HEAD",
+		     (char *)NULL) < 0)
+		*sym = NULL;
+	free(hex);
+}
+
+/* The journal's new value of ref name, or NULL if the run leaves it. */
+static const struct oid *planned(const struct journal *j, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < j->nrefs; i++)
+		if (!strcmp(j->refs[i].name, name))
+			return &j->refs[i].new;
+	return NULL;
+}
+
+/* The refs the run moves: those fast-import wrote in the side repository
+ * that differ from the target's, HEAD when it is detached, and the
+ * backups of an in-place run. */
+static int plan_refs(struct run *r, const struct state_files *fnew,
+		     const struct gitrefs *side, struct err *e)
+{
+	struct gitrefs have = GITREFS_INIT;
+	struct oid head, side_head, none = oid_null;
+	const struct gitref *g;
+	char *sym = NULL, *name = NULL;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < side->n; i++) {
+		g = gitrefs_find(&r->dst_before, side->v[i].name);
+		if (!g || !oid_eq(&g->id, &side->v[i].id))
+			journal_add_ref(&r->j, side->v[i].name, g ? &g->id : &none,
+					&side->v[i].id, 0);
+	}
+	run_head_of(r->dst, &head, &sym);
+	run_head_of(r->side, &side_head, &name);
+	free(name);
+	if (sym && !oid_is_null(&side_head) && !planned(&r->j, sym)) {
+		/* as fast-import writing HEAD would: the branch HEAD names */
+		g = gitrefs_find(&r->dst_before, sym);
+		journal_add_ref(&r->j, sym, g ? &g->id : &none, &side_head, 0);
+	} else if (!sym && !oid_is_null(&head)) {
+		struct cmap *m = cmap_new();
+		const struct oid *to = NULL;
+		if (!oid_is_null(&side_head))
+			to = &side_head;
+		else if ((rc = cmap_load(m, fnew->map, e)) == 0)
+			to = cmap_get(m, &head);
+		if (to && !oid_is_null(to) && !oid_eq(to, &head))
+			journal_add_ref(&r->j, "HEAD", &head, to, 1);
+		cmap_free(m);
+	}
+	free(sym);
+	if (rc == 0 && r->o.in_place)
+		rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
+	for (i = 0; rc == 0 && r->o.in_place && i < r->dst_before.n; i++) {
+		g = &r->dst_before.v[i];
+		name = path_join("refs/migrate/original", g->name);
+		if (!gitrefs_find(&have, name))
+			journal_add_ref(&r->j, name, &none, &g->id, 0);
+		free(name);
+	}
+	gitrefs_free(&have);
+	return rc;
+}
+
+/* The commit HEAD of dir will name once the journal is finished. */
+static struct oid head_after(const struct run *r, const char *dir)
+{
+	const struct oid *to;
+	struct oid head;
+	char *sym = NULL;
+
+	run_head_of(dir, &head, &sym);
+	to = planned(&r->j, sym ? sym : "HEAD");
+	free(sym);
+	return to ? *to : head;
+}
+
+/* The check of one work tree before its branch moves from old to new. */
+static int check_worktree(const char *dir, const char *what,
+			  const struct oid *old, const struct oid *new,
+			  int clean_needed, struct err *e)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+	struct buf top = BUF_INIT(4096);
+	int rc = 0;
+
+	if (oid_is_null(old) || oid_eq(old, new))
+		return 0;
+	if (clean_needed && (rc = run_worktree_clean(dir, e)) == 0)
+		return err_set(e, ERR_USAGE, "the work tree %s has uncommitted "
+			       "changes and its branch %s would be rewritten; "
+			       "commit or stash them first", dir, what);
+	if (rc < 0)
+		return -1;
+	rc = gitcmd_runl(dir, 1, &top, e, "rev-parse", "--show-toplevel", (char *)NULL);
+	gitcmd_chomp(&top);
+	if (rc == 0)
+		rc = refuse_untracked(top.ptr, what, oid_hex(old, h1), oid_hex(new, h2), e);
+	buf_release(&top);
+	return rc;
+}
+
+/* The linked work trees of an in-place run (other than dst itself) whose
+ * branch the run rewrites: clean ones are reset with the journal, dirty
+ * ones refuse the run. */
+static int plan_linked(struct run *r, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	char *line, *nl, *wt = NULL;
+	struct oid head = oid_null;
+	int rc = gitcmd_runl(r->dst, 1, &out, e, "worktree", "list", "--porcelain",
+			     (char *)NULL);
+
+	if (!r->bare && gitcmd_runl(r->dst, 1, &self, &ignored, "rev-parse",
+				    "--show-toplevel", (char *)NULL) == 0)
+		gitcmd_chomp(&self);
+	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		if (!strncmp(line, "worktree ", 9)) {
+			wt = line + 9;
+			head = oid_null;
+		} else if (!strncmp(line, "HEAD ", 5)) {
+			oid_from_hex(&head, line + 5, strlen(line + 5));
+		} else if (!strncmp(line, "branch ", 7) && wt &&
+			   (!self.len || strcmp(wt, self.ptr))) {
+			const struct oid *to = planned(&r->j, line + 7);
+			if (!to || !strcmp(line + 7, "HEAD"))
+				continue;
+			rc = check_worktree(wt, line + 7, &head, to, 1, e);
+			if (rc == 0)
+				journal_add_wt(&r->j, wt);
+		}
+	}
+	buf_release(&out);
+	buf_release(&self);
+	return rc;
+}
+
+/*
+ * After the check: the journal of the run (refs, work trees, state files),
+ * refusals of what it would overwrite, then the journal is written and
+ * finished. A failure before the journal leaves the repository as it was.
+ */
+int run_commit_run(struct run *r, const struct state_files *fin,
+		   const struct state_files *fnew, struct err *e)
+{
+	static const char *const four[] = {
+		"commit-map", "ref-map", "marks", "import-marks",
+	};
+	struct gitrefs side = GITREFS_INIT;
+	struct oid head, to;
+	char *sym = NULL;
+	size_t i, locks;
+	int rc = gitrefs_list(&side, r->side, "refs/", e), kept;
+
+	r->j.state = xstrdup(r->state);
+	r->j.dir = xstrdup(r->dst);
+	r->j.gitdir = xstrdup(r->dst_gitdir);
+	r->j.commondir = xstrdup(r->commondir);
+	r->j.worktree = !r->bare && (r->o.in_place || r->first || r->dst_clean);
+	if (r->o.to && !r->first && !r->dst_clean && !r->bare && run_head_exists(r->dst))
+		fprintf(stderr, "migrate run: %s has local changes: its work tree "
+			"was left as it was\n", r->dst);
+	if (rc == 0)
+		rc = plan_refs(r, fnew, &side, e);
+	if (rc == 0 && r->j.worktree) {
+		run_head_of(r->dst, &head, &sym);
+		to = head_after(r, r->dst);
+		rc = check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
+		free(sym);
+	}
+	if (rc == 0 && r->o.in_place)
+		rc = plan_linked(r, e);
+	for (i = 0; rc == 0 && i < 4; i++)
+		journal_add_file(&r->j, four[i]);
+	if (rc == 0)
+		rc = run_write_state(r, fnew, &side, e);
+	if (rc == 0)
+		rc = run_write_reset(r, fin, fnew, e);
+	/* before the work tree is checked out: unlocked files get their
+	 * content through git-annex's filter */
+	if (rc == 0)
+		rc = run_annex_setup(r, e);
+	gitrefs_free(&side);
+	if (rc == 0)
+		rc = journal_write(&r->j, e);
+	if (rc < 0)
+		return -1;
+	run_phase(&r->o, "moving the refs and the work tree");
+	rc = journal_finish(&r->j, 0, &locks, e);
+	if (rc == -2) {
+		journal_drop(&r->j);
+		return -1;
+	}
+	if (rc < 0) {
+		kept = (int)strlen(e->msg);
+		snprintf(e->msg + kept, sizeof(e->msg) - (size_t)kept, "; the run "
+			 "is journaled in %s/journal: the next `migrate run` "
+			 "finishes it, `migrate run --rollback` undoes it", r->state);
+	}
+	return rc;
+}

@@ -1,0 +1,209 @@
+/*
+ * restart.c - --restart: the old conversion kept, the history under refs/migrate/original/ converted again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/* 1 when id is in the sorted ids[n]. */
+static int has_oid(const struct oid *ids, size_t n, const struct oid *id)
+{
+	return n && bsearch(id, ids, n, sizeof(*ids), run_by_oid) != NULL;
+}
+
+struct map_sides {
+	struct oid *old, *new;
+	size_t n;
+};
+
+static int map_side_add(void *ctx, const struct oid *old, const struct oid *new)
+{
+	struct map_sides *m = ctx;
+
+	m->old[m->n] = *old;
+	m->new[m->n++] = *new;
+	return 0;
+}
+
+/* The old and the new ids of the map m, each sorted. */
+static void map_sides(const struct cmap *m, struct map_sides *out)
+{
+	size_t n = cmap_count(m);
+
+	out->n = 0;
+	out->old = xmalloc((n ? n : 1) * sizeof(*out->old));
+	out->new = xmalloc((n ? n : 1) * sizeof(*out->new));
+	cmap_each_from(m, 0, map_side_add, out);
+	qsort(out->old, out->n, sizeof(*out->old), run_by_oid);
+	qsort(out->new, out->n, sizeof(*out->new), run_by_oid);
+}
+
+/* Copies the state files of the last run into <state>/before-restart/
+ * (before-restart.2/ and on for later restarts: an earlier copy is never
+ * replaced), whose commit map the clones of that conversion need. */
+static int keep_old_state(struct run *r, struct err *e)
+{
+	static const char *const names[] = {
+		"commit-map", "ref-map", "tips", "rules", "last-run",
+		"RESET.md", "report.txt", "report.json", "marks", "import-marks",
+		"commit-map.from-previous",
+	};
+	struct buf text = BUF_INIT(SIZE_MAX / 2), dir = BUF_INIT(PATH_MAX);
+	char *from, *to;
+	size_t i;
+	int rc = 0, k;
+
+	for (k = 1;; k++) {
+		buf_reset(&dir);
+		buf_printf(&dir, k == 1 ? "%s/before-restart" : "%s/before-restart.%d",
+			   r->state, k);
+		if (mkdir(dir.ptr, 0777) == 0)
+			break;
+		if (errno != EEXIST) {
+			rc = err_errno(e, ERR_IO, "%s: cannot create", dir.ptr);
+			break;
+		}
+	}
+	for (i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
+		from = path_join(r->state, names[i]);
+		to = path_join(dir.ptr, names[i]);
+		buf_reset(&text);
+		rc = file_read(from, &text, e);
+		if (rc > 0)
+			rc = file_write(to, &text, e);
+		rc = rc < 0 ? -1 : 0;
+		free(from);
+		free(to);
+	}
+	if (rc == 0)
+		r->before_restart = buf_detach(&dir, NULL);
+	buf_release(&dir);
+	buf_release(&text);
+	return rc;
+}
+
+/* The commits of the history under refs/migrate/original/ that the last
+ * conversion wrote (a backup made by a later run of a branch made on the
+ * rewritten history): the first such id in *bad, 1; 0 when none. */
+static int backups_rewritten(const struct run *r, const struct gitrefs *orig,
+			     const struct map_sides *ms, struct oid *bad,
+			     struct err *e)
+{
+	struct buf in = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
+	struct gitargv a = GITARGV_INIT;
+	char hex[OID_HEX + 1], *line, *nl;
+	struct oid id;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < orig->n; i++)
+		if (orig->v[i].has_commit)
+			buf_printf(&in, "%s\n", oid_hex(&orig->v[i].commit, hex));
+	gitargv_push(&a, "rev-list");
+	gitargv_push(&a, "--stdin");
+	rc = gitcmd_ok(r->dst, &a, &in, &out, e);
+	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1)
+		if (oid_from_hex(&id, line, OID_HEX) == 0 &&
+		    has_oid(ms->new, ms->n, &id) && !has_oid(ms->old, ms->n, &id)) {
+			*bad = id;
+			rc = 1;
+		}
+	gitargv_clear(&a);
+	buf_release(&in);
+	buf_release(&out);
+	return rc;
+}
+
+/*
+ * --restart: the next run converts the history under
+ * refs/migrate/original/ as a first run would, and its refs move from
+ * what the last run left to the new conversion. Only where that loses
+ * and mixes nothing: every ref must still be the conversion of its backup
+ * (a ref a later run or local work moved would lose those commits), have
+ * a backup (one made since would keep the old conversion), and no backup
+ * may hold a commit of the old conversion (one a later run made of a
+ * branch grown on the rewritten history); HEAD must name a branch.
+ */
+int run_restart_prepare(struct run *r, struct err *e)
+{
+	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
+	struct map_sides ms = { NULL, NULL, 0 };
+	struct oid head, bad;
+	char *sym = NULL, *name, *map = path_join(r->state, "commit-map");
+	char hex[OID_HEX + 1];
+	struct cmap *m = cmap_new();
+	const struct gitref *g, *o;
+	const struct oid *to;
+	size_t i;
+	int rc = 0, k = 0;
+
+	if (r->first)
+		rc = err_set(e, ERR_USAGE, "--restart: no earlier run in %s: "
+			     "a plain run converts from the start", r->state);
+	if (rc == 0 && (cmap_load(m, map, e) < 0 ||
+			gitrefs_list(&now, r->dst, NULL, e) < 0 ||
+			gitrefs_list(&orig, r->dst, "refs/migrate/original/", e) < 0))
+		rc = -1;
+	if (rc == 0)
+		map_sides(m, &ms);
+	if (rc == 0 && !orig.n)
+		rc = err_set(e, ERR_USAGE, "--restart: refs/migrate/original/ "
+			     "is empty (dropped after the run, as RESET.md "
+			     "says?): there is no history to start from");
+	if (rc == 0) {
+		run_head_of(r->dst, &head, &sym);
+		if (!sym && !oid_is_null(&head))
+			rc = err_set(e, ERR_USAGE, "--restart: HEAD is detached; "
+				     "check out a branch first");
+	}
+	for (i = 0; rc == 0 && i < now.n; i++) {
+		g = &now.v[i];
+		if (!strncmp(g->name, "refs/migrate/", 13))
+			continue;
+		name = path_join("refs/migrate/original", g->name);
+		o = gitrefs_find(&orig, name);
+		free(name);
+		to = o && o->has_commit ? cmap_get(m, &o->commit) : NULL;
+		if (!o)
+			rc = err_set(e, ERR_USAGE, "--restart: %s is not under "
+				     "refs/migrate/original/ (made after the first "
+				     "run?): delete it or move it aside first",
+				     g->name);
+		else if (g->has_commit != o->has_commit ||
+			 (g->has_commit && !oid_eq(to ? to : &o->commit, &g->commit)))
+			rc = err_set(e, ERR_USAGE, "--restart: %s is not the "
+				     "conversion of its backup any more (commits "
+				     "made on the rewritten history, converted by "
+				     "a later run or not): restarting would drop "
+				     "them from it", g->name);
+	}
+	if (rc == 0)
+		k = backups_rewritten(r, &orig, &ms, &bad, e);
+	if (rc == 0 && k)
+		rc = k < 0 ? -1 : err_set(e, ERR_USAGE, "--restart: "
+			     "refs/migrate/original/ holds %s, a commit of the "
+			     "conversion it would replace (a backup made by a "
+			     "later run of a branch grown on the rewritten "
+			     "history): delete that backup and its ref first",
+			     oid_hex(&bad, hex));
+	if (rc == 0 && !r->o.f.dry_run)
+		rc = keep_old_state(r, e);
+	if (rc == 0)
+		r->first = 1;	/* a first run, from the originals */
+	cmap_free(m);
+	free(sym);
+	free(map);
+	free(ms.old);
+	free(ms.new);
+	gitrefs_free(&now);
+	gitrefs_free(&orig);
+	return rc;
+}

@@ -1,0 +1,373 @@
+/*
+ * run.h - `migrate run` below its command line: the repositories and the
+ * state of a run, the pipeline (git fast-export | the filter | git
+ * fast-import), the check of every computed id, the state files, the ref
+ * plan and its journal, --restart, git-annex set-up and RESET.md. One
+ * layer above the engine and the analysis; rewrite/cli/run.c holds the
+ * options, the flows and the endings.
+ *
+ * Files by concern: files.c (state paths, helpers), target.c (set-up,
+ * lock, recovery, release), revs.c (what is exported), pipeline.c,
+ * objects.c (side repository, borrowed objects, packs), verify.c,
+ * state.c (state files, the rules kept), refs.c (refusals, ref plan,
+ * the journaled commit), restart.c, annexsetup.c, reset.c (RESET.md),
+ * journal.c (crash safety).
+ */
+#ifndef MIGRATE_RUN_H
+#define MIGRATE_RUN_H
+
+#include <sys/types.h>
+
+#include "../../rules/rules.h"
+#include "../engine/engine.h"
+#include "../git/git.h"
+
+/*
+ * journal.c: crash safety of `migrate run`: the lock on the state
+ * directory, the journal written before the first ref changes, and the
+ * way an interrupted run is finished or rolled back at the next start.
+ *
+ * A run imports into a side repository (<state>/import.git, sharing the
+ * objects of the real one), so no ref of the repository moves before the
+ * journal exists. The journal (<state>/journal, written atomically) holds
+ * the old and new value of every ref the run moves, the work trees to
+ * reset, and the state files to rename from <name>.new. Finishing moves
+ * the refs in one `git update-ref --stdin` transaction, resets the work
+ * trees, renames the state files (keeping <name>.prev until the journal is
+ * gone, so that a roll-back can restore them) and removes the journal.
+ */
+struct jref {
+	char *name;
+	struct oid old, new;	/* null: the ref does not exist */
+	int no_deref;		/* HEAD itself (detached), not its branch */
+};
+
+struct journal {
+	char *state;		/* the state directory */
+	char *dir;		/* the repository written (git -C) */
+	char *gitdir, *commondir;
+	int worktree;		/* reset the work tree of dir */
+	char **wts;		/* linked work trees to reset */
+	size_t nwts;
+	struct jref *refs;
+	size_t nrefs, refs_alloc;
+	char **files;		/* state files: <state>/<name>.new -> <name> */
+	size_t nfiles;
+};
+
+void journal_add_ref(struct journal *j, const char *name,
+		     const struct oid *old, const struct oid *new,
+		     int no_deref);
+void journal_add_file(struct journal *j, const char *name);
+void journal_add_wt(struct journal *j, const char *path);
+void journal_free(struct journal *j);
+
+/* Writes <state>/journal atomically (temp, fsync, rename, fsync of the
+ * directory). 0, or -1 with e set. */
+int journal_write(const struct journal *j, struct err *e);
+
+/* Loads <state>/journal: 1 found, 0 none, -1 malformed (e set). */
+int journal_load(struct journal *j, const char *state, struct err *e);
+
+/*
+ * Finishes the journal's run (refs, work trees, state files, then the
+ * journal goes), or rolls it back (refs to their old values, work trees
+ * reset to them, state files as before). recovering: the run was killed;
+ * lock files it may have left (<ref>.lock of its refs, packed-refs.lock,
+ * index.lock) are removed first and *locks counts them. A ref that holds
+ * neither its old nor its new value is an error and nothing moves.
+ * journal_finish returns -2 when its ref transaction failed (no ref
+ * moved), -1 when a later step failed (the journal stays).
+ */
+int journal_finish(const struct journal *j, int recovering, size_t *locks,
+		   struct err *e);
+int journal_rollback(const struct journal *j, size_t *locks, struct err *e);
+
+/* Forgets a journal whose refs never moved (its transaction failed):
+ * removes the <name>.new state files and the journal. */
+void journal_drop(const struct journal *j);
+
+/* The state folder (<git-dir>/migrate) is a folder or not there yet; a
+ * symbolic link or a file is an ERR_USAGE error. */
+int state_dir_check(const char *state, struct err *e);
+
+/*
+ * Takes the lock on <state>/lock (flock, not waiting); *fd holds it until
+ * the process ends. Another run holding it is an ERR_USAGE error.
+ */
+int state_lock(const char *state, int *fd, struct err *e);
+
+/*
+ * With no journal: removes what an interrupted run of ours left in the
+ * state directory (<name>.new, <name>.prev, <name>.tmp-XXXXXX, import.git)
+ * and in the store (tmp/put-<pid>-<seq>-<ns> of processes that no longer
+ * run): names matched exactly, folders that are symbolic links left alone.
+ * Returns how many entries it removed.
+ */
+size_t state_clean(const char *state, const char *store);
+
+/*
+ * Removes the pack-<hash>.keep files in packdir that hold exactly
+ * "fast-import": what a git fast-import killed before its end left (it
+ * removes its own when it ends). A retry of the same stream writes a pack
+ * of the same name and would die on the keep file ("cannot create keep
+ * file"). The packs themselves stay. Also the temp files of packs the
+ * filter was writing (tmp_migrate_*, rewrite/git/packw.c). Returns how
+ * many it removed.
+ */
+size_t import_keeps_clean(const char *packdir);
+/* Removes dir and everything below it (symlinks themselves, never what
+ * they name). 0, or -1 (errno set) when something stayed. */
+int remove_tree(const char *dir);
+
+struct run_opts {
+	struct rw_options f;	/* the options shared with the filter */
+	const char *repo, *to;
+	int in_place, verify_only, rollback, restart;
+	char **revs;
+	int nrevs;
+};
+
+#define SIDE_KEYS 3
+
+struct run {
+	struct run_opts o;
+	char *src_gitdir;	/* absolute */
+	const char *dst;	/* what git -C gets for the target */
+	char *dst_gitdir, *commondir;
+	char *state, *store;
+	/* git-annex (issue 14): a rule converts to it; the target's UUID
+	 * (its annex.uuid, or a new one), store, and the .gitattributes lines
+	 * of the lfs glob rules (info/attributes repeats them after
+	 * `* filter=annex`, which would win over the tree's) */
+	int annex;
+	/* a rule is unlfs; the side repository's config (side_keys), and
+	 * whether the source sets core.bigFileThreshold itself */
+	int unlfs;
+	char *side_config[SIDE_KEYS];
+	int own_threshold;
+	char annex_uuid[37];
+	char *annex_dir;
+	struct buf lfs_lines;
+	char *side;		/* <state>/import.git: fast-import writes there */
+	/* unlfs: the target's objects directory, where the files taken back
+	 * are stored as packs of their own, and the list of those packs */
+	char *dst_objects, *packs_list;
+	char *before_restart;	/* --restart: where the old state was copied */
+	int lockfd;
+	struct journal j;	/* what this run moves, once checked */
+	int first;		/* no earlier run in the state */
+	int bare;
+	int dst_clean;		/* --to: the work tree may be updated */
+	/* --to: this run made the target (-1: there was none, 1: it was an
+	 * empty directory, 0: neither), and takes it back if it fails */
+	int made_to;
+	mode_t to_mode;
+	int dst_absent;		/* --dry-run --to a directory not there yet */
+	char *dry_dir;		/* --dry-run: a temp dir for the working files */
+	/* --to: the target's objects/info/alternates while it borrows the
+	 * source's objects (NULL: not written), and what it held before */
+	char *alternates;
+	struct buf alt_before;
+	int alt_had;
+	struct gitrefs src_before, dst_before;
+	struct rw_stats stats;	/* the filter's, for the ending lines */
+	struct gitargv revs;
+	uint64_t total;
+	size_t map_before;
+};
+
+/* The files one run leaves in the state: written under name.new during
+ * the run, renamed after the check (state_commit). */
+struct state_files {
+	char *map, *refmap, *marks, *imarks;
+};
+
+#define SIDE_HEAD "refs/migrate/import-HEAD"
+
+/* files.c */
+/* A state file of this run: written as <name>.new and added to the
+ * journal, which renames it into place with the refs. */
+int run_state_put(struct run *r, const char *name, const struct buf *data,
+		  struct err *e);
+/* 1 if an interrupted run's journal is in the state directory. */
+int run_journal_pending(const char *state);
+/* 1 if dir has entries other than . and .., 0 if empty, -1 if absent. */
+int run_dir_has_entries(const char *dir);
+/* A step after the filter's part, on its own line where the progress
+ * line shows (a terminal, or --progress; never with -q). */
+void run_phase(const struct run_opts *o, const char *what);
+/* One line of `git -C dir ARGS`, newline removed, into *out (caller
+ * frees). */
+int run_git_line(char **out, const char *dir, struct err *e, ...);
+void run_state_files_init(struct state_files *f, const char *state,
+			  const char *suffix);
+void run_state_files_free(struct state_files *f);
+int run_write_small(const char *state, const char *name, const char *text,
+		    struct err *e);
+
+/* target.c */
+/*
+ * Removes the packs listed in list (unlfs: "<id> <pack path without
+ * .pack>" lines, blob.h objects_list) but those named in keep (pack
+ * names, a line each; NULL: none). The number of files removed.
+ */
+size_t run_drop_packs(const char *list, const struct buf *keep);
+/* What a killed run left: state files, the side repository, temp files of
+ * the LFS store and of the git-annex one (<common-dir>/annex/tmp), packs
+ * of files taken back from LFS. */
+size_t run_clean_all(const struct run *r);
+/* The packs of files taken back are kept for good: their list goes. */
+void run_packs_kept(const struct run *r);
+int run_setup(struct run *r, struct err *e);
+void run_release(struct run *r);
+/*
+ * A --to run that failed before it moved any ref (no journal) leaves the
+ * target as it found it: gone again, or an empty directory again, so
+ * that a retry, from this checkout or another, starts afresh.
+ */
+void run_take_back_target(struct run *r);
+
+/* revs.c */
+/* qsort/bsearch order of struct oid. */
+int run_by_oid(const void *a, const void *b);
+/* The commits the state's tips file names, sorted and unique, into *ids
+ * (caller frees); *n of them. A missing file is no tips. */
+int run_tips_load(struct oid **ids, size_t *n, const char *state,
+		  struct err *e);
+int run_build_revs(struct run *r, struct err *e);
+/* The number of commits the export will hold, for the progress ETA; 0
+ * when rev-list cannot tell (fast-export then reports the problem). */
+uint64_t run_count_commits(const struct run *r);
+
+/* pipeline.c */
+/* The pipeline into the side repository, and its check. */
+int run_convert(struct run *r, const struct state_files *fnew,
+		struct err *e);
+
+/* objects.c */
+/* The side repository fast-import writes into (<state>/import.git),
+ * sharing the target's objects. */
+int run_side_create(struct run *r, struct err *e);
+/* --to: the target borrows the source's objects (alternates) while the
+ * import runs. */
+int run_borrow_objects(struct run *r, struct err *e);
+/* The side repository's config (objects.c: side_keys): the source's own
+ * settings of how objects are stored, or, when it sets none and a rule is
+ * unlfs, ours. */
+void run_side_config_prepare(struct run *r);
+/* The target's alternates as they were before borrow_objects. */
+int run_unborrow(struct run *r, struct err *e);
+/*
+ * --to, after the refs moved: one `git repack -a -d` copies what the
+ * target borrowed into one pack (reusing the source's deltas), then the
+ * alternate goes: the result depends on nothing and needs no gc.
+ */
+int run_dissociate(struct run *r, struct err *e);
+/*
+ * unlfs: the files taken back went into packs of their own, one each
+ * (rewrite/blob/pool.c), while fast-import wrote the rest. One `git
+ * pack-objects` now copies them into one pack (their deflated data as it
+ * is: no delta search, no second deflate; more than one where the
+ * repository's pack.packSizeLimit says so) and the small ones go. With
+ * --to, dissociate's `git repack -a -d` then copies that pack as it is:
+ * it tries no delta between two whole objects of one pack, while the
+ * small packs had it search deltas among all the files (on the assets
+ * corpus 31 s of the run's 47 s, for 436 MB instead of 1,147 MB; a cost
+ * that grows with the files, which a later `git gc --aggressive` can
+ * still pay when wanted). The list then names the joined pack: until the
+ * refs move (run_all, or recover finishing a journal) it is what a run
+ * that fails or is killed drops (clean_all).
+ */
+int run_pack_together(struct run *r, struct err *e);
+
+/* verify.c */
+/*
+ * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
+ * fast-import's, the commit map's entries of the run (from map_before on)
+ * are objects fast-import wrote, and the target's refs are those of the
+ * ref map. Returns 0, or -1 with e naming the first difference.
+ */
+int run_verify_run(const char *dir, const struct state_files *f,
+		   size_t map_before, struct err *e);
+
+/* state.c */
+/*
+ * A run goes on with the conversion the first one started: new commits
+ * are converted with the rules the old ones were, or the history would
+ * mix two conversions. The rules of the last run are kept in the state;
+ * other rules are refused, saying what to do instead.
+ */
+int run_check_rules(const struct run *r, struct err *e);
+/* The state files besides the four of the filter and fast-import, as
+ * <name>.new, each added to the journal. */
+int run_write_state(struct run *r, const struct state_files *f,
+		    const struct gitrefs *side, struct err *e);
+/* The entry count of the map at path (0 if it does not exist yet). */
+int run_map_entries(size_t *n, const char *path, struct err *e);
+/* Copies the state's map to the run's working copy (the filter loads and
+ * extends it; it replaces the state's only after the check). */
+int run_map_prepare(struct run *r, const struct state_files *fin,
+		    const struct state_files *fnew, struct err *e);
+
+/* refs.c */
+/* 1 if `git status` shows no change to tracked files, 0 if it does. It
+ * only looks: without --no-optional-locks, status takes index.lock to
+ * write the refreshed index back, and a run killed there leaves a lock
+ * that no journal knows and that the next run's reset dies on. */
+int run_worktree_clean(const char *dir, struct err *e);
+/* 1 if HEAD names a commit in dir. */
+int run_head_exists(const char *dir);
+/* --to, first run: NEWDIR's HEAD names the branch the source's names. */
+int run_copy_head(const struct run *r, struct err *e);
+/* A rebase, merge, cherry-pick, revert or bisect in progress in the git
+ * dir gitdir: its refs and index belong to that operation. */
+int run_refuse_in_progress(const char *dir, const char *gitdir,
+			   struct err *e);
+/* The value of HEAD in dir (null if unborn), and the branch it names
+ * (NULL: detached; caller frees). */
+void run_head_of(const char *dir, struct oid *id, char **sym);
+/*
+ * After the check: the journal of the run (refs, work trees, state files),
+ * refusals of what it would overwrite, then the journal is written and
+ * finished. A failure before the journal leaves the repository as it was.
+ */
+int run_commit_run(struct run *r, const struct state_files *fin,
+		   const struct state_files *fnew, struct err *e);
+
+/* reset.c */
+int run_write_reset(struct run *r, const struct state_files *fin,
+		    const struct state_files *fnew, struct err *e);
+
+/* annexsetup.c */
+/* Whether a rule converts to git-annex (the lfs glob rules' lines kept
+ * for info/attributes), and the target's UUID: its annex.uuid, or a new
+ * one. Notes, on the way, whether a rule is unlfs. */
+int run_annex_prepare(struct run *r, struct err *e);
+/* The config, info/attributes and hooks `git annex init` writes
+ * (annex.uuid, annex.version 10, the annex filter, `* filter=annex`), the
+ * lfs glob lines after it when lfs rules are mixed in. */
+int run_annex_setup(struct run *r, struct err *e);
+/*
+ * git-annex, a work tree reset by the run: git-annex's smudge filter could
+ * not record in the index (git held its lock) that the files' content is
+ * there, so `git status` would show them modified and the next run would
+ * refuse the work tree; `git annex restage` records it. The refs have
+ * moved by now: a failure is a warning.
+ */
+void run_annex_restage(const struct run *r);
+
+/* restart.c */
+/*
+ * --restart: the next run converts the history under
+ * refs/migrate/original/ as a first run would, and its refs move from
+ * what the last run left to the new conversion. Only where that loses
+ * and mixes nothing: every ref must still be the conversion of its backup
+ * (a ref a later run or local work moved would lose those commits), have
+ * a backup (one made since would keep the old conversion), and no backup
+ * may hold a commit of the old conversion (one a later run made of a
+ * branch grown on the rewritten history); HEAD must name a branch.
+ */
+int run_restart_prepare(struct run *r, struct err *e);
+
+#endif

@@ -1,0 +1,323 @@
+/*
+ * target.c - the repositories of a run and its state folder: --to and --in-place set up, the lock, recovery of an interrupted run and what a killed one left, the release at the end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/* --to NEWDIR: a fresh repository, or the target of an earlier run from
+ * the same source. */
+static int setup_to(struct run *r, struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf src = BUF_INIT(1 << 20);
+	char *srcfile;
+	int has = run_dir_has_entries(r->o.to), rc;
+
+	r->dst = r->o.to;
+	if (has > 0 && !r->o.verify_only) {
+		/* an earlier run's target says where it came from */
+		srcfile = path_join(r->o.to, ".git/migrate/source");
+		rc = file_read(srcfile, &src, e);
+		free(srcfile);
+		gitcmd_chomp(&src);
+		if (rc == 0)
+			rc = err_set(e, ERR_USAGE, "%s exists, is not empty and "
+				     "holds no earlier migrate run", r->o.to);
+		else if (rc > 0 && strcmp(src.ptr, r->src_gitdir) != 0)
+			rc = err_set(e, ERR_USAGE, "%s was migrated from %s, "
+				     "not from %s", r->o.to, src.ptr, r->src_gitdir);
+		buf_release(&src);
+		if (rc < 0)
+			return -1;
+	} else if (r->o.f.dry_run) {
+		/* nothing is created: the run is a first one into nothing */
+		r->dst_absent = 1;
+		r->dst_gitdir = path_join(r->o.to, ".git");
+		r->store = path_join(r->dst_gitdir, "lfs/objects");
+		r->commondir = xstrdup(r->dst_gitdir);
+		return 0;
+	} else if (!r->o.verify_only) {
+		struct stat st;
+
+		/* a symlink to an empty directory is not ours to take back */
+		if (lstat(r->o.to, &st) < 0)
+			r->made_to = -1;
+		else if (S_ISDIR(st.st_mode)) {
+			r->made_to = 1;
+			r->to_mode = st.st_mode & 07777;
+		}
+		gitargv_push(&a, "init");
+		gitargv_push(&a, "-q");
+		gitargv_push(&a, r->o.to);
+		rc = gitcmd_ok(NULL, &a, NULL, NULL, e);
+		gitargv_clear(&a);
+		if (rc < 0)
+			return -1;
+	}
+	if (run_git_line(&r->dst_gitdir, r->dst, e, "rev-parse", "--absolute-git-dir",
+		     (char *)NULL) < 0)
+		return -1;
+	r->store = path_join(r->dst_gitdir, "lfs/objects");
+	r->commondir = xstrdup(r->dst_gitdir);
+	return 0;
+}
+
+static int setup_in_place(struct run *r, struct err *e)
+{
+	char *bare = NULL, *common = NULL;
+
+	r->dst = r->o.repo;
+	r->dst_gitdir = xstrdup(r->src_gitdir);
+	if (run_git_line(&bare, r->dst, e, "rev-parse", "--is-bare-repository",
+		     (char *)NULL) < 0 ||
+	    run_git_line(&common, r->dst, e, "rev-parse", "--path-format=absolute",
+		     "--git-common-dir", (char *)NULL) < 0) {
+		free(bare);
+		return -1;
+	}
+	r->bare = !strcmp(bare, "true");
+	r->store = path_join(common, "lfs/objects");
+	r->commondir = common;
+	free(bare);
+	return 0;
+}
+
+/* The object format of dir must be sha1 (ids are 40 hex digits here). */
+static int check_sha1(const char *dir, struct err *e)
+{
+	char *fmt = NULL;
+	struct err ignored = ERR_INIT;
+	int rc = 0;
+
+	if (run_git_line(&fmt, dir, &ignored, "rev-parse", "--show-object-format",
+		     (char *)NULL) == 0 && strcmp(fmt, "sha1"))
+		rc = err_set(e, ERR_USAGE, "%s uses %s object ids; %s "
+			     "repositories are not supported yet", dir, fmt, fmt);
+	free(fmt);
+	return rc;
+}
+
+/*
+ * Removes the packs listed in list (unlfs: "<id> <pack path without
+ * .pack>" lines, blob.h objects_list) but those named in keep (pack
+ * names, a line each; NULL: none). The number of files removed.
+ */
+size_t run_drop_packs(const char *list, const struct buf *keep)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2), path = BUF_INIT(PATH_MAX);
+	struct err ignored = ERR_INIT;
+	char *line, *nl, *sp, *base;
+	size_t n = 0;
+
+	if (file_read(list, &text, &ignored) <= 0)
+		return 0;
+	for (line = text.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		sp = strchr(line, ' ');
+		base = sp ? strrchr(sp, '/') : NULL;
+		if (!base || strncmp(base, "/pack-", 6) ||
+		    (keep && strstr(keep->ptr, base + 6)))
+			continue;
+		buf_reset(&path);
+		buf_printf(&path, "%s.idx", sp + 1);
+		n += unlink(path.ptr) == 0;
+		buf_reset(&path);
+		buf_printf(&path, "%s.pack", sp + 1);
+		n += unlink(path.ptr) == 0;
+	}
+	buf_release(&text);
+	buf_release(&path);
+	return n;
+}
+
+/* What a killed run left: state files, the side repository, temp files of
+ * the LFS store and of the git-annex one (<common-dir>/annex/tmp), packs
+ * of files taken back from LFS. */
+size_t run_clean_all(const struct run *r)
+{
+	char *annex = path_join(r->commondir, "annex");
+	char *packs = path_join(r->commondir, "objects/pack");
+	char *list = path_join(r->state, "unlfs-packs");
+	/* the packs of files taken back, of a run that moved no ref (a run
+	 * that moved its refs removed the list before) */
+	size_t n = run_drop_packs(list, NULL);
+
+	n += unlink(list) == 0;
+
+	n += state_clean(r->state, r->store) + state_clean(r->state, annex) +
+	     import_keeps_clean(packs);
+	free(annex);
+	free(packs);
+	free(list);
+	return n;
+}
+
+/* The packs of files taken back are kept for good: their list goes. */
+void run_packs_kept(const struct run *r)
+{
+	char *list = path_join(r->state, "unlfs-packs");
+
+	unlink(list);
+	free(list);
+}
+
+/*
+ * At the start, under the lock: an interrupted run (a journal) is finished,
+ * or rolled back with --rollback; with no journal, what a killed run left
+ * (temp files, the side repository, unfinished state files) goes.
+ */
+static int recover(struct run *r, struct err *e)
+{
+	struct journal j;
+	size_t locks = 0, n;
+	int found = journal_load(&j, r->state, e), rc;
+
+	if (found < 0)
+		return -1;
+	if (!found) {
+		n = run_clean_all(r);
+		if (n && !r->o.f.quiet)
+			fprintf(stderr, "migrate run: removed %zu file(s) an interrupted "
+				"run left in %s and %s/tmp; no ref had moved\n", n,
+				r->state, r->store);
+		if (r->o.rollback)
+			return err_set(e, ERR_USAGE, "--rollback: no interrupted "
+				       "run in %s", r->state);
+		return 0;
+	}
+	rc = r->o.rollback ? journal_rollback(&j, &locks, e)
+			   : journal_finish(&j, 1, &locks, e);
+	if (rc < 0) {
+		n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (while %s the "
+			 "interrupted run journaled in %s/journal)",
+			 r->o.rollback ? "rolling back" : "finishing", r->state);
+	} else if (!r->o.f.quiet) {
+		fprintf(stderr, "migrate run: an interrupted run was found in %s: "
+			"%s (%zu ref(s)%s, %zu stale lock file(s) removed)\n",
+			r->state, r->o.rollback ? "rolled back" : "finished",
+			j.nrefs, r->o.rollback ? " back to their old values"
+			: " at their new values", locks);
+	}
+	if (rc == 0 && !r->o.rollback)
+		run_packs_kept(r);	/* the refs name their objects now */
+	if (rc == 0)
+		run_clean_all(r);
+	journal_free(&j);
+	return rc < 0 ? -1 : 0;
+}
+
+/* --dry-run: a private temp directory for the maps and reports the
+ * filter writes; removed at the end (run_release). */
+static int dry_dir_make(struct run *r, struct err *e)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct buf b = BUF_INIT(BUF_MAX_DEFAULT);
+
+	buf_printf(&b, "%s/migrate-dry.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(b.ptr)) {
+		buf_release(&b);
+		return err_errno(e, ERR_IO, "cannot create a temp directory "
+				 "(TMPDIR)");
+	}
+	r->dry_dir = buf_detach(&b, NULL);
+	return 0;
+}
+
+int run_setup(struct run *r, struct err *e)
+{
+	struct buf src = BUF_INIT(BUF_MAX_DEFAULT);
+	char *tips;
+	int rc = 0;
+
+	if (gitcmd_git_dir(r->o.repo, &r->src_gitdir, e) < 0 ||
+	    check_sha1(r->o.repo, e) < 0)
+		return -1;
+	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
+		return -1;
+	r->state = path_join(r->dst_gitdir, "migrate");
+	if (state_dir_check(r->state, e) < 0)
+		return -1;
+	tips = path_join(r->state, "tips");
+	r->first = !file_exists(tips);
+	free(tips);
+	if (r->o.verify_only)
+		return 0;
+	if (r->o.f.dry_run) {
+		/* read only: no lock, no recovery, nothing written */
+		if (run_journal_pending(r->state))
+			return err_set(e, ERR_USAGE, "an interrupted run is "
+				       "journaled in %s/journal: `migrate run` "
+				       "finishes it, `migrate run --rollback` undoes "
+				       "it; preview after that", r->state);
+		return dry_dir_make(r, e);
+	}
+	if (mkdir(r->state, 0777) < 0 && errno != EEXIST)
+		return err_errno(e, ERR_IO, "%s: cannot create", r->state);
+	if (state_lock(r->state, &r->lockfd, e) < 0 || recover(r, e) < 0)
+		return -1;
+	tips = path_join(r->state, "tips");	/* a finished run may have written it */
+	r->first = !file_exists(tips);
+	free(tips);
+	/* written first, so that a retry after a failed first run continues */
+	if (r->o.to) {
+		buf_printf(&src, "%s\n", r->src_gitdir);
+		rc = run_write_small(r->state, "source", src.ptr, e);
+		buf_release(&src);
+	}
+	return rc;
+}
+
+void run_release(struct run *r)
+{
+	int i;
+
+	if (r->dry_dir)
+		(void)remove_tree(r->dry_dir);
+	free(r->dry_dir);
+	free(r->alternates);
+	buf_release(&r->alt_before);
+	free(r->src_gitdir);
+	free(r->dst_gitdir);
+	free(r->state);
+	free(r->store);
+	free(r->annex_dir);
+	for (i = 0; i < SIDE_KEYS; i++)
+		free(r->side_config[i]);
+	buf_release(&r->lfs_lines);
+	free(r->commondir);
+	free(r->side);
+	free(r->dst_objects);
+	free(r->packs_list);
+	free(r->before_restart);
+	journal_free(&r->j);
+	if (r->lockfd > 0)
+		close(r->lockfd);
+	gitrefs_free(&r->src_before);
+	gitrefs_free(&r->dst_before);
+	gitargv_clear(&r->revs);
+}
+
+/*
+ * A --to run that failed before it moved any ref (no journal) leaves the
+ * target as it found it: gone again, or an empty directory again, so
+ * that a retry, from this checkout or another, starts afresh.
+ */
+void run_take_back_target(struct run *r)
+{
+	if (!r->made_to || (r->state && run_journal_pending(r->state)))
+		return;
+	if (remove_tree(r->o.to) < 0)
+		return;	/* what stayed says what happened; nothing to undo */
+	if (r->made_to > 0 && mkdir(r->o.to, r->to_mode) == 0)
+		(void)chmod(r->o.to, r->to_mode);
+}

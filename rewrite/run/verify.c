@@ -1,0 +1,244 @@
+/*
+ * verify.c - the check of a run: every computed id against fast-import's marks, the commit map and the ref map against the repository.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+struct mark_id {
+	uint64_t mark;
+	struct oid id;
+};
+
+struct marks {
+	struct mark_id *v;
+	size_t n;
+};
+
+static int by_mark(const void *a, const void *b)
+{
+	const struct mark_id *x = a, *y = b;
+	return x->mark < y->mark ? -1 : x->mark > y->mark;
+}
+
+/* One marks line, ":<mark> <40 hex>". */
+static int mark_parse(struct mark_id *m, const char *line, size_t len)
+{
+	const char *sp = memchr(line, ' ', len);
+
+	if (len < 2 || line[0] != ':' || !sp || line + len - sp - 1 != OID_HEX)
+		return -1;
+	if (parse_u64(line + 1, (size_t)(sp - line - 1), UINT64_MAX, &m->mark) < 0)
+		return -1;
+	return oid_from_hex(&m->id, sp + 1, OID_HEX);
+}
+
+/* Loads a marks file, sorted by mark. A missing file is an error: both
+ * sides of the check must have written one. */
+static int marks_load(struct marks *m, const char *path, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *line, *nl;
+	size_t alloc = 64, lineno = 0;
+	int r = file_read(path, &text, e);
+
+	m->v = xmalloc(alloc * sizeof(*m->v));
+	m->n = 0;
+	if (r == 0)
+		r = err_set(e, ERR_IO, "verification failed: %s is missing", path);
+	for (line = text.ptr; r > 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		lineno++;
+		if (m->n == alloc)
+			m->v = xrealloc(m->v, (alloc *= 2) * sizeof(*m->v));
+		if (mark_parse(&m->v[m->n++], line, (size_t)(nl - line)) < 0)
+			r = err_set(e, ERR_IO, "verification failed: %s:%zu: not a "
+				    "marks line: '%.*s'", path, lineno,
+				    (int)(nl - line), line);
+	}
+	buf_release(&text);
+	qsort(m->v, m->n, sizeof(*m->v), by_mark);
+	return r < 0 ? -1 : 0;
+}
+
+/* Every mark the filter computed is the object fast-import wrote, and
+ * fast-import wrote no mark the filter did not compute. */
+static int marks_compare(const struct marks *ours, const struct marks *theirs,
+			 const struct state_files *f, struct err *e)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+	size_t i = 0, j = 0;
+
+	while (i < ours->n || j < theirs->n) {
+		const struct mark_id *a = i < ours->n ? &ours->v[i] : NULL;
+		const struct mark_id *b = j < theirs->n ? &theirs->v[j] : NULL;
+		if (a && b && a->mark == b->mark && oid_eq(&a->id, &b->id)) {
+			i++, j++;
+			continue;
+		}
+		if (a && b && a->mark == b->mark)
+			return err_set(e, ERR_IO, "verification failed: mark :%llu is "
+				       "%s in migrate's marks (%s) but %s in git "
+				       "fast-import's (%s)", (unsigned long long)a->mark,
+				       oid_hex(&a->id, h1), f->marks, oid_hex(&b->id, h2),
+				       f->imarks);
+		if (!b || (a && a->mark < b->mark))
+			return err_set(e, ERR_IO, "verification failed: mark :%llu (%s) "
+				       "of migrate's marks (%s) is not in git fast-import's "
+				       "(%s)", (unsigned long long)a->mark,
+				       oid_hex(&a->id, h1), f->marks, f->imarks);
+		return err_set(e, ERR_IO, "verification failed: mark :%llu (%s) of "
+			       "git fast-import's marks (%s) is not in migrate's (%s)",
+			       (unsigned long long)b->mark, oid_hex(&b->id, h1),
+			       f->imarks, f->marks);
+	}
+	return 0;
+}
+
+struct map_check {
+	struct oid *ids;	/* fast-import's, sorted */
+	size_t n;
+	struct oid bad_old, bad_new;
+	int bad;
+};
+
+static int map_check_one(void *ctx, const struct oid *old,
+			 const struct oid *new)
+{
+	struct map_check *c = ctx;
+
+	/* 40 zeros: a commit the output dropped (README, Files it writes) */
+	if (c->bad || oid_is_null(new) ||
+	    bsearch(new, c->ids, c->n, sizeof(*c->ids), run_by_oid))
+		return 0;
+	c->bad = 1;
+	c->bad_old = *old;
+	c->bad_new = *new;
+	return 0;
+}
+
+/* Every commit-map entry of the checked run (from the from-th on) maps to
+ * an object fast-import wrote. */
+static int map_compare(const struct marks *theirs, const char *map_path,
+		       size_t from, struct err *e)
+{
+	struct map_check c = { 0 };
+	struct cmap *m = cmap_new();
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+	size_t i;
+	int r = cmap_load(m, map_path, e);
+
+	c.ids = xmalloc((theirs->n + 1) * sizeof(*c.ids));
+	for (i = 0; i < theirs->n; i++)
+		c.ids[c.n++] = theirs->v[i].id;
+	qsort(c.ids, c.n, sizeof(*c.ids), run_by_oid);
+	if (r == 0 && from > cmap_count(m))
+		r = err_set(e, ERR_IO, "verification failed: %s has %zu entries, "
+			    "fewer than the %zu it had before the run", map_path,
+			    cmap_count(m), from);
+	if (r == 0)
+		cmap_each_from(m, from, map_check_one, &c);
+	if (r == 0 && c.bad)
+		r = err_set(e, ERR_IO, "verification failed: %s maps %s to %s, "
+			    "an object git fast-import did not write", map_path,
+			    oid_hex(&c.bad_old, h1), oid_hex(&c.bad_new, h2));
+	free(c.ids);
+	cmap_free(m);
+	return r;
+}
+
+/* One ref-map line "<old> <new> <ref>" against the target's refs. */
+static int refmap_line(const struct gitrefs *refs, const char *line,
+		       size_t len, const char *path, struct err *e)
+{
+	const struct gitref *g;
+	struct oid new;
+	char name[4096], hex[OID_HEX + 1];
+
+	if (len < 2 * OID_HEX + 3 || len - 2 * OID_HEX - 2 >= sizeof(name) ||
+	    oid_from_hex(&new, line + OID_HEX + 1, OID_HEX) < 0)
+		return err_set(e, ERR_IO, "verification failed: %s: not a ref-map "
+			       "line: '%.*s'", path, (int)len, line);
+	memcpy(name, line + 2 * OID_HEX + 2, len - 2 * OID_HEX - 2);
+	name[len - 2 * OID_HEX - 2] = '\0';
+	g = gitrefs_find(refs, name);
+	if (oid_is_null(&new) ? g == NULL : (g && oid_eq(&g->id, &new)))
+		return 0;
+	return err_set(e, ERR_IO, "verification failed: %s is %s in the "
+		       "repository but %.40s in the ref map %s", name,
+		       g ? oid_hex(&g->id, hex) : "missing",
+		       line + OID_HEX + 1, path);
+}
+
+/* A stream's `commit HEAD` (a detached HEAD) is checked against HEAD:
+ * it goes first in the sorted list ('H' sorts before 'r'). */
+static void add_head(struct gitrefs *refs, const char *dir)
+{
+	struct err ignored = ERR_INIT;
+	char *hex = NULL;
+	struct oid id;
+
+	if (run_git_line(&hex, dir, &ignored, "rev-parse", "-q", "--verify", "HEAD",
+		     (char *)NULL) == 0 && oid_from_hex(&id, hex, strlen(hex)) == 0) {
+		refs->v = xrealloc(refs->v, (refs->n + 1) * sizeof(*refs->v));
+		memmove(refs->v + 1, refs->v, refs->n * sizeof(*refs->v));
+		memset(refs->v, 0, sizeof(*refs->v));
+		refs->v[0].name = xstrdup("HEAD");
+		refs->v[0].id = id;
+		refs->n++;
+	}
+	free(hex);
+}
+
+static int refmap_compare(const char *dir, const char *path, struct err *e)
+{
+	struct gitrefs refs = GITREFS_INIT;
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	char *line, *nl;
+	int r = file_read(path, &text, e);
+
+	if (r == 0)
+		r = err_set(e, ERR_IO, "verification failed: %s is missing", path);
+	if (r > 0)
+		r = gitrefs_list(&refs, dir, NULL, e) < 0 ? -1 : 1;
+	if (r > 0)
+		add_head(&refs, dir);
+	for (line = text.ptr; r > 0 && (nl = strchr(line, '\n')); line = nl + 1)
+		if (refmap_line(&refs, line, (size_t)(nl - line), path, e) < 0)
+			r = -1;
+	gitrefs_free(&refs);
+	buf_release(&text);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
+ * fast-import's, the commit map's entries of the run (from map_before on)
+ * are objects fast-import wrote, and the target's refs are those of the
+ * ref map. Returns 0, or -1 with e naming the first difference.
+ */
+int run_verify_run(const char *dir, const struct state_files *f,
+		   size_t map_before, struct err *e)
+{
+	struct marks ours = { 0 }, theirs = { 0 };
+	int r = marks_load(&ours, f->marks, e);
+
+	if (r == 0)
+		r = marks_load(&theirs, f->imarks, e);
+	if (r == 0)
+		r = marks_compare(&ours, &theirs, f, e);
+	if (r == 0)
+		r = map_compare(&theirs, f->map, map_before, e);
+	if (r == 0)
+		r = refmap_compare(dir, f->refmap, e);
+	free(ours.v);
+	free(theirs.v);
+	return r;
+}
