@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,66 @@ static int preview(struct run *r, struct err *e)
 	return rc;
 }
 
+/*
+ * Ctrl-C, SIGTERM, SIGHUP: one line that says what is left and what the
+ * next run does, then the default action (exit status 128 + signal). What
+ * is left depends on how far the run got: no journal yet (nothing moved),
+ * a journal (the refs were moving), or the refs moved (what came after
+ * may be unfinished). Only async-signal-safe calls in the handler: the
+ * texts are made beforehand.
+ */
+enum { SIG_BEFORE, SIG_JOURNALED, SIG_MOVED, SIG_PREVIEW, SIG_N };
+static char sig_text[SIG_N][1024];
+static char sig_journal[4096];
+static volatile sig_atomic_t sig_moved, sig_preview;
+
+static void on_signal(int sig)
+{
+	int k = sig_preview ? SIG_PREVIEW : sig_moved ? SIG_MOVED :
+		access(sig_journal, F_OK) == 0 ? SIG_JOURNALED : SIG_BEFORE;
+	ssize_t ignored = write(2, sig_text[k], strlen(sig_text[k]));
+
+	(void)ignored;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_signals(const struct run *r)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	snprintf(sig_journal, sizeof(sig_journal), "%s/journal", r->state);
+	snprintf(sig_text[SIG_BEFORE], sizeof(sig_text[0]), "\nmigrate run: "
+		 "interrupted before any ref moved: %s is as it was; the next "
+		 "`migrate run` removes what this one left and starts again\n",
+		 r->o.to ? r->o.to : r->dst);
+	snprintf(sig_text[SIG_JOURNALED], sizeof(sig_text[0]), "\nmigrate "
+		 "run: interrupted while the refs moved: the run is journaled "
+		 "in %s/journal: the next `migrate run` finishes it, `migrate "
+		 "run --rollback` undoes it\n", r->state);
+	snprintf(sig_text[SIG_MOVED], sizeof(sig_text[0]), "\nmigrate run: "
+		 "interrupted after the refs moved: the new history is in %s; "
+		 "what comes after (%sthe maps and reports asked for) may be "
+		 "unfinished: `migrate run --verify-only` checks the state\n",
+		 r->o.to ? r->o.to : r->dst, r->o.to ? "the repack, " : "");
+	snprintf(sig_text[SIG_PREVIEW], sizeof(sig_text[0]), "\nmigrate run: "
+		 "interrupted: a preview, nothing was written\n");
+	sig_preview = r->o.f.dry_run;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction was;
+
+		/* a signal ignored when we started (a background job, nohup)
+		 * stays ignored, as the shell meant */
+		if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static int run_all(struct run *r, struct err *e)
 {
 	struct state_files fin, fnew;
@@ -317,6 +378,7 @@ static int run_all(struct run *r, struct err *e)
 		 * journaled needs the source until the next run finishes it) */
 		run_unborrow(r, &ignored);
 	} else if (rc == 0) {
+		r->moved = sig_moved = 1;
 		run_packs_kept(r);	/* the refs name their objects now */
 		run_annex_restage(r);
 		rc = run_dissociate(r, e);
@@ -373,6 +435,8 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 		return 0;	/* --help */
 	if (rc == 0)
 		rc = run_setup(&r, e);
+	if (rc == 0 && !r.o.rollback && !r.o.verify_only)
+		catch_signals(&r);
 	if (rc == 0 && !r.o.rollback)
 		rc = r.o.verify_only ? verify_only(&r, e) : run_all(&r, e);
 	if (rc < 0)

@@ -183,6 +183,9 @@ struct gitref {
 	struct oid id;		/* what the ref holds */
 	struct oid commit;	/* the commit it peels to (one tag level) */
 	int has_commit;
+	/* a symbolic ref (refs/remotes/origin/HEAD): id is its target's,
+	 * which is listed and moved under its own name */
+	int symbolic;
 };
 
 /* Sorted by name (strcmp). */

@@ -483,11 +483,11 @@ static int gitref_by_name(const void *a, const void *b)
  * empty unless the ref holds a tag. */
 static int gitref_parse(struct gitref *g, char *line)
 {
-	char *f[5];
+	char *f[6];
 	int i;
 
 	f[0] = line;
-	for (i = 1; i < 5; i++) {
+	for (i = 1; i < 6; i++) {
 		char *sp = strchr(f[i - 1], ' ');
 		if (!sp)
 			return -1;
@@ -505,7 +505,8 @@ static int gitref_parse(struct gitref *g, char *line)
 			return -1;
 		g->has_commit = 1;
 	}
-	g->name = xstrdup(f[4]);
+	g->symbolic = f[4][0] != '\0';
+	g->name = xstrdup(f[5]);
 	return 0;
 }
 
@@ -548,7 +549,7 @@ int gitrefs_list(struct gitrefs *out, const char *dir, const char *prefix,
 	out->n = 0;
 	gitargv_push(&a, "for-each-ref");
 	gitargv_push(&a, "--format=%(objectname) %(objecttype) %(*objectname) "
-		     "%(*objecttype) %(refname)");
+		     "%(*objecttype) %(symref) %(refname)");
 	if (prefix)
 		gitargv_push(&a, prefix);
 	r = gitcmd_ok(dir, &a, NULL, &text, e);

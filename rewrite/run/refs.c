@@ -13,24 +13,32 @@
 
 #include "run.h"
 
-/* 1 if `git status` shows no change to tracked files, 0 if it does. It
- * only looks: without --no-optional-locks, status takes index.lock to
- * write the refreshed index back, and a run killed there leaves a lock
- * that no journal knows and that the next run's reset dies on. */
-int run_worktree_clean(const char *dir, struct err *e)
+/* `git status --porcelain` of dir's tracked files into out. */
+static int status_of(const char *dir, struct buf *out, struct err *e)
 {
 	struct gitargv a = GITARGV_INIT;
-	struct buf out = BUF_INIT(SIZE_MAX / 2);
 	int r;
 
 	gitargv_push(&a, "--no-optional-locks");
 	gitargv_push(&a, "status");
 	gitargv_push(&a, "--porcelain");
 	gitargv_push(&a, "--untracked-files=no");
-	r = gitcmd_ok(dir, &a, NULL, &out, e);
+	r = gitcmd_ok(dir, &a, NULL, out, e);
+	gitargv_clear(&a);
+	return r;
+}
+
+/* 1 if `git status` shows no change to tracked files, 0 if it does. It
+ * only looks: without --no-optional-locks, status takes index.lock to
+ * write the refreshed index back, and a run killed there leaves a lock
+ * that no journal knows and that the next run's reset dies on. */
+int run_worktree_clean(const char *dir, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	int r = status_of(dir, &out, e);
+
 	if (r == 0)
 		r = out.len == 0;
-	gitargv_clear(&a);
 	buf_release(&out);
 	return r;
 }
@@ -195,6 +203,10 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 
 	for (i = 0; i < side->n; i++) {
 		g = gitrefs_find(&r->dst_before, side->v[i].name);
+		/* a symbolic ref moves with its target, never through it a
+		 * second time (update-ref: "multiple updates") */
+		if (g && g->symbolic)
+			continue;
 		if (!g || !oid_eq(&g->id, &side->v[i].id))
 			journal_add_ref(&r->j, side->v[i].name, g ? &g->id : &none,
 					&side->v[i].id, 0);
@@ -222,6 +234,8 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 		rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
 	for (i = 0; rc == 0 && r->o.in_place && i < r->dst_before.n; i++) {
 		g = &r->dst_before.v[i];
+		if (g->symbolic)
+			continue;	/* its target has the backup */
 		name = path_join("refs/migrate/original", g->name);
 		if (!gitrefs_find(&have, name))
 			journal_add_ref(&r->j, name, &none, &g->id, 0);
@@ -245,6 +259,27 @@ static struct oid head_after(const struct run *r, const char *dir)
 }
 
 /* The check of one work tree before its branch moves from old to new. */
+/*
+ * Right before the refs and the work trees move: a work tree the run
+ * resets must still be as clean as it was at the start, or an edit made
+ * while the run worked would be wiped by the reset. -1 (e naming the
+ * first file changed) or 0.
+ */
+static int refuse_edited(const char *dir, struct err *e)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2);
+	int r = status_of(dir, &out, e);
+
+	if (r == 0 && out.len > 3)
+		r = err_set(e, ERR_USAGE, "%.*s in %s changed while the run "
+			    "worked; nothing was changed (refs and work tree as "
+			    "they were): commit or stash the change and run "
+			    "again", (int)strcspn(out.ptr + 3, "\n"), out.ptr + 3,
+			    dir);
+	buf_release(&out);
+	return r;
+}
+
 static int check_worktree(const char *dir, const char *what,
 			  const struct oid *old, const struct oid *new,
 			  int clean_needed, struct err *e)
@@ -352,6 +387,10 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (rc == 0)
 		rc = run_annex_setup(r, e);
 	gitrefs_free(&side);
+	if (rc == 0 && r->j.worktree)
+		rc = refuse_edited(r->dst, e);
+	for (i = 0; rc == 0 && i < r->j.nwts; i++)
+		rc = refuse_edited(r->j.wts[i], e);
 	if (rc == 0)
 		rc = journal_write(&r->j, e);
 	if (rc < 0)

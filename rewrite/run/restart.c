@@ -166,8 +166,8 @@ int run_restart_prepare(struct run *r, struct err *e)
 	}
 	for (i = 0; rc == 0 && i < now.n; i++) {
 		g = &now.v[i];
-		if (!strncmp(g->name, "refs/migrate/", 13))
-			continue;
+		if (!strncmp(g->name, "refs/migrate/", 13) || g->symbolic)
+			continue;	/* a symbolic ref follows its target */
 		name = path_join("refs/migrate/original", g->name);
 		o = gitrefs_find(&orig, name);
 		free(name);

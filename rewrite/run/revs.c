@@ -57,12 +57,16 @@ int run_tips_load(struct oid **ids, size_t *n, const char *state,
  * a ref deleted since is not made again. */
 static int restart_revs(struct run *r, struct gitrefs *orig)
 {
+	const struct gitref *g;
 	const char *name;
 	size_t i;
 
 	for (i = 0; i < orig->n; i++) {
 		name = orig->v[i].name + strlen("refs/migrate/original/");
-		if (gitrefs_find(&r->dst_before, name))
+		g = gitrefs_find(&r->dst_before, name);
+		/* a symbolic ref (origin/HEAD; an older run backed it up)
+		 * comes back with its target */
+		if (g && !g->symbolic)
 			gitargv_push(&r->revs, orig->v[i].name);
 	}
 	gitrefs_free(orig);

@@ -163,6 +163,8 @@ struct run {
 	 * empty directory, 0: neither), and takes it back if it fails */
 	int made_to;
 	mode_t to_mode;
+	/* the refs moved: the result stays, whatever fails after */
+	int moved;
 	int dst_absent;		/* --dry-run --to a directory not there yet */
 	char *dry_dir;		/* --dry-run: a temp dir for the working files */
 	/* --to: the target's objects/info/alternates while it borrows the

@@ -314,7 +314,7 @@ void run_release(struct run *r)
  */
 void run_take_back_target(struct run *r)
 {
-	if (!r->made_to || (r->state && run_journal_pending(r->state)))
+	if (!r->made_to || r->moved || (r->state && run_journal_pending(r->state)))
 		return;
 	if (remove_tree(r->o.to) < 0)
 		return;	/* what stayed says what happened; nothing to undo */

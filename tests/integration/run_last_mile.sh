@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# run_last_mile.sh - what comes around a correct `migrate run` in an
+# ordinary clone (issue 27): nothing the user did is lost, nothing the run
+# made is thrown away, an interruption says what is left.
+#
+# - --restart in a clone (refs/remotes/origin/HEAD is a symbolic ref):
+#   converts again; the symbolic ref still names its branch, no
+#   "multiple updates" from update-ref.
+# - An edit made in the work tree while an in-place run works: the run
+#   stops before any ref moves, names the file, and the file keeps the
+#   edit (git's reference-transaction hook of the side repository, where
+#   fast-import writes, makes the edit mid-run).
+# - A --to run whose final `git repack -a -d` fails: the new history is
+#   kept in NEWDIR (it was deleted), the message says where.
+# - SIGINT while the run works: one line saying nothing moved and what the
+#   next run does, exit 130; the next run finishes the conversion.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# --- a server and an ordinary clone of it ---------------------------------
+SERVER="$SCRATCH/server.git"
+W="$SCRATCH/work"
+git init -q "$W"
+(
+	cd "$W"
+	for i in 1 2 3 4; do
+		printf 'line %s\n' "$i" >>notes.txt
+		head -c $((2000 * i)) /dev/zero | tr '\0' "$i" >"art$i.bin"
+		git add -A && git commit -qm "commit $i"
+	done
+	git branch feature HEAD~1
+	git tag v1 HEAD~2
+)
+git clone -q --bare "$W" "$SERVER"
+printf '*.bin lfs\n' >"$SCRATCH/rules"
+
+# mid_run_hook SCRIPT: core.hooksPath (the test's own global config) gets a
+# reference-transaction hook that runs SCRIPT once, when fast-import
+# commits a ref in the side repository of a run (<git-dir>/migrate/import.git).
+mid_run_hook() {
+	rm -rf "$SCRATCH/hooks" "$SCRATCH/hook.done"
+	mkdir -p "$SCRATCH/hooks"
+	cat >"$SCRATCH/hooks/reference-transaction" <<HOOK
+#!/bin/sh
+case "\$(git rev-parse --absolute-git-dir)" in
+*/migrate/import.git) ;;
+*) exit 0 ;;
+esac
+[ "\$1" = committed ] || exit 0
+[ -e "$SCRATCH/hook.done" ] && exit 0
+: >"$SCRATCH/hook.done"
+unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE
+$1
+HOOK
+	chmod +x "$SCRATCH/hooks/reference-transaction"
+	git config --global core.hooksPath "$SCRATCH/hooks"
+}
+no_hook() {
+	git config --global --unset core.hooksPath || true
+}
+
+# --- --restart in an ordinary clone ------------------------------------------
+C="$SCRATCH/clone"
+git clone -q "file://$SERVER" "$C"
+git -C "$C" branch -q feature origin/feature
+[ "$(git -C "$C" symbolic-ref refs/remotes/origin/HEAD)" = refs/remotes/origin/main ] ||
+	die "the clone has no symbolic origin/HEAD"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$C" --in-place || die "the first run failed"
+first=$(git -C "$C" rev-parse main)
+printf '*.bin lfs\nnotes.txt lfs\n' >"$SCRATCH/rules2"
+run_migrate run -q --rules "$SCRATCH/rules2" --repo "$C" --in-place --restart 2>"$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "--restart in an ordinary clone failed"; }
+[ "$(git -C "$C" rev-parse main)" != "$first" ] || die "--restart did not convert again"
+git -C "$C" show main:notes.txt | grep -q '^version https://git-lfs' ||
+	die "--restart: notes.txt is not a pointer under the new rules"
+[ "$(git -C "$C" symbolic-ref refs/remotes/origin/HEAD)" = refs/remotes/origin/main ] ||
+	die "--restart: origin/HEAD is no longer a symbolic ref to origin/main"
+[ "$(git -C "$C" rev-parse origin/HEAD)" = "$(git -C "$C" rev-parse origin/main)" ] ||
+	die "--restart: origin/HEAD and origin/main differ"
+git -C "$C" for-each-ref --format='%(refname)' refs/migrate/original/ |
+	grep -q 'origin/HEAD' && die "a symbolic ref got a backup"
+info "--restart in an ordinary clone: converted again, origin/HEAD still names origin/main"
+
+# --- an edit made while the run works -------------------------------------------
+E="$SCRATCH/edit"
+git clone -q "file://$SERVER" "$E"
+refs_of "$E" >"$SCRATCH/e.refs"
+mid_run_hook "echo 'my edit' >>'$E/notes.txt'"
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$E" --in-place 2>"$SCRATCH/err" || rc=$?
+no_hook
+[ -e "$SCRATCH/hook.done" ] || die "the hook did not run during the run"
+[ "$rc" = 1 ] || { cat "$SCRATCH/err" >&2; die "an edit during the run: exit $rc, not 1"; }
+grep -q "notes.txt in .* changed while the run worked; nothing was changed" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "an edit during the run: unclear message"; }
+[ "$(tail -1 "$E/notes.txt")" = "my edit" ] || die "the edit made during the run is gone"
+diff -u "$SCRATCH/e.refs" <(refs_of "$E") || die "refs moved although the work tree changed"
+[ ! -e "$E/.git/migrate/journal" ] || die "a journal was left"
+git -C "$E" checkout -q -- notes.txt
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$E" --in-place || die "the run after the edit failed"
+info "an edit during an in-place run: $(sed "s|$SCRATCH|…|" "$SCRATCH/err" | head -1)"
+
+# --- a --to run whose final repack fails ------------------------------------------
+# repack.writeBitmaps is read by `git repack` only: an invalid value makes
+# it fail after the refs moved, and nothing else.
+git config --global repack.writeBitmaps maybe
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$W" --to "$SCRATCH/new" 2>"$SCRATCH/err" || rc=$?
+git config --global --unset repack.writeBitmaps
+[ "$rc" = 3 ] || { cat "$SCRATCH/err" >&2; die "a failing repack: exit $rc, not 3"; }
+grep -q "the new history is in $SCRATCH/new" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "a failing repack: the message does not say where the result is"; }
+[ -d "$SCRATCH/new/.git" ] || die "a failing repack deleted the result"
+git -C "$SCRATCH/new" show main:art1.bin | grep -q '^version https://git-lfs' ||
+	die "the kept result is not the conversion"
+[ "$(git -C "$SCRATCH/new" rev-parse main)" = "$(awk '$3 == "refs/heads/main" {print $2}' "$SCRATCH/new/.git/migrate/ref-map")" ] ||
+	die "the kept result's main is not the ref map's"
+git -C "$SCRATCH/new" repack -a -d -q && rm "$SCRATCH/new/.git/objects/info/alternates"
+git -C "$SCRATCH/new" fsck --no-progress --strict >/dev/null 2>&1 || die "the kept result is not whole after the repack the message asks for"
+info "a failing repack after the refs moved: the result stays in NEWDIR, as the message says"
+
+# --- SIGINT while the run works ----------------------------------------------------
+I="$SCRATCH/int"
+git clone -q "file://$SERVER" "$I"
+refs_of "$I" >"$SCRATCH/i.refs"
+mid_run_hook "kill -INT \$(cat '$SCRATCH/run.pid')"
+rc=0
+# a background job of a script starts with SIGINT ignored (and migrate
+# leaves an ignored signal ignored): python gives it back its default
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' \
+	"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$I" --in-place 2>"$SCRATCH/err" &
+echo $! >"$SCRATCH/run.pid"
+wait $! || rc=$?
+no_hook
+[ -e "$SCRATCH/hook.done" ] || die "the hook did not run during the run"
+[ "$rc" = 130 ] || { cat "$SCRATCH/err" >&2; die "SIGINT: exit $rc, not 130"; }
+grep -q "interrupted before any ref moved: .* is as it was; the next \`migrate run\` removes what this one left" \
+	"$SCRATCH/err" || { cat "$SCRATCH/err" >&2; die "SIGINT: no word of what is left"; }
+diff -u "$SCRATCH/i.refs" <(refs_of "$I") || die "SIGINT: refs moved"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$I" --in-place || die "the run after SIGINT failed"
+git -C "$I" show main:art1.bin | grep -q '^version https://git-lfs' || die "the run after SIGINT did not convert"
+info "SIGINT during a run: $(grep interrupted "$SCRATCH/err" | sed "s|$SCRATCH|…|")"
+
+echo "run_last_mile: ok"
