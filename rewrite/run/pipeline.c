@@ -157,9 +157,13 @@ static void filter_options(struct run *r, const struct state_files *f,
 	 * holds the filter-repo map (write_map_format adds the other) */
 	*opt = r->o.f;
 	opt->commit_map_format = NULL;
-	/* a preview's reports go to its temp dir, a run's to the state */
-	*report = path_join(r->dry_dir ? r->dry_dir : r->state, "report.txt");
-	*report_json = path_join(r->dry_dir ? r->dry_dir : r->state, "report.json");
+	/* a preview's reports go to its temp dir, a run's to the state as
+	 * <name>.new, journaled with the other state files: a rolled-back
+	 * run takes its reports back with it */
+	*report = path_join(r->dry_dir ? r->dry_dir : r->state,
+			    r->dry_dir ? "report.txt" : "report.txt.new");
+	*report_json = path_join(r->dry_dir ? r->dry_dir : r->state,
+				 r->dry_dir ? "report.json" : "report.json.new");
 	opt->store = r->store;
 	if (r->annex) {
 		opt->annex_dir = r->annex_dir;

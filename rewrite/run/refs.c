@@ -349,8 +349,9 @@ static int plan_linked(struct run *r, struct err *e)
 int run_commit_run(struct run *r, const struct state_files *fin,
 		   const struct state_files *fnew, struct err *e)
 {
-	static const char *const four[] = {
-		"commit-map", "ref-map", "marks", "import-marks",
+	static const char *const filters[] = {
+		"commit-map", "ref-map", "marks", "import-marks", "report.txt",
+		"report.json",
 	};
 	struct gitrefs side = GITREFS_INIT;
 	struct oid head, to;
@@ -376,8 +377,8 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	}
 	if (rc == 0 && r->o.in_place)
 		rc = plan_linked(r, e);
-	for (i = 0; rc == 0 && i < 4; i++)
-		journal_add_file(&r->j, four[i]);
+	for (i = 0; rc == 0 && i < sizeof(filters) / sizeof(filters[0]); i++)
+		journal_add_file(&r->j, filters[i]);
 	if (rc == 0)
 		rc = run_write_state(r, fnew, &side, e);
 	if (rc == 0)

@@ -143,4 +143,44 @@ run_migrate run -q --rules "$SCRATCH/rules" --repo "$I" --in-place || die "the r
 git -C "$I" show main:art1.bin | grep -q '^version https://git-lfs' || die "the run after SIGINT did not convert"
 info "SIGINT during a run: $(grep interrupted "$SCRATCH/err" | sed "s|$SCRATCH|…|")"
 
+# --- a rolled-back run takes its reports back with it --------------------------------
+# A second run is killed (SIGKILL) while its refs move: git's
+# reference-transaction hook of the repository kills migrate when the
+# transaction that moves main is prepared; the journal is left, and
+# --rollback must give back the refs and the first run's reports.
+B="$SCRATCH/rollback"
+git clone -q "file://$SERVER" "$B"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$B" --in-place || die "rollback: the first run failed"
+cp "$B/.git/migrate/report.txt" "$SCRATCH/report.first"
+cp "$B/.git/migrate/report.json" "$SCRATCH/json.first"
+( cd "$B" && head -c 5000 /dev/zero | tr '\0' 9 >art9.bin && git add art9.bin && git commit -qm "commit 9" )
+refs_of "$B" >"$SCRATCH/b.refs"
+rm -rf "$SCRATCH/hooks" "$SCRATCH/hook.done"
+mkdir -p "$SCRATCH/hooks"
+cat >"$SCRATCH/hooks/reference-transaction" <<HOOK
+#!/bin/sh
+[ "\$(git rev-parse --absolute-git-dir)" = "$B/.git" ] || exit 0
+[ "\$1" = prepared ] || exit 0
+grep -q ' refs/heads/main\$' || exit 0
+[ -e "$SCRATCH/hook.done" ] && exit 0
+: >"$SCRATCH/hook.done"
+kill -KILL \$(cat "$SCRATCH/run.pid")
+exit 1
+HOOK
+chmod +x "$SCRATCH/hooks/reference-transaction"
+git config --global core.hooksPath "$SCRATCH/hooks"
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$B" --in-place 2>"$SCRATCH/err" &
+echo $! >"$SCRATCH/run.pid"
+wait $! || rc=$?
+no_hook
+[ "$rc" = 137 ] || { cat "$SCRATCH/err" >&2; die "rollback: the second run was not killed (exit $rc)"; }
+[ -e "$B/.git/migrate/journal" ] || die "rollback: no journal left by the killed run"
+run_migrate run -q --repo "$B" --in-place --rollback || die "--rollback failed"
+diff -u "$SCRATCH/b.refs" <(refs_of "$B") || die "--rollback: the refs are not those before the run"
+cmp -s "$SCRATCH/report.first" "$B/.git/migrate/report.txt" || die "--rollback: report.txt is the rolled-back run's"
+cmp -s "$SCRATCH/json.first" "$B/.git/migrate/report.json" || die "--rollback: report.json is the rolled-back run's"
+ls "$B/.git/migrate/" | grep -q '\.new$' && die "--rollback: working copies left"
+info "--rollback of a run killed while its refs moved: refs and reports as before it"
+
 echo "run_last_mile: ok"
