@@ -55,6 +55,7 @@ enum cli_kind {
 #define CLI_FILTER 1u	/* the filter (no command) and check-rules */
 #define CLI_RUN 2u	/* migrate run */
 #define CLI_ANALYZE 4u	/* migrate analyze */
+#define CLI_REMAP 8u	/* migrate remap */
 
 struct cli_option {
 	const char *name;	/* the long name, without -- */
@@ -69,13 +70,16 @@ struct cli_option {
 	/* --help: what it does, lines apart by '\n'; NULL: listed on one
 	 * line with the option after it, which says it */
 	const char *help;
-	unsigned cmds;		/* the shared table: CLI_FILTER, CLI_RUN */
+	unsigned cmds;		/* the shared table: the CLI_* commands */
 };
 
 /* What a command's parse needs besides argv. */
 struct cli_command_options {
-	unsigned cmd;			/* CLI_FILTER or CLI_RUN */
-	const struct cli_option *own;	/* the command's own, NULL-ended, or NULL */
+	unsigned cmd;			/* one of the CLI_* commands */
+	/* the command's own, NULL-ended, or NULL; an own option may have
+	 * the name of a shared one the command does not take (remap's
+	 * --commit-map, which reads the map rather than writes it) */
+	const struct cli_option *own;
 	void *own_opts;			/* the struct their fields are in */
 	const char *usage;		/* --help: the text before the options */
 	const char *usage_tail;		/* after them, or NULL */
@@ -83,7 +87,7 @@ struct cli_command_options {
 };
 
 #define CLI_PARSED 0
-#define CLI_DONE_HELP 1		/* --help: the usage is printed */
+#define CLI_DONE_HELP 1		/* --help (or --list-options): printed */
 #define CLI_DONE_VERSION 2	/* --version: for the caller to print */
 
 /*
@@ -92,6 +96,10 @@ struct cli_command_options {
  * the first argument, CLI_DONE_HELP or CLI_DONE_VERSION at once when that
  * option comes, or -1 with e set (ERR_USAGE: rw_option_error's message,
  * or a check's).
+ * `CMD --list-options` alone (hidden, git's --git-completion-helper) prints
+ * the long options CMD takes on one line, "--NAME=" for one that takes a
+ * value, in --help's order, and is CLI_DONE_HELP: the bash completion
+ * (scripts/completion.bash) asks the binary rather than keep a copy.
  */
 int cli_parse_options(const struct cli_command_options *c, int argc,
 		      char **argv, struct rw_options *opt, struct err *e);

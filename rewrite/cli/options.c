@@ -1,7 +1,8 @@
 /*
  * options.c - the options of the command line, declared once: the table
  * the filter and `migrate run` share, the one parser of a command's
- * options, the option list of --help, and the message for an option
+ * options, the option list of --help and of the hidden --list-options
+ * (what the bash completion offers), and the message for an option
  * getopt_long refused: which option, and the nearest one that exists
  * (git's "did you mean").
  */
@@ -290,7 +291,7 @@ static const struct cli_option shared_options[] = {
 	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
 	  "no warnings, no progress", BOTH | CLI_ANALYZE },
 	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text",
-	  BOTH | CLI_ANALYZE },
+	  BOTH | CLI_ANALYZE | CLI_REMAP },
 	{ "version", 0, CLI_VERSION, NULL, 0, 0, NULL,
 	  "the version (and git describe of a clone build)", CLI_FILTER },
 	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
@@ -359,11 +360,24 @@ static void print_options(FILE *f, const struct cli_option *const *v, size_t n)
 	buf_release(&left);
 }
 
+/* 1 if command c has an option of its own called name. */
+static int is_own(const struct cli_command_options *c, const char *name)
+{
+	const struct cli_option *o;
+
+	for (o = c->own; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return 1;
+	return 0;
+}
+
 /*
  * The getopt_long table of the n options v, then the shared options the
  * command does not take ("foreign": val 0, no value), so that
  * `run --commit-map M` is an unknown option rather than getopt_long's
- * abbreviation of --commit-map-format. Caller frees.
+ * abbreviation of --commit-map-format. A foreign option one of the
+ * command's own shadows (remap's --commit-map) is left out: getopt_long
+ * would call an abbreviation of the two ambiguous. Caller frees.
  */
 static struct option *getopt_table(const struct cli_command_options *c,
 				   const struct cli_option *const *v, size_t n,
@@ -374,7 +388,7 @@ static struct option *getopt_table(const struct cli_command_options *c,
 	size_t i, k = n;
 
 	for (o = shared_options; o->name; o++)
-		k += !(o->cmds & c->cmd);
+		k += !(o->cmds & c->cmd);	/* at most: some may be shadowed */
 	lo = xcalloc(k + 1, sizeof(*lo));
 	buf_printf(shorts, "%s", c->stop_at_arg ? "+" : "");
 	for (i = 0; i < n; i++) {
@@ -387,9 +401,20 @@ static struct option *getopt_table(const struct cli_command_options *c,
 				   v[i]->kind == CLI_STRING ? ":" : "");
 	}
 	for (o = shared_options; o->name; o++)
-		if (!(o->cmds & c->cmd))
+		if (!(o->cmds & c->cmd) && !is_own(c, o->name))
 			lo[i++].name = o->name;
 	return lo;
+}
+
+/* --list-options: "--quiet --rules= ..." (see cli.h) */
+static void list_options(FILE *f, const struct cli_option *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s--%s%s", i ? " " : "", v[i]->name,
+			v[i]->kind == CLI_STRING ? "=" : "");
+	fputc('\n', f);
 }
 
 int cli_parse_options(const struct cli_command_options *c, int argc,
@@ -403,6 +428,13 @@ int cli_parse_options(const struct cli_command_options *c, int argc,
 	int ch, rc = CLI_PARSED;
 
 	v = options_of(c, opt, &opts_of, &n);
+	/* as git's --git-completion-helper: alone, and never in --help */
+	if (argc == 2 && !strcmp(argv[1], "--list-options")) {
+		list_options(stdout, v, n);
+		free(v);
+		free(opts_of);
+		return CLI_DONE_HELP;
+	}
 	lo = getopt_table(c, v, n, &shorts);
 	opterr = 0;
 	optind = 1;

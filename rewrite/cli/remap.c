@@ -4,6 +4,7 @@
  * their new counterparts (git rebase --onto), through the commit map.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,7 @@ static const char remap_usage[] =
 "clone stays on its branch); a branch that is an old commit moves to the\n"
 "new one.\n"
 "Old ids in the messages of the rebased commits become new ids. A\n"
-"branch that cannot be moved cleanly is left as it was and named.\n"
-"MAP defaults to <git-dir>/migrate/commit-map.\n";
+"branch that cannot be moved cleanly is left as it was and named.\n";
 
 struct remap {
 	const char *map_path;
@@ -463,14 +463,25 @@ static int remap_all(struct remap *r, struct err *e)
 	return rc;
 }
 
-enum { RM_MAP = 256, RM_NO_MSG_IDS };
+#define F(field) offsetof(struct remap, field)
 
-static const struct option remap_options[] = {
-	{ "commit-map", required_argument, NULL, RM_MAP },
-	{ "no-rewrite-message-ids", no_argument, NULL, RM_NO_MSG_IDS },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+/*
+ * remap's options, in the table shape of the others (options.c parses
+ * them, --help and --list-options list them; -h comes from the shared
+ * table). Its own, not the filter's: remap reads --commit-map, and its
+ * --no-rewrite-message-ids is about the rebased messages.
+ */
+static const struct cli_option remap_only_options[] = {
+	{ "commit-map", 0, CLI_STRING, "MAP", F(map_path), 0, NULL,
+	  "the commit map of the migration (default\n"
+	  "<git-dir>/migrate/commit-map)", 0 },
+	{ "no-rewrite-message-ids", 0, CLI_SET, NULL, F(msg_ids), 0, NULL,
+	  "leave old commit ids in the messages of the\n"
+	  "rebased commits as they are", 0 },
+	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
 };
+
+#undef F
 
 /* --commit-map, or <git-dir>/migrate/commit-map if there is one. */
 static int default_map(struct remap *r, char **owned, struct err *e)
@@ -496,23 +507,18 @@ static int default_map(struct remap *r, char **owned, struct err *e)
 int rw_cmd_remap(int argc, char **argv, struct err *e)
 {
 	struct remap r;
+	const struct cli_command_options c = {
+		CLI_REMAP, remap_only_options, &r, remap_usage, NULL, 0,
+	};
+	struct rw_options shared = { 0 };	/* remap takes none of its fields */
 	char *owned = NULL;
-	int c, rc = 0;
+	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.msg_ids = 1;
-	opterr = 0;
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "h", remap_options, NULL)) != -1) {
-		if (c == RM_MAP)
-			r.map_path = optarg;
-		else if (c == RM_NO_MSG_IDS)
-			r.msg_ids = 0;
-		else if (c == 'h')
-			return fputs(remap_usage, stdout), 0;
-		else
-			rc = rw_option_error(e, remap_options, argv, optind, optopt);
-	}
+	rc = cli_parse_options(&c, argc, argv, &shared, e);
+	if (rc > 0)
+		return 0;	/* --help, --list-options */
 	r.branches = argv + optind;
 	r.nbranches = argc - optind;
 	if (rc == 0 && !r.map_path)

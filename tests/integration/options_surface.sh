@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# options_surface.sh - the option tables are the one truth about options
+# (issue 26, item 4); what is written elsewhere must not lack any of them:
+#  - `migrate [CMD] --list-options` (hidden, as git's
+#    --git-completion-helper) prints the options of each command's table
+#    on one line, "--NAME=" for one that takes a value, and --help does
+#    not list it;
+#  - docs/migrate.1 names every option of every command;
+#  - the bash completion (scripts/completion.bash, driven as bash does:
+#    COMP_WORDS, COMP_CWORD, _migrate, COMPREPLY) offers after `--` exactly
+#    the options of the table: asking the binary, and, when the binary
+#    fails (one older than --list-options), from its own lists; a value of
+#    an option that takes one is not completed with option names;
+#  - remap parses its options with the table's machinery: every option it
+#    lists is accepted, an unknown one is exit 1 with the nearest one
+#    suggested, as for the other commands.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+COMMANDS=("" run remap analyze check-rules)
+COMPLETION="$ROOT/scripts/completion.bash"
+MAN="$ROOT/docs/migrate.1"
+failures=()
+
+# --- --list-options ----------------------------------------------------------------
+for c in "${COMMANDS[@]}"; do
+	key="${c:-filter}"
+	"$MIGRATE" ${c:+"$c"} --list-options </dev/null >"$SCRATCH/$key.list" 2>"$SCRATCH/err" ||
+		die "migrate $c --list-options failed: $(cat "$SCRATCH/err")"
+	[ "$(wc -l <"$SCRATCH/$key.list")" = 1 ] || die "migrate $c --list-options: not one line"
+	tr ' ' '\n' <"$SCRATCH/$key.list" >"$SCRATCH/$key.words"
+	grep -qvE '^--[a-z][a-z0-9-]*=?$' "$SCRATCH/$key.words" &&
+		die "migrate $c --list-options: not an option: $(grep -vE '^--[a-z][a-z0-9-]*=?$' "$SCRATCH/$key.words" | head -1)"
+	# the names alone, sorted: what the documents are held to
+	sed 's/=$//' "$SCRATCH/$key.words" | LC_ALL=C sort -u >"$SCRATCH/$key.names"
+	grep -qx -- --help "$SCRATCH/$key.names" || die "migrate $c --list-options lacks --help"
+	# each listed option that takes a value says so (its --help entry has one)
+	"$MIGRATE" ${c:+"$c"} --help >"$SCRATCH/$key.help" </dev/null
+	! grep -q list-options "$SCRATCH/$key.help" || die "migrate $c --help shows the hidden --list-options"
+	while read -r w; do
+		name="${w%=}"
+		if [ "$w" != "$name" ]; then
+			grep -qE -- "(^|[ ,])$name [A-Z]" "$SCRATCH/$key.help" ||
+				die "migrate $c: $w takes a value, --help shows none"
+		else
+			! grep -qE -- "(^|[ ,])$name [A-Z]" "$SCRATCH/$key.help" ||
+				die "migrate $c: $w takes no value, --help shows one"
+		fi
+	done <"$SCRATCH/$key.words"
+	# the same table: --help's option list names the same options (the
+	# names stand left of the help text, ", " apart, a value after a blank)
+	sed -n '/^Options:$/,/^$/p' "$SCRATCH/$key.help" | grep '^  -' |
+		sed -e 's/^  //' -e 's/  .*//' | tr ',' '\n' | sed -e 's/^ *//' -e 's/ .*//' |
+		grep -- '^--' | LC_ALL=C sort -u >"$SCRATCH/$key.helpnames"
+	cmp -s "$SCRATCH/$key.names" "$SCRATCH/$key.helpnames" ||
+		die "migrate $c: --list-options and --help differ: $(diff "$SCRATCH/$key.names" "$SCRATCH/$key.helpnames" | grep '^[<>]' | tr '\n' ' ')"
+done
+if ! grep -qx -- --restart "$SCRATCH/run.names" || ! grep -qx -- --annex-dir "$SCRATCH/filter.names"; then
+	die "--list-options lacks run's --restart or the filter's --annex-dir"
+fi
+info "--list-options: $(wc -w <"$SCRATCH/filter.list") options of the filter, $(wc -w <"$SCRATCH/run.list") of run, $(wc -w <"$SCRATCH/remap.list") of remap, $(wc -w <"$SCRATCH/analyze.list") of analyze"
+
+# --- the man page --------------------------------------------------------------------
+# roff writes a minus as \-; an option is named when --NAME stands there
+# whole (not the start of a longer name)
+sed 's/\\-/-/g' "$MAN" >"$SCRATCH/man.txt"
+for c in "${COMMANDS[@]}"; do
+	key="${c:-filter}"
+	while read -r name; do
+		grep -qE -- "${name}([^a-z0-9-]|\$)" "$SCRATCH/man.txt" ||
+			failures+=("docs/migrate.1 lacks $name (an option of migrate${c:+ $c})")
+	done <"$SCRATCH/$key.names"
+done
+
+# --- the completion ------------------------------------------------------------------
+# complete BINDIR CMD: what _migrate offers for `migrate [CMD] --<TAB>` with
+# PATH=BINDIR:$PATH, one per line, sorted
+complete() {
+	local bindir="$1" cmd="$2"
+	(cd "$SCRATCH" && PATH="$bindir:$PATH" bash -c '
+		. "$1"
+		if [ -n "$2" ]; then COMP_WORDS=(migrate "$2" --); else COMP_WORDS=(migrate --); fi
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_migrate
+		printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPLETION" "$cmd") | LC_ALL=C sort -u
+}
+mkdir -p "$SCRATCH/real" "$SCRATCH/old" "$SCRATCH/fake"
+ln -s "$MIGRATE" "$SCRATCH/real/migrate"
+# a binary older than --list-options refuses it
+printf '#!/bin/sh\necho "migrate: error: unknown option '"'list-options'"'" >&2\nexit 1\n' >"$SCRATCH/old/migrate"
+# one whose table has an option the completion cannot know by itself
+printf '#!/bin/sh\necho "--zz-only-in-the-binary= --help"\n' >"$SCRATCH/fake/migrate"
+chmod +x "$SCRATCH/old/migrate" "$SCRATCH/fake/migrate"
+for c in "${COMMANDS[@]}"; do
+	key="${c:-filter}"
+	for how in real old; do
+		complete "$SCRATCH/$how" "$c" >"$SCRATCH/$key.$how.offered"
+		what="the completion"
+		[ "$how" = old ] && what="the completion's own list (the binary failing)"
+		while read -r name; do
+			failures+=("$what lacks $name (an option of migrate${c:+ $c})")
+		done < <(LC_ALL=C comm -23 "$SCRATCH/$key.names" "$SCRATCH/$key.$how.offered")
+		while read -r name; do
+			failures+=("$what offers $name, not an option of migrate${c:+ $c}")
+		done < <(LC_ALL=C comm -13 "$SCRATCH/$key.names" "$SCRATCH/$key.$how.offered")
+	done
+	[ "$(complete "$SCRATCH/fake" "$c" | tr '\n' ' ')" = "--help --zz-only-in-the-binary " ] ||
+		failures+=("migrate${c:+ $c} --<TAB> does not offer what the binary lists: $(complete "$SCRATCH/fake" "$c" | tr '\n' ' ')")
+done
+# a value is not an option: `migrate analyze --top <TAB>` offers none
+(cd "$SCRATCH" && PATH="$SCRATCH/real:$PATH" bash -c '. "$1"; COMP_WORDS=(migrate analyze --top ""); COMP_CWORD=3
+	_migrate; printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPLETION") >"$SCRATCH/top.offered"
+! grep -q -- '^--' "$SCRATCH/top.offered" ||
+	failures+=("migrate analyze --top <TAB> offers options as its value")
+# --annex-dir takes a directory, as --store does
+mkdir -p "$SCRATCH/cwd/annex.d" && : >"$SCRATCH/cwd/annex.txt"
+[ "$(cd "$SCRATCH/cwd" && PATH="$SCRATCH/real:$PATH" bash -c '. "$1"; COMP_WORDS=(migrate --annex-dir an); COMP_CWORD=2
+	_migrate; printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPLETION")" = annex.d ] ||
+	failures+=("migrate --annex-dir an<TAB> does not offer the directory alone")
+
+if [ "${#failures[@]}" -gt 0 ]; then
+	printf 'FAIL: %s\n' "${failures[@]}" >&2
+	die "${#failures[@]} option(s) missing or extra (above)"
+fi
+info "docs/migrate.1 and the completion (from the binary and its own lists) have every option of every table"
+
+# --- remap on the table -------------------------------------------------------------
+# every option remap lists is accepted (then --help answers), as options.sh
+# checks for the filter and run
+while read -r w; do
+	name="${w%=}"
+	v=""
+	[ "$w" != "$name" ] && v=x
+	"$MIGRATE" remap "$name" ${v:+"$v"} --help >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null ||
+		die "migrate remap $name $v --help: refused: $(cat "$SCRATCH/err")"
+	grep -q '^usage: migrate remap' "$SCRATCH/out" || die "migrate remap $name --help: no usage"
+done <"$SCRATCH/remap.words"
+grep -q -- '^  --commit-map MAP ' "$SCRATCH/remap.help" ||
+	die "migrate remap --help lists no options from its table"
+refused() { # EXPECTED-SUGGESTION ARG...: exit 1, unknown option, the suggestion
+	local want="$1" rc=0
+	shift
+	(cd "$SCRATCH" && "$MIGRATE" remap "$@" </dev/null >"$SCRATCH/out" 2>"$SCRATCH/err") || rc=$?
+	[ "$rc" = 1 ] || die "migrate remap $*: exit $rc, not 1: $(cat "$SCRATCH/err")"
+	[ ! -s "$SCRATCH/out" ] || die "migrate remap $*: wrote to standard output"
+	[ "$(sed -n 1p "$SCRATCH/err")" = "migrate remap: error: unknown option '${1#--}'" ] ||
+		die "migrate remap $*: $(cat "$SCRATCH/err")"
+	if [ -n "$want" ]; then
+		[ "$(sed -n 2p "$SCRATCH/err")" = "did you mean '$want'?" ] ||
+			die "migrate remap $*: no suggestion of $want: $(cat "$SCRATCH/err")"
+	fi
+}
+refused --commit-map --comit-map M
+refused --no-rewrite-message-ids --no-rewrite-mesage-ids
+# an option of the filter remap does not take is unknown there
+refused "" --rules R
+refused "" --rewrite-message-ids
+info "remap: its listed options accepted; --comit-map: exit 1, did you mean '--commit-map'?"
+
+echo "options_surface: ok"
