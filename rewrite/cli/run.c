@@ -74,6 +74,10 @@ static const struct cli_option run_only_options[] = {
 	{ "rollback", 0, CLI_SET, NULL, F(rollback), 1, NULL,
 	  "undo a run that was interrupted instead of\n"
 	  "finishing it", 0 },
+	{ "allow-no-rules", 0, CLI_SET, NULL, F(allow_no_rules), 1, NULL,
+	  "run without --rules, --strip-blobs-with-ids or\n"
+	  "--replace-message: nothing is converted, only the\n"
+	  "maps are written (refused otherwise)", 0 },
 	{ "restart", 0, CLI_SET, NULL, F(restart), 1, NULL,
 	  "in place: convert again, with the rules given, from\n"
 	  "the history under refs/migrate/original/", 0 },

@@ -124,6 +124,7 @@ struct run_opts {
 	struct rw_options f;	/* the options shared with the filter */
 	const char *repo, *to;
 	int in_place, verify_only, rollback, restart;
+	int allow_no_rules;	/* a run that only writes the maps */
 	char **revs;
 	int nrevs;
 };

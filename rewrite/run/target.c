@@ -242,6 +242,15 @@ int run_setup(struct run *r, struct err *e)
 	if (gitcmd_git_dir(r->o.repo, &r->src_gitdir, e) < 0 ||
 	    check_sha1(r->o.repo, e) < 0)
 		return -1;
+	/* before anything is written: a run without rules rewrites nothing
+	 * useful, and its empty rules would be kept for the next run */
+	if (!r->o.verify_only && !r->o.rollback && !r->o.allow_no_rules &&
+	    !r->o.f.rules && !r->o.f.strip_blobs_with_ids && !r->o.f.replace_message)
+		return err_set(e, ERR_USAGE, "no rules: say what to convert with "
+			       "--rules FILE (examples/ has rule files for the "
+			       "common jobs), --strip-blobs-with-ids FILE or "
+			       "--replace-message FILE; --allow-no-rules runs "
+			       "without (only the maps are written)");
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
 	r->state = path_join(r->dst_gitdir, "migrate");

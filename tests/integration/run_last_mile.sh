@@ -14,6 +14,11 @@
 #   kept in NEWDIR (it was deleted), the message says where.
 # - SIGINT while the run works: one line saying nothing moved and what the
 #   next run does, exit 130; the next run finishes the conversion.
+# - A run killed while its refs move, rolled back: refs and reports as
+#   before it.
+# - No rules: refused before anything is written (a run that converted
+#   nothing kept its empty rules, and the real run was then refused);
+#   --allow-no-rules runs it.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -182,5 +187,26 @@ cmp -s "$SCRATCH/report.first" "$B/.git/migrate/report.txt" || die "--rollback: 
 cmp -s "$SCRATCH/json.first" "$B/.git/migrate/report.json" || die "--rollback: report.json is the rolled-back run's"
 ls "$B/.git/migrate/" | grep -q '\.new$' && die "--rollback: working copies left"
 info "--rollback of a run killed while its refs moved: refs and reports as before it"
+
+# --- no rules: refused before anything is written -------------------------------------
+N="$SCRATCH/norules"
+git clone -q "file://$SERVER" "$N"
+refs_of "$N" >"$SCRATCH/n.refs"
+for where in "--in-place" "--to $SCRATCH/norules-new" "--in-place --dry-run"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$MIGRATE" run -q --repo "$N" $where 2>"$SCRATCH/err" || rc=$?
+	[ "$rc" = 1 ] || { cat "$SCRATCH/err" >&2; die "no rules ($where): exit $rc, not 1"; }
+	grep -q "no rules: say what to convert with --rules FILE" "$SCRATCH/err" ||
+		{ cat "$SCRATCH/err" >&2; die "no rules ($where): unclear message"; }
+done
+[ ! -e "$N/.git/migrate" ] || die "no rules: a state folder was written"
+[ ! -e "$SCRATCH/norules-new" ] || die "no rules: the --to target was made"
+diff -u "$SCRATCH/n.refs" <(refs_of "$N") || die "no rules: refs moved"
+run_migrate run -q --repo "$N" --in-place --allow-no-rules || die "--allow-no-rules failed"
+[ -s "$N/.git/migrate/commit-map" ] || die "--allow-no-rules: no commit map"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$N" --to "$SCRATCH/norules-new" ||
+	die "no rules: the run with rules after the refusal failed"
+info "no rules: refused before anything is written ($(sed 's/:.*//' "$SCRATCH/err" | head -1)); --allow-no-rules writes only the maps"
 
 echo "run_last_mile: ok"

@@ -92,7 +92,7 @@ info "run --to: $(wc -l <"$SCRATCH/new.refs") refs and $(($(wc -l <"$SCRATCH/man
 # --- refusals -----------------------------------------------------------------
 mkdir -p "$SCRATCH/busy" && echo x >"$SCRATCH/busy/file"
 rc=0
-"$MIGRATE" run --repo "$SRC" --to "$SCRATCH/busy" -q 2>"$SCRATCH/err" || rc=$?
+"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SRC" --to "$SCRATCH/busy" -q 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] || die "a non-empty --to directory gave exit $rc, not 1"
 grep -q 'not empty' "$SCRATCH/err" || die "no message for a non-empty --to directory"
 rc=0
@@ -101,7 +101,7 @@ rc=0
 
 FAIL="$SCRATCH/fail"
 rc=0
-"$MIGRATE" run --repo "$SRC" --to "$FAIL" -q -- no-such-revision 2>"$SCRATCH/err" || rc=$?
+"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SRC" --to "$FAIL" -q -- no-such-revision 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 3 ] || die "a failing fast-export gave exit $rc, not 3"
 grep -q 'fast-export' "$SCRATCH/err" || die "the message does not name fast-export: $(cat "$SCRATCH/err")"
 [ ! -e "$FAIL" ] || die "a failed run left its new target behind: $(ls -A "$FAIL")"
