@@ -27,7 +27,7 @@ __migrate_options() {
 			--quiet --help --version"
 		;;
 	run)
-		echo "--repo= --to= --in-place --verify-only --rollback --restart --allow-no-rules --rules=
+		echo "--repo= --to= --in-place --verify-only --rollback --restart --undo --allow-no-rules --rules=
 			--strip-blobs-with-ids= --replace-message= --lfs-objects= --missing=
 			--commit-map= --commit-map-format= --ref-map= --verify-split
 			--dry-run --report= --report-json= --progress

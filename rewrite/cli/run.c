@@ -35,6 +35,7 @@ static const char run_usage[] =
 "   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
 "   or: migrate run --rollback [--repo DIR] (--to NEWDIR | --in-place)\n"
 "   or: migrate run --in-place --restart [--rules FILE] [--repo DIR]\n"
+"   or: migrate run --in-place --undo [--repo DIR]\n"
 "\n"
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
 "new repository; the source is never written); --in-place rewrites REPO's\n"
@@ -74,6 +75,9 @@ static const struct cli_option run_only_options[] = {
 	{ "rollback", 0, CLI_SET, NULL, F(rollback), 1, NULL,
 	  "undo a run that was interrupted instead of\n"
 	  "finishing it", 0 },
+	{ "undo", 0, CLI_SET, NULL, F(undo), 1, NULL,
+	  "in place: take the last finished run back (every\n"
+	  "ref to its backup under refs/migrate/original/)", 0 },
 	{ "allow-no-rules", 0, CLI_SET, NULL, F(allow_no_rules), 1, NULL,
 	  "run without --rules, --strip-blobs-with-ids or\n"
 	  "--replace-message: nothing is converted, only the\n"
@@ -114,6 +118,14 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 	if (o->rollback && o->verify_only)
 		return err_set(e, ERR_USAGE, "--rollback and --verify-only "
 			       "exclude each other");
+	if (o->undo && o->to)
+		return err_set(e, ERR_USAGE, "--undo: a --to run never wrote to "
+			       "its source; to take it back, delete %s", o->to);
+	if (o->undo && (o->rollback || o->verify_only || o->restart ||
+			o->nrevs || o->f.dry_run))
+		return err_set(e, ERR_USAGE, "--undo goes with --in-place alone "
+			       "(no --rollback, --verify-only, --restart, "
+			       "--dry-run or revision arguments)");
 	if (o->restart && (!o->in_place || o->rollback || o->verify_only ||
 			   o->nrevs))
 		return err_set(e, ERR_USAGE, "--restart goes with --in-place "
@@ -441,7 +453,9 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 		rc = run_setup(&r, e);
 	if (rc == 0 && !r.o.rollback && !r.o.verify_only)
 		catch_signals(&r);
-	if (rc == 0 && !r.o.rollback)
+	if (rc == 0 && r.o.undo)
+		rc = run_undo(&r, e);
+	else if (rc == 0 && !r.o.rollback)
 		rc = r.o.verify_only ? verify_only(&r, e) : run_all(&r, e);
 	if (rc < 0)
 		run_take_back_target(&r);

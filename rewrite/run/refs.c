@@ -280,9 +280,9 @@ static int refuse_edited(const char *dir, struct err *e)
 	return r;
 }
 
-static int check_worktree(const char *dir, const char *what,
-			  const struct oid *old, const struct oid *new,
-			  int clean_needed, struct err *e)
+int run_check_worktree(const char *dir, const char *what,
+		       const struct oid *old, const struct oid *new,
+		       int clean_needed, struct err *e)
 {
 	char h1[OID_HEX + 1], h2[OID_HEX + 1];
 	struct buf top = BUF_INIT(4096);
@@ -307,7 +307,7 @@ static int check_worktree(const char *dir, const char *what,
 /* The linked work trees of an in-place run (other than dst itself) whose
  * branch the run rewrites: clean ones are reset with the journal, dirty
  * ones refuse the run. */
-static int plan_linked(struct run *r, struct err *e)
+int run_plan_linked(struct run *r, struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
@@ -331,7 +331,7 @@ static int plan_linked(struct run *r, struct err *e)
 			const struct oid *to = planned(&r->j, line + 7);
 			if (!to || !strcmp(line + 7, "HEAD"))
 				continue;
-			rc = check_worktree(wt, line + 7, &head, to, 1, e);
+			rc = run_check_worktree(wt, line + 7, &head, to, 1, e);
 			if (rc == 0)
 				journal_add_wt(&r->j, wt);
 		}
@@ -372,11 +372,11 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (rc == 0 && r->j.worktree) {
 		run_head_of(r->dst, &head, &sym);
 		to = head_after(r, r->dst);
-		rc = check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
+		rc = run_check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
 		free(sym);
 	}
 	if (rc == 0 && r->o.in_place)
-		rc = plan_linked(r, e);
+		rc = run_plan_linked(r, e);
 	for (i = 0; rc == 0 && i < sizeof(filters) / sizeof(filters[0]); i++)
 		journal_add_file(&r->j, filters[i]);
 	if (rc == 0)

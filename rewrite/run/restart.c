@@ -49,13 +49,15 @@ static void map_sides(const struct cmap *m, struct map_sides *out)
 /* Copies the state files of the last run into <state>/before-restart/
  * (before-restart.2/ and on for later restarts: an earlier copy is never
  * replaced), whose commit map the clones of that conversion need. */
-static int keep_old_state(struct run *r, struct err *e)
+/* The state files a run leaves, kept by --restart and --undo. */
+static const char *const kept_names[] = {
+	"commit-map", "ref-map", "tips", "rules", "last-run", "RESET.md",
+	"report.txt", "report.json", "marks", "import-marks",
+	"commit-map.from-previous",
+};
+
+int run_keep_state(struct run *r, const char *folder, struct err *e)
 {
-	static const char *const names[] = {
-		"commit-map", "ref-map", "tips", "rules", "last-run",
-		"RESET.md", "report.txt", "report.json", "marks", "import-marks",
-		"commit-map.from-previous",
-	};
 	struct buf text = BUF_INIT(SIZE_MAX / 2), dir = BUF_INIT(PATH_MAX);
 	char *from, *to;
 	size_t i;
@@ -63,8 +65,8 @@ static int keep_old_state(struct run *r, struct err *e)
 
 	for (k = 1;; k++) {
 		buf_reset(&dir);
-		buf_printf(&dir, k == 1 ? "%s/before-restart" : "%s/before-restart.%d",
-			   r->state, k);
+		buf_printf(&dir, k == 1 ? "%s/%s" : "%s/%s.%d", r->state,
+			   folder, k);
 		if (mkdir(dir.ptr, 0777) == 0)
 			break;
 		if (errno != EEXIST) {
@@ -72,9 +74,9 @@ static int keep_old_state(struct run *r, struct err *e)
 			break;
 		}
 	}
-	for (i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
-		from = path_join(r->state, names[i]);
-		to = path_join(dir.ptr, names[i]);
+	for (i = 0; rc == 0 && i < sizeof(kept_names) / sizeof(kept_names[0]); i++) {
+		from = path_join(r->state, kept_names[i]);
+		to = path_join(dir.ptr, kept_names[i]);
 		buf_reset(&text);
 		rc = file_read(from, &text, e);
 		if (rc > 0)
@@ -132,17 +134,66 @@ static int backups_rewritten(const struct run *r, const struct gitrefs *orig,
  * may hold a commit of the old conversion (one a later run made of a
  * branch grown on the rewritten history); HEAD must name a branch.
  */
+/*
+ * Every ref of now (but symbolic ones and refs/migrate/) has a backup in
+ * orig and is still the conversion of it through the map m: else a ref
+ * made since, or commits made on the rewritten history, would be lost by
+ * what (--restart, --undo) doing is ("restarting", "undoing").
+ */
+int run_check_conversions(const struct gitrefs *now, const struct gitrefs *orig,
+			  const struct cmap *m, const char *what,
+			  const char *doing, struct err *e)
+{
+	const struct gitref *g, *o;
+	const struct oid *to;
+	char *name;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < now->n; i++) {
+		g = &now->v[i];
+		if (!strncmp(g->name, "refs/migrate/", 13) || g->symbolic)
+			continue;	/* a symbolic ref follows its target */
+		name = path_join("refs/migrate/original", g->name);
+		o = gitrefs_find(orig, name);
+		free(name);
+		to = o && o->has_commit ? cmap_get(m, &o->commit) : NULL;
+		if (!o)
+			rc = err_set(e, ERR_USAGE, "%s: %s is not under "
+				     "refs/migrate/original/ (made after the first "
+				     "run?): delete it or move it aside first",
+				     what, g->name);
+		else if (g->has_commit != o->has_commit ||
+			 (g->has_commit && !oid_eq(to ? to : &o->commit, &g->commit)))
+			rc = err_set(e, ERR_USAGE, "%s: %s is not the "
+				     "conversion of its backup any more (it moved "
+				     "since the run: commits made on the rewritten "
+				     "history, converted by a later run or not): "
+				     "%s would drop them", what, g->name, doing);
+	}
+	return rc;
+}
+
+void run_drop_state(const struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kept_names) / sizeof(kept_names[0]); i++) {
+		char *p = path_join(r->state, kept_names[i]);
+
+		unlink(p);
+		free(p);
+	}
+}
+
 int run_restart_prepare(struct run *r, struct err *e)
 {
 	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
 	struct map_sides ms = { NULL, NULL, 0 };
 	struct oid head, bad;
-	char *sym = NULL, *name, *map = path_join(r->state, "commit-map");
+	char *sym = NULL, *map = path_join(r->state, "commit-map");
 	char hex[OID_HEX + 1];
 	struct cmap *m = cmap_new();
-	const struct gitref *g, *o;
-	const struct oid *to;
-	size_t i;
 	int rc = 0, k = 0;
 
 	if (r->first)
@@ -164,27 +215,8 @@ int run_restart_prepare(struct run *r, struct err *e)
 			rc = err_set(e, ERR_USAGE, "--restart: HEAD is detached; "
 				     "check out a branch first");
 	}
-	for (i = 0; rc == 0 && i < now.n; i++) {
-		g = &now.v[i];
-		if (!strncmp(g->name, "refs/migrate/", 13) || g->symbolic)
-			continue;	/* a symbolic ref follows its target */
-		name = path_join("refs/migrate/original", g->name);
-		o = gitrefs_find(&orig, name);
-		free(name);
-		to = o && o->has_commit ? cmap_get(m, &o->commit) : NULL;
-		if (!o)
-			rc = err_set(e, ERR_USAGE, "--restart: %s is not under "
-				     "refs/migrate/original/ (made after the first "
-				     "run?): delete it or move it aside first",
-				     g->name);
-		else if (g->has_commit != o->has_commit ||
-			 (g->has_commit && !oid_eq(to ? to : &o->commit, &g->commit)))
-			rc = err_set(e, ERR_USAGE, "--restart: %s is not the "
-				     "conversion of its backup any more (commits "
-				     "made on the rewritten history, converted by "
-				     "a later run or not): restarting would drop "
-				     "them from it", g->name);
-	}
+	if (rc == 0)
+		rc = run_check_conversions(&now, &orig, m, "--restart", "restarting", e);
 	if (rc == 0)
 		k = backups_rewritten(r, &orig, &ms, &bad, e);
 	if (rc == 0 && k)
@@ -195,7 +227,7 @@ int run_restart_prepare(struct run *r, struct err *e)
 			     "history): delete that backup and its ref first",
 			     oid_hex(&bad, hex));
 	if (rc == 0 && !r->o.f.dry_run)
-		rc = keep_old_state(r, e);
+		rc = run_keep_state(r, "before-restart", e);
 	if (rc == 0)
 		r->first = 1;	/* a first run, from the originals */
 	cmap_free(m);

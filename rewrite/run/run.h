@@ -123,7 +123,7 @@ int remove_tree(const char *dir);
 struct run_opts {
 	struct rw_options f;	/* the options shared with the filter */
 	const char *repo, *to;
-	int in_place, verify_only, rollback, restart;
+	int in_place, verify_only, rollback, restart, undo;
 	int allow_no_rules;	/* a run that only writes the maps */
 	char **revs;
 	int nrevs;
@@ -314,6 +314,14 @@ int run_map_prepare(struct run *r, const struct state_files *fin,
 		    const struct state_files *fnew, struct err *e);
 
 /* refs.c */
+/* An in-place run's linked work trees whose branch the journal moves:
+ * clean ones join the journal, dirty ones refuse the run. */
+int run_plan_linked(struct run *r, struct err *e);
+/* Untracked files in dir that moving its branch what from old to new
+ * would overwrite refuse it; clean_needed: so do uncommitted changes. */
+int run_check_worktree(const char *dir, const char *what,
+		       const struct oid *old, const struct oid *new,
+		       int clean_needed, struct err *e);
 /* 1 if `git status` shows no change to tracked files, 0 if it does. It
  * only looks: without --no-optional-locks, status takes index.lock to
  * write the refreshed index back, and a run killed there leaves a lock
@@ -360,6 +368,12 @@ int run_annex_setup(struct run *r, struct err *e);
  */
 void run_annex_restage(const struct run *r);
 
+/* undo.c */
+/* --undo: a finished in-place run taken back (refs to their backups,
+ * through the journal; backups removed; the state kept in
+ * <state>/before-undo/). Refused when a ref moved since the run. */
+int run_undo(struct run *r, struct err *e);
+
 /* restart.c */
 /*
  * --restart: the next run converts the history under
@@ -372,5 +386,17 @@ void run_annex_restage(const struct run *r);
  * branch grown on the rewritten history); HEAD must name a branch.
  */
 int run_restart_prepare(struct run *r, struct err *e);
+/* The state files copied to <state>/FOLDER (FOLDER.2, .3... when it is
+ * there already; none replaced); its path in r->before_restart. */
+int run_keep_state(struct run *r, const char *folder, struct err *e);
+/* The state files a run leaves, removed (the next run is a first one). */
+void run_drop_state(const struct run *r);
+/* Every ref (but symbolic ones and refs/migrate/) has a backup under
+ * refs/migrate/original/ and is still its conversion through m; else an
+ * ERR_USAGE error naming the ref, for what (--restart, --undo). */
+struct cmap;
+int run_check_conversions(const struct gitrefs *now, const struct gitrefs *orig,
+			  const struct cmap *m, const char *what,
+			  const char *doing, struct err *e);
 
 #endif

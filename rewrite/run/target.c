@@ -244,7 +244,7 @@ int run_setup(struct run *r, struct err *e)
 		return -1;
 	/* before anything is written: a run without rules rewrites nothing
 	 * useful, and its empty rules would be kept for the next run */
-	if (!r->o.verify_only && !r->o.rollback && !r->o.allow_no_rules &&
+	if (!r->o.verify_only && !r->o.rollback && !r->o.undo && !r->o.allow_no_rules &&
 	    !r->o.f.rules && !r->o.f.strip_blobs_with_ids && !r->o.f.replace_message)
 		return err_set(e, ERR_USAGE, "no rules: say what to convert with "
 			       "--rules FILE (examples/ has rule files for the "

@@ -19,6 +19,8 @@
 # - No rules: refused before anything is written (a run that converted
 #   nothing kept its empty rules, and the real run was then refused);
 #   --allow-no-rules runs it.
+# - --undo: a finished in-place run taken back (every ref, the work tree),
+#   refused when a ref moved since; --to says what to delete.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -208,5 +210,38 @@ run_migrate run -q --repo "$N" --in-place --allow-no-rules || die "--allow-no-ru
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$N" --to "$SCRATCH/norules-new" ||
 	die "no rules: the run with rules after the refusal failed"
 info "no rules: refused before anything is written ($(sed 's/:.*//' "$SCRATCH/err" | head -1)); --allow-no-rules writes only the maps"
+
+# --- --undo: a finished in-place run taken back ----------------------------------------
+U="$SCRATCH/undo"
+git clone -q "file://$SERVER" "$U"
+git -C "$U" branch -q feature origin/feature
+refs_of "$U" >"$SCRATCH/u.before"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$U" --in-place || die "undo: the run failed"
+refs_of "$U" | grep -v ' refs/migrate/' >"$SCRATCH/u.converted"
+# a commit made on the converted history since: refused by name, nothing moved
+( cd "$U" && echo more >>notes.txt && git commit -qam "after the run" )
+refs_of "$U" >"$SCRATCH/u.moved"
+rc=0
+"$MIGRATE" run -q --repo "$U" --in-place --undo 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || { cat "$SCRATCH/err" >&2; die "--undo over a moved ref: exit $rc, not 1"; }
+grep -q "refs/heads/main is not the conversion of its backup any more (it moved since the run" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "--undo over a moved ref: the ref is not named"; }
+diff -u "$SCRATCH/u.moved" <(refs_of "$U") || die "a refused --undo moved refs"
+git -C "$U" reset -q --hard HEAD~1
+# the undo: every ref back, the backups gone, the files real again
+run_migrate run -q --repo "$U" --in-place --undo || die "--undo failed"
+diff -u "$SCRATCH/u.before" <(refs_of "$U") || die "--undo: the refs are not those before the run"
+[ -z "$(git -C "$U" status --porcelain)" ] || die "--undo: the work tree is not clean"
+cmp -s "$U/art1.bin" <(git -C "$W" show main:art1.bin) || die "--undo: art1.bin is not its content again"
+[ -s "$U/.git/migrate/before-undo/commit-map" ] || die "--undo: the run's state was not kept"
+[ ! -e "$U/.git/migrate/tips" ] || die "--undo: the next run would not start from the start"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$U" --in-place || die "the run after --undo failed"
+diff -u "$SCRATCH/u.converted" <(refs_of "$U" | grep -v ' refs/migrate/') ||
+	die "the run after --undo differs from the first conversion"
+rc=0
+"$MIGRATE" run -q --repo "$W" --to "$SCRATCH/new" --undo 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "never wrote to its source; to take it back, delete $SCRATCH/new" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "--undo with --to: exit $rc, no word of what to delete"; }
+info "--undo: refused over a ref moved since; then every ref back, backups gone, files real, the state kept, a new run equals the first"
 
 echo "run_last_mile: ok"
