@@ -34,6 +34,9 @@ __migrate_options() {
 			--no-rewrite-message-ids --rewrite-message-ids --object-reader=
 			--threads= --quiet --help"
 		;;
+	push)
+		echo "--repo= --dry-run --quiet --help"
+		;;
 	remap)
 		echo "--commit-map= --no-rewrite-message-ids --help"
 		;;
@@ -54,7 +57,7 @@ _migrate() {
 	cmd=""
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case "${COMP_WORDS[i]}" in
-		run | remap | analyze | check-rules | help)
+		run | push | remap | analyze | check-rules | help)
 			cmd="${COMP_WORDS[i]}"
 			break
 			;;
@@ -94,7 +97,7 @@ _migrate() {
 	local words opts
 	case "$cmd" in
 	help)
-		words="run remap analyze check-rules"
+		words="run push remap analyze check-rules"
 		;;
 	*)
 		opts=" $(__migrate_options "$cmd") "
@@ -109,7 +112,7 @@ _migrate() {
 			return 0
 		fi
 		words="${opts//=/}"
-		[ -z "$cmd" ] && words="run remap analyze check-rules help $words"
+		[ -z "$cmd" ] && words="run push remap analyze check-rules help $words"
 		;;
 	esac
 	mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")

@@ -25,6 +25,13 @@ int rw_cmd_run(int argc, char **argv, struct err *e);
 int rw_cmd_remap(int argc, char **argv, struct err *e);
 
 /*
+ * migrate push [REMOTE] (argv[0] is "push"): publishes a finished
+ * in-place run: the LFS objects of the new history, then the remote's
+ * rewritten refs with --force-with-lease (push.c). 0, or -1 with e set.
+ */
+int rw_cmd_push(int argc, char **argv, struct err *e);
+
+/*
  * migrate analyze (argv[0] is "analyze"): what is big in a repository,
  * and what rules would take (analyze.c over rewrite/analyze/). 0, or -1
  * with e set.
@@ -56,6 +63,7 @@ enum cli_kind {
 #define CLI_RUN 2u	/* migrate run */
 #define CLI_ANALYZE 4u	/* migrate analyze */
 #define CLI_REMAP 8u	/* migrate remap */
+#define CLI_PUSH 16u	/* migrate push */
 
 struct cli_option {
 	const char *name;	/* the long name, without -- */

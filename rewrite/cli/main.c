@@ -19,9 +19,10 @@ static const char usage_text[] =
 "usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
 "   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
 "   or: migrate run [--rules R] [--repo DIR] (--to NEWDIR | --in-place) [-- REV-ARGS]\n"
+"   or: migrate push [--dry-run] [REMOTE]\n"
 "   or: migrate remap [--commit-map M] [BRANCH...]\n"
 "   or: migrate analyze [--repo DIR] [--rules FILE] [--json FILE] [--top N]\n"
-"   or: migrate help [run | remap | analyze | check-rules]\n"
+"   or: migrate help [run | push | remap | analyze | check-rules]\n"
 "   or: migrate --version\n"
 "       (migrate run --help, migrate remap --help, migrate analyze --help)\n"
 "\n"
@@ -229,6 +230,7 @@ static const struct command {
 	unsigned flags;
 } commands[] = {
 	{ "run", rw_cmd_run, 0 },
+	{ "push", rw_cmd_push, 0 },
 	{ "remap", rw_cmd_remap, 0 },
 	{ "analyze", rw_cmd_analyze, 0 },
 	{ "check-rules", check_rules, 0 },

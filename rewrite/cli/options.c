@@ -289,9 +289,9 @@ static const struct cli_option shared_options[] = {
 	  "M lines further on will convert; the output is\n"
 	  "the same", BOTH },
 	{ "quiet", 'q', CLI_SET, NULL, F(quiet), 1, check_quiet,
-	  "no warnings, no progress", BOTH | CLI_ANALYZE },
+	  "no warnings, no progress", BOTH | CLI_ANALYZE | CLI_PUSH },
 	{ "help", 'h', CLI_HELP, NULL, 0, 0, NULL, "this text",
-	  BOTH | CLI_ANALYZE | CLI_REMAP },
+	  BOTH | CLI_ANALYZE | CLI_REMAP | CLI_PUSH },
 	{ "version", 0, CLI_VERSION, NULL, 0, 0, NULL,
 	  "the version (and git describe of a clone build)", CLI_FILTER },
 	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },

@@ -160,10 +160,17 @@ static void reset_text(struct buf *out, const struct run *r,
 			   r->annex_uuid);
 	if (r->o.in_place) {
 		buf_adds(out, "\n## Publishing (rewritten in place)\n\n"
-			 "    git push --force --all origin\n"
-			 "    git push --force --tags origin\n\n"
-			 "The refs as they were before are under "
-			 "refs/migrate/original/.\n");
+			 "    migrate push --dry-run     # what would go\n"
+			 "    migrate push               # or: migrate push REMOTE\n\n"
+			 "It uploads the LFS objects of the new history, then "
+			 "moves the remote's branches\nand tags the run rewrote "
+			 "(--force-with-lease on their old values: a push made\n"
+			 "since is refused, not overwritten). A plain `git push "
+			 "--force` uploads no LFS\nobject: git-lfs believes the "
+			 "server has them, since the run rewrote\n"
+			 "refs/remotes/origin/*. The refs as they were before are "
+			 "under\nrefs/migrate/original/; `migrate run --in-place "
+			 "--undo` takes the run back\nbefore it is published.\n");
 		buf_adds(out, "\n## Reclaiming the space\n\n"
 			 "The old history stays in the repository as long as "
 			 "refs/migrate/original/ and\nthe reflogs name it. Once "

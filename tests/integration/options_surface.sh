@@ -17,7 +17,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-COMMANDS=("" run remap analyze check-rules)
+COMMANDS=("" run push remap analyze check-rules)
 COMPLETION="$ROOT/scripts/completion.bash"
 MAN="$ROOT/docs/migrate.1"
 failures=()

@@ -109,7 +109,7 @@ cmp "$SRC/assets/textures/hero.psd" "$REPO/assets/textures/hero.psd" ||
 for f in commit-map ref-map marks import-marks tips RESET.md report.txt report.json; do
 	[ -e "$REPO/.git/migrate/$f" ] || die "state file $f missing"
 done
-grep -q 'git push --force --all' "$REPO/.git/migrate/RESET.md" || die "RESET.md lacks the push"
+grep -q '^    migrate push ' "$REPO/.git/migrate/RESET.md" || die "RESET.md lacks migrate push"
 [ -d "$REPO/.git/lfs/objects" ] || die "no LFS store in the repository's git dir"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after the run"
 info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as --to does, clean work tree"
