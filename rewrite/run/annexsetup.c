@@ -166,12 +166,29 @@ int run_annex_setup(struct run *r, struct err *e)
 void run_annex_restage(const struct run *r)
 {
 	struct err e = ERR_INIT;
+	int i, clean = 0, filled;
 
 	if (!r->annex || r->bare || !r->j.worktree)
 		return;
-	if (gitcmd_runl(r->dst, 1, NULL, &e, "annex", "restage", "--quiet",
-			(char *)NULL) < 0)
+	/* the smudge filter gives git the pointers and records which files
+	 * to fill; `git reset` runs no post-checkout hook, so fill them now
+	 * (git-annex smudge --update, what that hook runs), then record in
+	 * the index that their content is what it was; a hook of git-annex
+	 * may still be at it: try again, a little later each time, until
+	 * git status is clean */
+	filled = gitcmd_runl(r->dst, 1, NULL, &e, "annex", "smudge", "--update",
+			     "--quiet", (char *)NULL) == 0;
+	for (i = 0; filled && i < 12 && clean != 1; i++) {
+		if (i)
+			usleep(25000u << (i < 6 ? i : 6));
+		if (gitcmd_runl(r->dst, 1, NULL, &e, "annex", "restage", "--quiet",
+				(char *)NULL) < 0)
+			break;
+		clean = run_worktree_clean(r->dst, &e);
+	}
+	if (clean != 1)
 		fprintf(stderr, "migrate run: warning: %s; `git status` may "
 			"show git-annex files as modified until `git annex "
-			"restage` runs\n", e.msg);
+			"restage` runs\n", e.msg[0] ? e.msg :
+			"git annex restage left the work tree unclean");
 }

@@ -21,6 +21,8 @@
 #   --allow-no-rules runs it.
 # - --undo: a finished in-place run taken back (every ref, the work tree),
 #   refused when a ref moved since; --to says what to delete.
+# - git-annex --to: the work tree is clean after the first run and after
+#   an incremental one (a file of the second run was a staged deletion).
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -243,5 +245,22 @@ rc=0
 [ "$rc" = 1 ] && grep -q "never wrote to its source; to take it back, delete $SCRATCH/new" "$SCRATCH/err" ||
 	{ cat "$SCRATCH/err" >&2; die "--undo with --to: exit $rc, no word of what to delete"; }
 info "--undo: refused over a ref moved since; then every ref back, backups gone, files real, the state kept, a new run equals the first"
+
+# --- git-annex: the work tree clean after every run, incremental too ---------------
+A="$SCRATCH/annex-src"
+git clone -q "file://$SERVER" "$A"
+printf 'art*.bin annex\n' >"$SCRATCH/annex.rules"
+run_migrate run -q --rules "$SCRATCH/annex.rules" --repo "$A" --to "$SCRATCH/annex-new" 2>"$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "annex --to failed"; }
+[ -z "$(git -C "$SCRATCH/annex-new" status --porcelain)" ] ||
+	die "annex --to: the work tree is not clean: $(git -C "$SCRATCH/annex-new" status --porcelain | head -3)"
+( cd "$A" && head -c 4000 /dev/zero | tr '\0' 7 >art7.bin && git add art7.bin && git commit -qm "commit 7" )
+run_migrate run -q --rules "$SCRATCH/annex.rules" --repo "$A" --to "$SCRATCH/annex-new" 2>"$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "annex --to, second run failed"; }
+[ -z "$(git -C "$SCRATCH/annex-new" status --porcelain)" ] ||
+	die "annex, second run: the work tree is not clean: $(git -C "$SCRATCH/annex-new" status --porcelain | head -3)"
+cmp -s "$SCRATCH/annex-new/art7.bin" "$A/art7.bin" || die "annex, second run: art7.bin is not its content"
+grep -q 'has local changes' "$SCRATCH/err" && die "annex, second run: the work tree was left behind"
+info "git-annex --to: the work tree clean after the first run and after an incremental one (no staged deletion)"
 
 echo "run_last_mile: ok"
