@@ -196,6 +196,10 @@ static void ending(const struct run *r, const char *dir, const char *would)
 		"(on disk in the source; new blobs estimated)\n",
 		mb(s->bytes_before, a, sizeof(a)), mb(s->bytes_after, b, sizeof(b)),
 		mb(s->packed_before, c, sizeof(c)), mb(s->packed_after, d, sizeof(d)));
+	if (s->unmatched && !r->o.f.quiet)
+		fprintf(stderr, "migrate run: warning: %llu rule(s) matched no "
+			"file in the commits of this run: %s\n",
+			(unsigned long long)s->unmatched, s->unmatched_text);
 	if (!*dir)
 		return;
 	fprintf(stderr, "migrate run: reports %s/report.txt and report.json; "

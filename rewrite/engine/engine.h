@@ -14,6 +14,10 @@
 struct rw_stats {
 	uint64_t commits, rewritten, refs, refs_changed, converted;
 	uint64_t bytes_before, bytes_after, packed_before, packed_after;
+	/* the rules that decided no path ("FILE:LINE PATTERN, ...", cut
+	 * short when long), how many */
+	uint64_t unmatched;
+	char unmatched_text[512];
 };
 
 struct rw_options {

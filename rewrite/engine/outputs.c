@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../rules/rules.h"
 #include "state.h"
 
 /* ---- the files left behind ---- */
@@ -96,6 +97,31 @@ static const char *out_path(const struct rw *rw, int i)
 	}
 }
 
+/* The rules that decided nothing, for the ending lines of a run. */
+static void stats_unmatched(struct rw_stats *st, const struct report *rep,
+			    const struct rules *rules, const char *path)
+{
+	size_t i, plen, used = 0;
+
+	for (i = 0; rules && i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
+		const char *pat = rules_rule_pattern(rule, &plen);
+		int n;
+
+		if (!report_rule_unmatched(rep, i) || rules_rule_is_blob(rule))
+			continue;
+		st->unmatched++;
+		n = snprintf(st->unmatched_text + used,
+			     sizeof(st->unmatched_text) - used, "%s%s:%zu %.*s",
+			     used ? ", " : "", rules_rule_file(rule) ?
+			     rules_rule_file(rule) : path ? path : "rules",
+			     rules_rule_line(rule), (int)plen, pat);
+		if (n > 0)
+			used += (size_t)n < sizeof(st->unmatched_text) - used ?
+				(size_t)n : sizeof(st->unmatched_text) - used - 1;
+	}
+}
+
 /* Writes every requested file to a temp name; outputs_commit renames. */
 int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 {
@@ -135,6 +161,9 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 			report_sizes(rw->report, &st->bytes_before, &st->bytes_after,
 				     &st->packed_before, &st->packed_after);
 		}
+		if (st && rw->blobs && rw->report)
+			stats_unmatched(st, rw->report, blobs_rules(rw->blobs),
+					rw->opt->rules);
 		if (rw->blobs)
 			blobs_report_replace(rw->blobs);
 		msg_report_replace(rw);

@@ -493,7 +493,7 @@ static const char *shown(struct buf *tmp, const char *prefix, const char *s,
 }
 
 /* 1 when rule i placed no file path in the run. */
-static int unmatched(const struct report *r, size_t i)
+int report_rule_unmatched(const struct report *r, size_t i)
 {
 	return i >= r->nrules || r->rules[i].npaths == 0;
 }
@@ -568,7 +568,7 @@ static void write_json(struct report *r, const struct report_totals *t,
 	for (i = 0, n = 0; rules && i < rules_count(rules); i++) {
 		const struct rule *rule = rules_get(rules, i);
 
-		if (!unmatched(r, i))
+		if (!report_rule_unmatched(r, i))
 			continue;
 		buf_printf(out, "%s\n {\"line\":%zu,", n++ ? "," : "",
 			   rules_rule_line(rule));
@@ -643,7 +643,7 @@ static void write_table(struct report *r, const struct report_totals *t,
 			const struct rule *rule = rules_get(rules, i);
 			const char *pat = rules_rule_pattern(rule, &plen);
 
-			if (!unmatched(r, i))
+			if (!report_rule_unmatched(r, i))
 				continue;
 			if (!n++)
 				buf_adds(out, "rules that matched nothing:\n");

@@ -377,6 +377,12 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	}
 	if (rc == 0 && r->o.in_place)
 		rc = run_plan_linked(r, e);
+	/* the last look before the refs move (and before git-annex's
+	 * filter, set up below, changes what git status sees) */
+	if (rc == 0 && r->j.worktree)
+		rc = refuse_edited(r->dst, e);
+	for (i = 0; rc == 0 && i < r->j.nwts; i++)
+		rc = refuse_edited(r->j.wts[i], e);
 	for (i = 0; rc == 0 && i < sizeof(filters) / sizeof(filters[0]); i++)
 		journal_add_file(&r->j, filters[i]);
 	if (rc == 0)
@@ -388,10 +394,6 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (rc == 0)
 		rc = run_annex_setup(r, e);
 	gitrefs_free(&side);
-	if (rc == 0 && r->j.worktree)
-		rc = refuse_edited(r->dst, e);
-	for (i = 0; rc == 0 && i < r->j.nwts; i++)
-		rc = refuse_edited(r->j.wts[i], e);
 	if (rc == 0)
 		rc = journal_write(&r->j, e);
 	if (rc < 0)

@@ -34,7 +34,7 @@ git lfs install --skip-repo >/dev/null
 
 probe="$tmp/ptr_probe"
 gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$root" \
-	"$root"/common/common.c "$root"/pointerize/*.c \
+	"$root"/common/*.c "$root"/pointerize/*.c \
 	"$root"/tests/tools/ptr_probe.c -lcrypto -o "$probe"
 
 # ---- 1. pointer bytes ----

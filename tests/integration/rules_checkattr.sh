@@ -23,7 +23,7 @@ else
 	probe=$tmp/rules_probe
 	${CC:-gcc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g \
 		-fsanitize=address,undefined -I"$src" \
-		"$src"/common/common.c "$src"/rules/*.c \
+		"$src"/common/*.c "$src"/rules/*.c \
 		"$src"/tests/tools/rules_probe.c -lpcre2-8 -o "$probe"
 fi
 

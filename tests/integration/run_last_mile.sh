@@ -209,9 +209,12 @@ done
 diff -u "$SCRATCH/n.refs" <(refs_of "$N") || die "no rules: refs moved"
 run_migrate run -q --repo "$N" --in-place --allow-no-rules || die "--allow-no-rules failed"
 [ -s "$N/.git/migrate/commit-map" ] || die "--allow-no-rules: no commit map"
-run_migrate run -q --rules "$SCRATCH/rules" --repo "$N" --to "$SCRATCH/norules-new" ||
+printf '*.bin lfs\n*.wav lfs\n' >"$SCRATCH/rules.wav"
+run_migrate run --rules "$SCRATCH/rules.wav" --repo "$N" --to "$SCRATCH/norules-new" 2>"$SCRATCH/err" ||
 	die "no rules: the run with rules after the refusal failed"
-info "no rules: refused before anything is written ($(sed 's/:.*//' "$SCRATCH/err" | head -1)); --allow-no-rules writes only the maps"
+grep -q "warning: 1 rule(s) matched no file in the commits of this run: .*rules.wav:2 \*.wav" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "a rule that matched nothing: no warning"; }
+info "no rules: refused before anything is written; --allow-no-rules writes only the maps; a rule that matches nothing is warned of"
 
 # --- --undo: a finished in-place run taken back ----------------------------------------
 U="$SCRATCH/undo"
