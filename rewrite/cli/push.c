@@ -333,7 +333,8 @@ static int push_all(struct push *p, int quiet, struct err *e)
 			"run, %zu of ours never on %s\n",
 			p->dry_run ? "would move" : "moved", p->n, p->remote,
 			p->n && !p->dry_run ? ", with the LFS objects they need" : "",
-			p->already, p->not_rewritten, p->never, p->remote);	buf_release(&remote_refs);
+			p->already, p->not_rewritten, p->never, p->remote);
+	buf_release(&remote_refs);
 	return rc;
 }
 
