@@ -97,8 +97,8 @@ static void reset_restart(struct buf *out, const struct run *r)
 		 "    migrate run --rules OTHER.rules --repo ORIG --to NEWDIR\n");
 }
 
-static void reset_text(struct buf *out, const struct run *r,
-		       const struct state_files *f, const struct buf *refmap)
+void run_reset_text(struct buf *out, const struct run *r,
+		    const struct state_files *f, const struct buf *refmap)
 {
 	int lfs = store_used(r);
 
@@ -199,7 +199,7 @@ int run_write_reset(struct run *r, const struct state_files *fin,
 	int rc = file_read(fnew->refmap, &refmap, e);
 
 	if (rc >= 0) {
-		reset_text(&out, r, fin, &refmap);
+		run_reset_text(&out, r, fin, &refmap);
 		rc = run_state_put(r, "RESET.md", &out, e);
 	}
 	buf_release(&refmap);

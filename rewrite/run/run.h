@@ -347,6 +347,9 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		   const struct state_files *fnew, struct err *e);
 
 /* reset.c */
+/* RESET.md for this run: refmap holds its "<old> <new> <ref>" lines. */
+void run_reset_text(struct buf *out, const struct run *r,
+		    const struct state_files *f, const struct buf *refmap);
 int run_write_reset(struct run *r, const struct state_files *fin,
 		    const struct state_files *fnew, struct err *e);
 
