@@ -297,14 +297,13 @@ static int rebase_aside(const char *branch, const struct oid *tip,
 	struct buf gd = BUF_INIT(4096), head = BUF_INIT(4096);
 	char h[OID_HEX + 1], ref[4096];
 	struct err ignored = ERR_INIT;
-	char *wt;
-	int rc = gitcmd_runl(NULL, 1, &gd, e, "rev-parse", "--absolute-git-dir",
-			     (char *)NULL);
+	char *wt, *gitdir = NULL;
+	int rc = gitcmd_git_dir(NULL, &gitdir, e);
 
 	if (rc < 0)
 		return -1;
-	gitcmd_chomp(&gd);
-	buf_adds(&gd, "/migrate-remap-worktree");
+	buf_printf(&gd, "%s/migrate-remap-worktree", gitdir);
+	free(gitdir);
 	wt = gd.ptr;
 	/* one a killed remap left */
 	gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "remove", "--force", wt,
@@ -486,17 +485,16 @@ static const struct cli_option remap_only_options[] = {
 /* --commit-map, or <git-dir>/migrate/commit-map if there is one. */
 static int default_map(struct remap *r, char **owned, struct err *e)
 {
-	struct buf dir = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
-	int rc = gitcmd_runl(NULL, 0, &dir, &ignored, "rev-parse", "--absolute-git-dir",
-			 (char *)NULL);
+	char *gitdir = NULL, *map = NULL;
 
-	gitcmd_chomp(&dir);
-	if (rc == 0)
-		buf_adds(&dir, "/migrate/commit-map");
-	if (rc == 0 && access(dir.ptr, R_OK) == 0)
-		r->map_path = *owned = xstrdup(dir.ptr);
-	buf_release(&dir);
+	if (gitcmd_git_dir(NULL, &gitdir, &ignored) == 0)
+		map = path_join(gitdir, "migrate/commit-map");
+	if (map && access(map, R_OK) == 0)
+		r->map_path = *owned = map;
+	else
+		free(map);
+	free(gitdir);
 	if (!r->map_path)
 		return err_set(e, ERR_USAGE, "no .git/migrate/commit-map "
 			       "here: give --commit-map FILE (the map of the "

@@ -188,7 +188,6 @@ int journal_load(struct journal *j, const char *state, struct err *e)
 /* Removes the lock files a killed run may have left behind. */
 static size_t remove_locks(const struct journal *j)
 {
-	struct buf gd = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
 	size_t i, n = 0;
 	char *p;
@@ -206,17 +205,16 @@ static size_t remove_locks(const struct journal *j)
 		DROP(path2(j->gitdir, "ORIG_HEAD", ".lock"));
 	}
 	for (i = 0; i < j->nwts; i++) {
-		buf_reset(&gd);
-		if (gitcmd_runl(j->wts[i], 1, &gd, &ignored, "rev-parse",
-				"--absolute-git-dir", (char *)NULL) < 0)
+		char *wtdir = NULL;
+
+		if (gitcmd_git_dir(j->wts[i], &wtdir, &ignored) < 0)
 			continue;
-		gitcmd_chomp(&gd);
-		DROP(path2(gd.ptr, "index", ".lock"));
-		DROP(path2(gd.ptr, "HEAD", ".lock"));
-		DROP(path2(gd.ptr, "ORIG_HEAD", ".lock"));
+		DROP(path2(wtdir, "index", ".lock"));
+		DROP(path2(wtdir, "HEAD", ".lock"));
+		DROP(path2(wtdir, "ORIG_HEAD", ".lock"));
+		free(wtdir);
 	}
 #undef DROP
-	buf_release(&gd);
 	return n;
 }
 

@@ -63,8 +63,7 @@ static int setup_to(struct run *r, struct err *e)
 		if (rc < 0)
 			return -1;
 	}
-	if (run_git_line(&r->dst_gitdir, r->dst, e, "rev-parse", "--absolute-git-dir",
-		     (char *)NULL) < 0)
+	if (gitcmd_git_dir(r->dst, &r->dst_gitdir, e) < 0)
 		return -1;
 	r->store = path_join(r->dst_gitdir, "lfs/objects");
 	r->commondir = xstrdup(r->dst_gitdir);
