@@ -16,15 +16,6 @@ struct annex_key {
 	UT_hash_handle hh;
 };
 
-/* A pointer blob: written already, and the content it stands for. */
-struct annex_ptr {
-	struct oid id;
-	struct blob_info *bi;
-	uint32_t mode;		/* the file's mode before it was annexed */
-	int written;
-	UT_hash_handle hh;
-};
-
 /* Whether a repository directory (a git dir) is bare: git-annex then
  * lays its objects out with hashdirlower. */
 static int is_bare(const char *gitdir, int *bare, struct err *e)
@@ -101,16 +92,11 @@ int annex_init(struct blobs *b, struct err *e)
 void annex_free(struct blobs *b)
 {
 	struct annex_key *k, *kt;
-	struct annex_ptr *p, *pt;
 
 	HASH_ITER(hh, b->annex_keys, k, kt) {
 		HASH_DELETE(hh, b->annex_keys, k);
 		free(k->key);
 		free(k);
-	}
-	HASH_ITER(hh, b->annex_ptrs, p, pt) {
-		HASH_DELETE(hh, b->annex_ptrs, p);
-		free(p);
 	}
 	buf_release(&b->annex_buf);
 	buf_release(&b->annex_text);
@@ -174,7 +160,7 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		be && !strcmp(be, "SHA256") ? PTR_ANNEX_SHA256 : PTR_ANNEX_SHA256E;
 	int locked = m && !strcmp(m, "locked");
 	char hex[OID_HEX + 1];
-	struct annex_ptr *p;
+	struct pointer_ent *p;
 	struct oid id;
 	int r;
 
@@ -187,13 +173,7 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		return err_set(e, ERR_IO, "cannot build a git-annex pointer");
 	obj_hash_buf(b->hash, OBJ_BLOB, b->annex_text.ptr, b->annex_text.len,
 		     &id);
-	HASH_FIND(hh, b->annex_ptrs, id.hash, OID_RAW, p);
-	if (!p) {
-		p = xcalloc(1, sizeof(*p));
-		p->id = id;
-		p->bi = bi;
-		HASH_ADD(hh, b->annex_ptrs, id.hash, OID_RAW, p);
-	}
+	p = pointers_add(b, &id, POINTER_ANNEX, bi);
 	p->mode = mode;
 	if (locked)
 		mode = TREE_MODE_LINK;
@@ -217,17 +197,6 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 			       e) < 0)
 		return -1;
 	return stream_write_data_end(b->cbuf, e);
-}
-
-struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id,
-				     uint32_t *mode)
-{
-	struct annex_ptr *p;
-
-	HASH_FIND(hh, b->annex_ptrs, id->hash, OID_RAW, p);
-	if (p && mode)
-		*mode = p->mode;
-	return p ? p->bi : NULL;
 }
 
 int blobs_annex_keys(const struct blobs *b,

@@ -53,7 +53,6 @@ struct blob_info {
 	struct buf ptr_text;
 	int ptr_written;	/* the pointer blob is in the output */
 	UT_hash_handle hh;	/* by id */
-	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
 	struct blob_info *lazy_next;	/* made lazy: owned by b->lazy */
 	int lazy;
 	char *lfs_path;		/* unlfs: the store file holding the content */
@@ -100,7 +99,8 @@ struct blobs {
 	/* the buffer split/ gave back for a version it took: the next large
 	 * held blob reads into it instead of into fresh pages */
 	struct buf spare;
-	struct blob_info *byid, *byptr;
+	struct blob_info *byid;
+	struct pointer_ent *pointers;	/* the pointer blobs made, by id */
 	struct blob_info *lazy;		/* blobs created without an id */
 	uint64_t data_est;	/* packed estimate of the data last held */
 	struct stream_cmd blobcmd;
@@ -118,7 +118,6 @@ struct blobs {
 	int has_annex;		/* some rule converts to git-annex */
 	struct ptr_store *annex_store;	/* NULL: dry run */
 	struct annex_key *annex_keys;	/* keys stored this run */
-	struct annex_ptr *annex_ptrs;	/* pointer blobs, by id */
 	uint64_t annexed;		/* keys stored */
 	uint64_t unlfsed;		/* unlfs: LFS objects found */
 	struct buf annex_buf, annex_text;
@@ -266,13 +265,37 @@ void blob_forget_copy(struct blobs *b, struct blob_info *bi);
 struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 			     struct err *e);
 
+/*
+ * held.c: the pointer blobs this run made, LFS and git-annex alike, by
+ * the pointer blob's id, each with the content it stands for: a tree
+ * entry holding one is read as that content (blob_for_entry), a locked
+ * file copied elsewhere is a file again. One index, so that reading a
+ * blob back needs no call into the actions that made its pointer.
+ */
+enum pointer_kind { POINTER_LFS = 1, POINTER_ANNEX };
+struct pointer_ent {
+	struct oid id;		/* the pointer blob's */
+	enum pointer_kind kind;
+	struct blob_info *bi;	/* the content it stands for */
+	uint32_t mode;		/* annex: the file's mode before it was annexed */
+	int written;		/* annex: the pointer blob is in the output */
+	UT_hash_handle hh;
+};
+/* The pointer blob id of this run (NULL: none). */
+struct pointer_ent *pointers_find(struct blobs *b, const struct oid *id);
+/* The entry of the pointer blob id, made (of this kind, standing for bi)
+ * when new. */
+struct pointer_ent *pointers_add(struct blobs *b, const struct oid *id,
+				 enum pointer_kind kind, struct blob_info *bi);
+void pointers_free(struct blobs *b);
+
 /* ---- attrs.c ---- */
 
 /* The .gitattributes lines of the plain glob lfs rules. */
 int attrs_init(struct blobs *b, struct err *e);
 void attrs_free(struct blobs *b);
 
-/* ---- apply.c ---- */
+/* ---- policy.c (beside blob.h's part): where no rule applies ---- */
 
 /* 1 when the commit being built is on a notes ref or the git-annex
  * branch (no rule applies). */
@@ -332,11 +355,6 @@ void annex_free(struct blobs *b);
 /* M with the git-annex pointer (or symlink) of bi at c's path. */
 int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		struct blob_info *bi, const struct rule *rule, struct err *e);
-/* The content a pointer blob (or symlink) of this run stands for (NULL:
- * none), and in *mode (may be NULL) the file's mode before it was annexed:
- * a locked file copied elsewhere is a file again before the rules decide. */
-struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id,
-				     uint32_t *mode);
 
 /* ---- splits.c: the split action ---- */
 struct rule;
