@@ -303,11 +303,7 @@ int blob_in_notes(const struct blobs *b);
 /* 1 when the branch called name (len bytes) is one of those. */
 int branch_is_meta(const char *name, size_t len);
 
-/* ---- pool.c: conversion ahead of the stream ---- */
-
-/* The put of id's content, converted ahead by the pool (the caller's to
- * finish or abort), or NULL: then the caller reads the blob itself. */
-struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
+/* ---- lfsobj.c: LFS object files, found and checked (unlfs) ---- */
 
 /* The tools of one thread for reading LFS object files (unlfs). */
 struct lfs_check {
@@ -340,6 +336,13 @@ void lfs_found_release(struct lfs_found *f);
 int lfs_find(struct lfs_check *c, char *const *dirs, size_t ndirs,
 	     const struct ptr_oid *oid, uint64_t size, struct lfs_found *found,
 	     struct err *e);
+
+/* ---- pool.c: conversion ahead of the stream ---- */
+
+/* The put of id's content, converted ahead by the pool (the caller's to
+ * finish or abort), or NULL: then the caller reads the blob itself. */
+struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
+
 /* unlfs: what the pool found for the pointer blob id (of the object lfs,
  * size bytes): 1 with *found (the caller's), 0 when the caller must look
  * itself. */
