@@ -246,7 +246,7 @@ uint64_t blobs_converted(const struct blobs *b)
 
 uint64_t blobs_conversions(const struct blobs *b)
 {
-	return b->converted + b->annexed + b->unlfsed;
+	return b->converted + annex_count(b) + b->unlfsed;
 }
 
 const char *blobs_store(const struct blobs *b)

@@ -114,13 +114,12 @@ struct blobs {
 	struct stream_writer *cbuf;	/* the commit's buffered text */
 	struct stream_cmd scratch;	/* synthesized M and D lines */
 
-	/* annex.c */
-	int has_annex;		/* some rule converts to git-annex */
-	struct ptr_store *annex_store;	/* NULL: dry run */
-	struct annex_key *annex_keys;	/* keys stored this run */
-	uint64_t annexed;		/* keys stored */
+	/* annex.c (its own state: struct annex) */
+	struct annex *annex;
+	/* the git-annex store (NULL: none, or a dry run): opened by annex.c,
+	 * read by held.c for a content stored under its key */
+	struct ptr_store *annex_store;
 	uint64_t unlfsed;		/* unlfs: LFS objects found */
-	struct buf annex_buf, annex_text;
 
 	/* attrs.c */
 	int has_lfs;		/* some rule converts to LFS */
@@ -355,6 +354,8 @@ void pool_free(struct blobs *b);
 /* ---- annex.c: the annex action ---- */
 int annex_init(struct blobs *b, struct err *e);
 void annex_free(struct blobs *b);
+/* git-annex keys stored by this run (or, in a dry run, that would be). */
+uint64_t annex_count(const struct blobs *b);
 /* M with the git-annex pointer (or symlink) of bi at c's path. */
 int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		struct blob_info *bi, const struct rule *rule, struct err *e);
