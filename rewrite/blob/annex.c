@@ -16,13 +16,13 @@ struct annex_key {
 	UT_hash_handle hh;
 };
 
-/* A pointer blob: written already, and the content it stands for. */
-struct annex_ptr {
-	struct oid id;
-	struct blob_info *bi;
-	uint32_t mode;		/* the file's mode before it was annexed */
-	int written;
-	UT_hash_handle hh;
+/* The annex action's state (struct blobs' annex); the store it opens is
+ * b->annex_store, which held.c reads too. */
+struct annex {
+	int has_annex;		/* some rule converts to git-annex */
+	struct annex_key *keys;	/* keys stored this run */
+	uint64_t annexed;	/* keys stored */
+	struct buf buf, text;	/* a key; a pointer's text */
 };
 
 /* Whether a repository directory (a git dir) is bare: git-annex then
@@ -85,12 +85,13 @@ int annex_init(struct blobs *b, struct err *e)
 {
 	size_t i;
 
+	b->annex = xcalloc(1, sizeof(*b->annex));
 	for (i = 0; i < rules_count(b->rules); i++)
 		if (rules_rule_action(rules_get(b->rules, i)) == RULES_ANNEX)
-			b->has_annex = 1;
-	buf_init(&b->annex_buf, BUF_MAX_DEFAULT);
-	buf_init(&b->annex_text, BUF_MAX_DEFAULT);
-	if (!b->has_annex || b->opt.dry_run)
+			b->annex->has_annex = 1;
+	buf_init(&b->annex->buf, BUF_MAX_DEFAULT);
+	buf_init(&b->annex->text, BUF_MAX_DEFAULT);
+	if (!b->annex->has_annex || b->opt.dry_run)
 		return 0;
 	if (open_annex_store(b, e) < 0)
 		return -1;
@@ -101,24 +102,29 @@ int annex_init(struct blobs *b, struct err *e)
 void annex_free(struct blobs *b)
 {
 	struct annex_key *k, *kt;
-	struct annex_ptr *p, *pt;
 
-	HASH_ITER(hh, b->annex_keys, k, kt) {
-		HASH_DELETE(hh, b->annex_keys, k);
-		free(k->key);
-		free(k);
+	if (b->annex) {
+		HASH_ITER(hh, b->annex->keys, k, kt) {
+			HASH_DELETE(hh, b->annex->keys, k);
+			free(k->key);
+			free(k);
+		}
+		buf_release(&b->annex->buf);
+		buf_release(&b->annex->text);
+		free(b->annex);
+		b->annex = NULL;
 	}
-	HASH_ITER(hh, b->annex_ptrs, p, pt) {
-		HASH_DELETE(hh, b->annex_ptrs, p);
-		free(p);
-	}
-	buf_release(&b->annex_buf);
-	buf_release(&b->annex_text);
 	ptr_store_free(b->annex_store);
+	b->annex_store = NULL;
+}
+
+uint64_t annex_count(const struct blobs *b)
+{
+	return b->annex ? b->annex->annexed : 0;
 }
 
 /* Streams bi's content into the store under its key (computed from the
- * content and path), which ends in b->annex_buf. */
+ * content and path), which ends in b->annex->buf. */
 static int annex_store(struct blobs *b, struct blob_info *bi,
 		       enum ptr_annex_backend backend, const char *path,
 		       struct err *e)
@@ -127,17 +133,17 @@ static int annex_store(struct blobs *b, struct blob_info *bi,
 	uint64_t size;
 
 	if (content_put(b, bi, b->annex_store, &put, e) < 0 ||
-	    ptr_put_finish_annex(put, backend, path, &b->annex_buf,
+	    ptr_put_finish_annex(put, backend, path, &b->annex->buf,
 				 &bi->sha256, &size, e) < 0 ||
 	    content_size_check(bi, size, e) < 0)
 		return -1;
 	bi->sha_known = 1;
 	if (!bi->annex_key)
-		bi->annex_key = xstrdup(b->annex_buf.ptr);
+		bi->annex_key = xstrdup(b->annex->buf.ptr);
 	return 0;
 }
 
-/* The key of bi at path in b->annex_buf, its content stored under it
+/* The key of bi at path in b->annex->buf, its content stored under it
  * (once per key and run). */
 static int annex_key_of(struct blobs *b, struct blob_info *bi,
 			enum ptr_annex_backend backend, const char *path,
@@ -146,22 +152,22 @@ static int annex_key_of(struct blobs *b, struct blob_info *bi,
 	struct annex_key *k = NULL;
 
 	if (bi->sha_known) {
-		if (ptr_annex_key_backend(&b->annex_buf, backend, &bi->sha256,
+		if (ptr_annex_key_backend(&b->annex->buf, backend, &bi->sha256,
 					  bi->size, path) < 0)
 			return err_set(e, ERR_IO, "git-annex key too long");
-		HASH_FIND_STR(b->annex_keys, b->annex_buf.ptr, k);
+		HASH_FIND_STR(b->annex->keys, b->annex->buf.ptr, k);
 		if (k)
 			return 0;
 	}
 	if (annex_store(b, bi, backend, path, e) < 0)
 		return -1;
-	HASH_FIND_STR(b->annex_keys, b->annex_buf.ptr, k);
+	HASH_FIND_STR(b->annex->keys, b->annex->buf.ptr, k);
 	if (k)
 		return 0;
 	k = xcalloc(1, sizeof(*k));
-	k->key = xstrdup(b->annex_buf.ptr);
-	HASH_ADD_KEYPTR(hh, b->annex_keys, k->key, strlen(k->key), k);
-	b->annexed++;
+	k->key = xstrdup(b->annex->buf.ptr);
+	HASH_ADD_KEYPTR(hh, b->annex->keys, k->key, strlen(k->key), k);
+	b->annex->annexed++;
 	return 0;
 }
 
@@ -174,26 +180,20 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		be && !strcmp(be, "SHA256") ? PTR_ANNEX_SHA256 : PTR_ANNEX_SHA256E;
 	int locked = m && !strcmp(m, "locked");
 	char hex[OID_HEX + 1];
-	struct annex_ptr *p;
+	struct pointer_ent *p;
 	struct oid id;
 	int r;
 
 	if (annex_key_of(b, bi, backend, c->path.ptr, e) < 0)
 		return -1;
-	r = locked ? ptr_annex_symlink(&b->annex_text, b->annex_buf.ptr,
+	r = locked ? ptr_annex_symlink(&b->annex->text, b->annex->buf.ptr,
 				       c->path.ptr, c->path.len)
-		   : ptr_annex_pointer(&b->annex_text, b->annex_buf.ptr);
+		   : ptr_annex_pointer(&b->annex->text, b->annex->buf.ptr);
 	if (r < 0)
 		return err_set(e, ERR_IO, "cannot build a git-annex pointer");
-	obj_hash_buf(b->hash, OBJ_BLOB, b->annex_text.ptr, b->annex_text.len,
+	obj_hash_buf(b->hash, OBJ_BLOB, b->annex->text.ptr, b->annex->text.len,
 		     &id);
-	HASH_FIND(hh, b->annex_ptrs, id.hash, OID_RAW, p);
-	if (!p) {
-		p = xcalloc(1, sizeof(*p));
-		p->id = id;
-		p->bi = bi;
-		HASH_ADD(hh, b->annex_ptrs, id.hash, OID_RAW, p);
-	}
+	p = pointers_add(b, &id, POINTER_ANNEX, bi);
 	p->mode = mode;
 	if (locked)
 		mode = TREE_MODE_LINK;
@@ -201,9 +201,9 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		     &id, e) < 0)
 		return err_at_input(e);
 	if (b->report)
-		report_output_blob(b->report, &id, b->annex_text.len,
-				   report_est_buf(b->report, b->annex_text.ptr,
-						  b->annex_text.len));
+		report_output_blob(b->report, &id, b->annex->text.len,
+				   report_est_buf(b->report, b->annex->text.ptr,
+						  b->annex->text.len));
 	c->mode = mode;
 	if (p->written) {
 		c->dataref.kind = STREAM_REF_OID;
@@ -212,22 +212,11 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	}
 	c->dataref.kind = STREAM_REF_INLINE;
 	p->written = 1;
-	if (stream_write_data_begin(b->cbuf, c, b->annex_text.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, b->annex_text.ptr, b->annex_text.len,
+	if (stream_write_data_begin(b->cbuf, c, b->annex->text.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, b->annex->text.ptr, b->annex->text.len,
 			       e) < 0)
 		return -1;
 	return stream_write_data_end(b->cbuf, e);
-}
-
-struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id,
-				     uint32_t *mode)
-{
-	struct annex_ptr *p;
-
-	HASH_FIND(hh, b->annex_ptrs, id->hash, OID_RAW, p);
-	if (p && mode)
-		*mode = p->mode;
-	return p ? p->bi : NULL;
 }
 
 int blobs_annex_keys(const struct blobs *b,
@@ -236,19 +225,19 @@ int blobs_annex_keys(const struct blobs *b,
 	const struct annex_key *k;
 	int r = 0;
 
-	for (k = b->annex_keys; k && r == 0; k = k->hh.next)
+	for (k = b->annex ? b->annex->keys : NULL; k && r == 0; k = k->hh.next)
 		r = fn(ctx, k->key);
 	return r;
 }
 
 int blobs_has_annex(const struct blobs *b)
 {
-	return b->has_annex;
+	return b->annex && b->annex->has_annex;
 }
 
 uint64_t blobs_annexed(const struct blobs *b)
 {
-	return b->annexed;
+	return annex_count(b);
 }
 
 const char *blobs_annex_store(const struct blobs *b)

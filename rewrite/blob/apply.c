@@ -101,7 +101,7 @@ void blobs_free(struct blobs *b)
 	unlfs_free(b);
 	scrub_free(b);
 	stream_cmd_release(&b->splits_cmd);
-	HASH_CLEAR(hh_ptr, b->byptr);
+	pointers_free(b);
 	HASH_ITER(hh, b->byid, bi, tmp) {
 		HASH_DELETE(hh, b->byid, bi);
 		if (bi->lazy)
@@ -152,7 +152,7 @@ static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
 	bi->converted = 1;
 	bi->sha_known = 1;
 	b->converted++;
-	HASH_ADD(hh_ptr, b->byptr, ptr_id.hash, OID_RAW, bi);
+	pointers_add(b, &bi->ptr_id, POINTER_LFS, bi);
 	return 0;
 }
 
@@ -203,18 +203,6 @@ static int modify_blob(struct blobs *b, const struct oid *named,
 	return 0;
 }
 
-int branch_is_meta(const char *name, size_t len)
-{
-	/* git-annex's own branch is metadata too: it passes as it is */
-	return (len >= 11 && !memcmp(name, "refs/notes/", 11)) ||
-	       (len == 20 && !memcmp(name, "refs/heads/git-annex", 20));
-}
-
-int blob_in_notes(const struct blobs *b)
-{
-	return branch_is_meta(b->cur->branch_name, strlen(b->cur->branch_name));
-}
-
 /* Writes the blob of m (or bi alone) now, unless it is out already. */
 static int declare(struct blobs *b, struct blob_mark *m, struct blob_info *bi,
 		   struct err *e)
@@ -258,7 +246,7 @@ uint64_t blobs_converted(const struct blobs *b)
 
 uint64_t blobs_conversions(const struct blobs *b)
 {
-	return b->converted + b->annexed + b->unlfsed;
+	return b->converted + annex_count(b) + b->unlfsed;
 }
 
 const char *blobs_store(const struct blobs *b)
@@ -561,6 +549,7 @@ static int copy_items(struct blobs *b, struct copy_list *list,
 		      const struct buf *dst, struct err *e)
 {
 	struct stream_cmd *c = &b->scratch;
+	struct pointer_ent *p;
 	struct blob_info *bi;
 	size_t i;
 
@@ -587,9 +576,12 @@ static int copy_items(struct blobs *b, struct copy_list *list,
 		if (it->bi)
 			bi = it->bi;
 		else if (it->mode == TREE_MODE_LINK &&
-			 (bi = annex_blob_for_ptr(b, &it->id, &c->mode)))
-			;	/* a locked file: a file again, placed by the rules */
-		else if (blob_for_entry(b, &it->id, &bi, e) < 0)
+			 (p = pointers_find(b, &it->id)) &&
+			 p->kind == POINTER_ANNEX) {
+			/* a locked file: a file again, placed by the rules */
+			bi = p->bi;
+			c->mode = p->mode;
+		} else if (blob_for_entry(b, &it->id, &bi, e) < 0)
 			return err_at_input(e);
 		if (place(b, c, NULL, bi, e) < 0)
 			return -1;

@@ -142,6 +142,7 @@ int attrs_init(struct blobs *b, struct err *e)
 static int wants_lfs(struct blobs *b, const char *path, size_t len,
 		     uint32_t mode, const struct oid *id, struct err *e)
 {
+	struct pointer_ent *p;
 	struct blob_info *bi;
 	const struct rule *rule;
 	enum blob_action action;
@@ -149,8 +150,8 @@ static int wants_lfs(struct blobs *b, const char *path, size_t len,
 
 	if (!blob_convertible(path, len, mode))
 		return 0;
-	HASH_FIND(hh_ptr, b->byptr, id->hash, OID_RAW, bi);
-	if (bi)
+	p = pointers_find(b, id);
+	if (p && p->kind == POINTER_LFS)
 		return 1;
 	/* a part of a split file: text this run wrote (inline, so in no
 	 * repository), never LFS */

@@ -15,6 +15,7 @@
  *            converted files as LFS files (asks policy.c)
  * splits.c   the split action: a file replaced by its parts
  * unlfs.c    the unlfs action: an LFS pointer becomes its file again
+ * lfsobj.c   an LFS object file of the stores, found and checked (unlfs)
  * scrub.c    the replace-text action: expressions replaced in the text
  * pool.c     conversion ahead of the stream: threads that read and store
  *            the blobs the M lines further on will convert

@@ -530,18 +530,18 @@ const struct oid *blob_id(const struct blob_info *bi)
 int blob_for_entry(struct blobs *b, const struct oid *id,
 			  struct blob_info **out, struct err *e)
 {
+	struct pointer_ent *p;
 	char hex[OID_HEX + 1];
 	enum obj_type type;
 	struct oid got;
 	uint64_t size;
 	int r;
 
-	HASH_FIND(hh_ptr, b->byptr, id->hash, OID_RAW, *out);
-	if (*out)
+	p = pointers_find(b, id);
+	if (p) {
+		*out = p->bi;
 		return 0;
-	*out = annex_blob_for_ptr(b, id, NULL);
-	if (*out)
-		return 0;
+	}
 	HASH_FIND(hh, b->byid, id->hash, OID_RAW, *out);
 	if (*out)
 		return 0;
@@ -557,6 +557,39 @@ int blob_for_entry(struct blobs *b, const struct oid *id,
 	*out = blob_get(b, id, size);
 	(*out)->emitted = 1;
 	return 0;
+}
+
+struct pointer_ent *pointers_find(struct blobs *b, const struct oid *id)
+{
+	struct pointer_ent *p;
+
+	HASH_FIND(hh, b->pointers, id->hash, OID_RAW, p);
+	return p;
+}
+
+struct pointer_ent *pointers_add(struct blobs *b, const struct oid *id,
+				 enum pointer_kind kind, struct blob_info *bi)
+{
+	struct pointer_ent *p = pointers_find(b, id);
+
+	if (p)
+		return p;
+	p = xcalloc(1, sizeof(*p));
+	p->id = *id;
+	p->kind = kind;
+	p->bi = bi;
+	HASH_ADD(hh, b->pointers, id.hash, OID_RAW, p);
+	return p;
+}
+
+void pointers_free(struct blobs *b)
+{
+	struct pointer_ent *p, *tmp;
+
+	HASH_ITER(hh, b->pointers, p, tmp) {
+		HASH_DELETE(hh, b->pointers, p);
+		free(p);
+	}
 }
 
 /* 1 when the blob's content already is an LFS or git-annex pointer (never convert it

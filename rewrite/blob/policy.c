@@ -1,6 +1,7 @@
 /*
  * policy.c - what the rules decide for a file: a pure function of its
- * path, mode and size and the rule set. Knows nothing of the stream.
+ * path, mode and size and the rule set, and whether its branch is one
+ * no rule applies to (notes, git-annex). Knows nothing of the stream.
  */
 #include <string.h>
 
@@ -27,6 +28,18 @@ int blob_convertible(const char *path, size_t len, uint32_t mode)
 	mode = tree_mode_normalize(mode);
 	return (mode == TREE_MODE_FILE || mode == TREE_MODE_EXEC) &&
 	       !blob_is_protected(path, len);
+}
+
+int branch_is_meta(const char *name, size_t len)
+{
+	/* git-annex's own branch is metadata too: it passes as it is */
+	return (len >= 11 && !memcmp(name, "refs/notes/", 11)) ||
+	       (len == 20 && !memcmp(name, "refs/heads/git-annex", 20));
+}
+
+int blob_in_notes(const struct blobs *b)
+{
+	return branch_is_meta(b->cur->branch_name, strlen(b->cur->branch_name));
 }
 
 int blob_decide(const struct rules *rules, const char *path, size_t len,

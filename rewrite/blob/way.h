@@ -53,7 +53,6 @@ struct blob_info {
 	struct buf ptr_text;
 	int ptr_written;	/* the pointer blob is in the output */
 	UT_hash_handle hh;	/* by id */
-	UT_hash_handle hh_ptr;	/* by ptr_id, once converted */
 	struct blob_info *lazy_next;	/* made lazy: owned by b->lazy */
 	int lazy;
 	char *lfs_path;		/* unlfs: the store file holding the content */
@@ -100,7 +99,8 @@ struct blobs {
 	/* the buffer split/ gave back for a version it took: the next large
 	 * held blob reads into it instead of into fresh pages */
 	struct buf spare;
-	struct blob_info *byid, *byptr;
+	struct blob_info *byid;
+	struct pointer_ent *pointers;	/* the pointer blobs made, by id */
 	struct blob_info *lazy;		/* blobs created without an id */
 	uint64_t data_est;	/* packed estimate of the data last held */
 	struct stream_cmd blobcmd;
@@ -114,14 +114,12 @@ struct blobs {
 	struct stream_writer *cbuf;	/* the commit's buffered text */
 	struct stream_cmd scratch;	/* synthesized M and D lines */
 
-	/* annex.c */
-	int has_annex;		/* some rule converts to git-annex */
-	struct ptr_store *annex_store;	/* NULL: dry run */
-	struct annex_key *annex_keys;	/* keys stored this run */
-	struct annex_ptr *annex_ptrs;	/* pointer blobs, by id */
-	uint64_t annexed;		/* keys stored */
+	/* annex.c (its own state: struct annex) */
+	struct annex *annex;
+	/* the git-annex store (NULL: none, or a dry run): opened by annex.c,
+	 * read by held.c for a content stored under its key */
+	struct ptr_store *annex_store;
 	uint64_t unlfsed;		/* unlfs: LFS objects found */
-	struct buf annex_buf, annex_text;
 
 	/* attrs.c */
 	int has_lfs;		/* some rule converts to LFS */
@@ -266,13 +264,37 @@ void blob_forget_copy(struct blobs *b, struct blob_info *bi);
 struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 			     struct err *e);
 
+/*
+ * held.c: the pointer blobs this run made, LFS and git-annex alike, by
+ * the pointer blob's id, each with the content it stands for: a tree
+ * entry holding one is read as that content (blob_for_entry), a locked
+ * file copied elsewhere is a file again. One index, so that reading a
+ * blob back needs no call into the actions that made its pointer.
+ */
+enum pointer_kind { POINTER_LFS = 1, POINTER_ANNEX };
+struct pointer_ent {
+	struct oid id;		/* the pointer blob's */
+	enum pointer_kind kind;
+	struct blob_info *bi;	/* the content it stands for */
+	uint32_t mode;		/* annex: the file's mode before it was annexed */
+	int written;		/* annex: the pointer blob is in the output */
+	UT_hash_handle hh;
+};
+/* The pointer blob id of this run (NULL: none). */
+struct pointer_ent *pointers_find(struct blobs *b, const struct oid *id);
+/* The entry of the pointer blob id, made (of this kind, standing for bi)
+ * when new. */
+struct pointer_ent *pointers_add(struct blobs *b, const struct oid *id,
+				 enum pointer_kind kind, struct blob_info *bi);
+void pointers_free(struct blobs *b);
+
 /* ---- attrs.c ---- */
 
 /* The .gitattributes lines of the plain glob lfs rules. */
 int attrs_init(struct blobs *b, struct err *e);
 void attrs_free(struct blobs *b);
 
-/* ---- apply.c ---- */
+/* ---- policy.c (beside blob.h's part): where no rule applies ---- */
 
 /* 1 when the commit being built is on a notes ref or the git-annex
  * branch (no rule applies). */
@@ -280,11 +302,7 @@ int blob_in_notes(const struct blobs *b);
 /* 1 when the branch called name (len bytes) is one of those. */
 int branch_is_meta(const char *name, size_t len);
 
-/* ---- pool.c: conversion ahead of the stream ---- */
-
-/* The put of id's content, converted ahead by the pool (the caller's to
- * finish or abort), or NULL: then the caller reads the blob itself. */
-struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
+/* ---- lfsobj.c: LFS object files, found and checked (unlfs) ---- */
 
 /* The tools of one thread for reading LFS object files (unlfs). */
 struct lfs_check {
@@ -317,6 +335,13 @@ void lfs_found_release(struct lfs_found *f);
 int lfs_find(struct lfs_check *c, char *const *dirs, size_t ndirs,
 	     const struct ptr_oid *oid, uint64_t size, struct lfs_found *found,
 	     struct err *e);
+
+/* ---- pool.c: conversion ahead of the stream ---- */
+
+/* The put of id's content, converted ahead by the pool (the caller's to
+ * finish or abort), or NULL: then the caller reads the blob itself. */
+struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
+
 /* unlfs: what the pool found for the pointer blob id (of the object lfs,
  * size bytes): 1 with *found (the caller's), 0 when the caller must look
  * itself. */
@@ -329,14 +354,11 @@ void pool_free(struct blobs *b);
 /* ---- annex.c: the annex action ---- */
 int annex_init(struct blobs *b, struct err *e);
 void annex_free(struct blobs *b);
+/* git-annex keys stored by this run (or, in a dry run, that would be). */
+uint64_t annex_count(const struct blobs *b);
 /* M with the git-annex pointer (or symlink) of bi at c's path. */
 int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		struct blob_info *bi, const struct rule *rule, struct err *e);
-/* The content a pointer blob (or symlink) of this run stands for (NULL:
- * none), and in *mode (may be NULL) the file's mode before it was annexed:
- * a locked file copied elsewhere is a file again before the rules decide. */
-struct blob_info *annex_blob_for_ptr(struct blobs *b, const struct oid *id,
-				     uint32_t *mode);
 
 /* ---- splits.c: the split action ---- */
 struct rule;

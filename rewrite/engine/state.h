@@ -1,8 +1,11 @@
 /*
  * state.h - what the files of rewrite/engine/ share (folder-internal; the
  * contract is engine.h): the state fast-import keeps, as migrate mirrors
- * it, and the helpers the command handlers in engine.c, notes.c,
- * msgids.c and outputs.c call.
+ * it (struct rw; its store is state.c), and the helpers the command
+ * handlers in engine.c, notes.c, annexlog.c, msgids.c and outputs.c call.
+ * The calls between these files go one way: the dispatcher (engine.c)
+ * over the handlers over the state store, never back
+ * (tests/integration/circles.sh).
  */
 #ifndef MIGRATE_ENGINE_STATE_H
 #define MIGRATE_ENGINE_STATE_H
@@ -115,7 +118,7 @@ struct rw {
 int msg_replace(struct rw *rw, struct buf *message, struct err *e);
 void msg_report_replace(struct rw *rw);
 
-/* engine.c */
+/* state.c: marks, branches, resolving, data copied through */
 struct mark_ent *mark_get(struct rw *rw, uint64_t mark);
 /* Sets mark to a new object (type, id); the entry's other fields reset. */
 struct mark_ent *mark_set(struct rw *rw, uint64_t mark, enum obj_type type,
