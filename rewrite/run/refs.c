@@ -13,36 +13,6 @@
 
 #include "run.h"
 
-/* `git status --porcelain` of dir's tracked files into out. */
-static int status_of(const char *dir, struct buf *out, struct err *e)
-{
-	struct gitargv a = GITARGV_INIT;
-	int r;
-
-	gitargv_push(&a, "--no-optional-locks");
-	gitargv_push(&a, "status");
-	gitargv_push(&a, "--porcelain");
-	gitargv_push(&a, "--untracked-files=no");
-	r = gitcmd_ok(dir, &a, NULL, out, e);
-	gitargv_clear(&a);
-	return r;
-}
-
-/* 1 if `git status` shows no change to tracked files, 0 if it does. It
- * only looks: without --no-optional-locks, status takes index.lock to
- * write the refreshed index back, and a run killed there leaves a lock
- * that no journal knows and that the next run's reset dies on. */
-int run_worktree_clean(const char *dir, struct err *e)
-{
-	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	int r = status_of(dir, &out, e);
-
-	if (r == 0)
-		r = out.len == 0;
-	buf_release(&out);
-	return r;
-}
-
 /* 1 if HEAD names a commit in dir. */
 int run_head_exists(const char *dir)
 {
@@ -268,7 +238,7 @@ static struct oid head_after(const struct run *r, const char *dir)
 static int refuse_edited(const char *dir, struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2);
-	int r = status_of(dir, &out, e);
+	int r = run_worktree_status(dir, &out, e);
 
 	if (r == 0 && out.len > 3)
 		r = err_set(e, ERR_USAGE, "%.*s in %s changed while the run "

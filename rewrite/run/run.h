@@ -203,6 +203,14 @@ void run_phase(const struct run_opts *o, const char *what);
 /* One line of `git -C dir ARGS`, newline removed, into *out (caller
  * frees). */
 int run_git_line(char **out, const char *dir, struct err *e, ...);
+/* `git status --porcelain` of dir's tracked files, appended to out. */
+int run_worktree_status(const char *dir, struct buf *out, struct err *e);
+/* 1 if `git status` shows no change to tracked files, 0 if it does. It
+ * only looks: without --no-optional-locks, status takes index.lock to
+ * write the refreshed index back, and a run killed there leaves a lock
+ * that no journal knows and that the next run's reset dies on. */
+int run_worktree_clean(const char *dir, struct err *e);
+
 void run_state_files_init(struct state_files *f, const char *state,
 			  const char *suffix);
 void run_state_files_free(struct state_files *f);
@@ -322,11 +330,6 @@ int run_plan_linked(struct run *r, struct err *e);
 int run_check_worktree(const char *dir, const char *what,
 		       const struct oid *old, const struct oid *new,
 		       int clean_needed, struct err *e);
-/* 1 if `git status` shows no change to tracked files, 0 if it does. It
- * only looks: without --no-optional-locks, status takes index.lock to
- * write the refreshed index back, and a run killed there leaves a lock
- * that no journal knows and that the next run's reset dies on. */
-int run_worktree_clean(const char *dir, struct err *e);
 /* 1 if HEAD names a commit in dir. */
 int run_head_exists(const char *dir);
 /* --to, first run: NEWDIR's HEAD names the branch the source's names. */
