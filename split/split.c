@@ -364,7 +364,7 @@ struct rec {
 };
 
 /* A maximal stretch of consecutive records of one part. */
-struct run {
+struct stretch {
 	size_t rec;		/* its first record */
 	uint32_t part;
 };
@@ -435,9 +435,9 @@ struct split_cache {
 	 * ia + pair_old[k] is new record pair_new[k] (same bytes, part) */
 	size_t *pair_old, *pair_new;
 	size_t npair, pocap, pncap;
-	struct run *runs;	/* cover recs, kept up to date like them */
+	struct stretch *runs;	/* cover recs, kept up to date like them */
 	size_t nruns, runcap;
-	struct run *tmp;
+	struct stretch *tmp;
 	size_t ntmp, tmpcap;
 	uint32_t *order;
 	size_t ordercap;
@@ -1173,7 +1173,7 @@ static void tmp_push(struct split_cache *c, size_t rec, uint32_t part)
 	if (c->ntmp && c->tmp[c->ntmp - 1].part == part)
 		return;
 	grow(&c->tmp, &c->tmpcap, c->ntmp + 1, sizeof(*c->tmp));
-	c->tmp[c->ntmp++] = (struct run){ rec, part };
+	c->tmp[c->ntmp++] = (struct stretch){ rec, part };
 }
 
 /* The run holding record i (i < nrec). */
@@ -1516,9 +1516,9 @@ static void adopt_version(struct split_cache *c, struct buf *b)
 		b->ptr[0] = '\0';
 }
 
-static int run(struct split_cache *c, const char *data, size_t len,
-	       struct buf *take, const struct split_result **out,
-	       struct err *e)
+static int split_version(struct split_cache *c, const char *data,
+			 size_t len, struct buf *take,
+			 const struct split_result **out, struct err *e)
 {
 	size_t lo = c->valid ? c->len : 0, p = 0, s = 0;
 	struct middle m;
@@ -1574,15 +1574,15 @@ static int run(struct split_cache *c, const char *data, size_t len,
 int split_run(struct split_cache *c, const char *data, size_t len,
 	      const struct split_result **out, struct err *e)
 {
-	return run(c, data, len, NULL, out, e);
+	return split_version(c, data, len, NULL, out, e);
 }
 
 int split_run_take(struct split_cache *c, struct buf *b,
 		   const struct split_result **out, struct err *e)
 {
 	if (!b->cap)	/* buf_empty is not ours to keep */
-		return run(c, b->ptr, b->len, NULL, out, e);
-	return run(c, b->ptr, b->len, b, out, e);
+		return split_version(c, b->ptr, b->len, NULL, out, e);
+	return split_version(c, b->ptr, b->len, b, out, e);
 }
 
 /* The full listing, built on first use after a run. */

@@ -8,7 +8,7 @@
 
 #include "../../rules/rules.h"
 #include "../../stream/stream.h"
-#include "../out/out.h"
+#include "../report/report.h"
 #include "walk.h"
 
 /* Extensions by bytes, then name. */

@@ -38,7 +38,7 @@
 
 #include "../../stream/stream.h"
 #include "../git/git.h"
-#include "../out/out.h"
+#include "../report/report.h"
 
 #define BLOB_IDS_LOST (-2)
 

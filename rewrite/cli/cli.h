@@ -1,7 +1,7 @@
 /*
- * cli.h - what the files of rewrite/cli/ share: the commands (run.c,
- * remap.c, analyze.c, catobj.c) and the options and their errors
- * (options.c).
+ * cli.h - what the files of rewrite/cli/ share: the commands (cmd_run.c,
+ * cmd_push.c, cmd_remap.c, cmd_analyze.c, cmd_catobj.c) and the options
+ * and their errors (options.c).
  * The command line is the only code that prints errors and picks the
  * exit status; everything below it returns a struct err.
  */
@@ -13,13 +13,13 @@
 
 /*
  * migrate run (argv[0] is "run"): fast-export | filter | fast-import with
- * state under <git-dir>/migrate/ (run.c). 0, or -1 with e set.
+ * state under <git-dir>/migrate/ (cmd_run.c). 0, or -1 with e set.
  */
 int rw_cmd_run(int argc, char **argv, struct err *e);
 
 /*
  * migrate remap (argv[0] is "remap"): rebases the local branches of the
- * current clone onto the new history through the commit map (remap.c).
+ * current clone onto the new history through the commit map (cmd_remap.c).
  * 0, or -1 with e set (some branch not moved: ERR_IO).
  */
 int rw_cmd_remap(int argc, char **argv, struct err *e);
@@ -27,13 +27,13 @@ int rw_cmd_remap(int argc, char **argv, struct err *e);
 /*
  * migrate push [REMOTE] (argv[0] is "push"): publishes a finished
  * in-place run: the LFS objects of the new history, then the remote's
- * rewritten refs with --force-with-lease (push.c). 0, or -1 with e set.
+ * rewritten refs with --force-with-lease (cmd_push.c). 0, or -1 with e set.
  */
 int rw_cmd_push(int argc, char **argv, struct err *e);
 
 /*
  * migrate analyze (argv[0] is "analyze"): what is big in a repository,
- * and what rules would take (analyze.c over rewrite/analyze/). 0, or -1
+ * and what rules would take (cmd_analyze.c over rewrite/analyze/). 0, or -1
  * with e set.
  */
 int rw_cmd_analyze(int argc, char **argv, struct err *e);
@@ -41,7 +41,7 @@ int rw_cmd_analyze(int argc, char **argv, struct err *e);
 /*
  * migrate cat-object (hidden, for the tests): `git cat-file --batch`'s
  * output for the ids on standard input, through rewrite/git/odb.c
- * (catobj.c). 0, or -1 with e set.
+ * (cmd_catobj.c). 0, or -1 with e set.
  */
 int rw_cmd_cat_object(int argc, char **argv, struct err *e);
 

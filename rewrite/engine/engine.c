@@ -940,7 +940,7 @@ static struct progress_counts progress_counts(const struct rw *rw)
 	return n;
 }
 
-static int run(struct rw *rw, struct err *e)
+static int rw_stream(struct rw *rw, struct err *e)
 {
 	static const char feature_done[] = "feature done\n";
 	uint64_t before;
@@ -1059,7 +1059,7 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 				       "lfs or bfg, got '%s'", opt->commit_map_format);
 	}
 	rw_init(&rw, opt, in_fd, out_fd);
-	r = run(&rw, e);
+	r = rw_stream(&rw, e);
 	if (rw.blobs && blobs_split_failures(rw.blobs))
 		warning("migrate: verify-split: %llu version(s) do not "
 			"reassemble from their parts",

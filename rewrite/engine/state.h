@@ -15,7 +15,7 @@
 #include "../../stream/stream.h"
 #include "../blob/blob.h"
 #include "../git/git.h"
-#include "../out/out.h"
+#include "../report/report.h"
 #include "engine.h"
 
 struct mark_ent {
@@ -95,7 +95,7 @@ struct rw {
 	struct msgids *msgids;		/* old ids in messages (msgids.c) */
 	struct replace_set *msg_replace;	/* --replace-message (messages.c) */
 	struct buf msg_out;
-	struct report *report;		/* --report, --report-json (out.h) */
+	struct report *report;		/* --report, --report-json (report.h) */
 	struct progress progress;
 	uint64_t commits_seen;
 	uint64_t commits_rewritten;	/* this run: new id differs from old */

@@ -3,13 +3,13 @@
  * state of a run, the pipeline (git fast-export | the filter | git
  * fast-import), the check of every computed id, the state files, the ref
  * plan and its journal, --restart, git-annex set-up and RESET.md. One
- * layer above the engine and the analysis; rewrite/cli/run.c holds the
+ * layer above the engine and the analysis; rewrite/cli/cmd_run.c holds the
  * options, the flows and the endings.
  *
  * Files by concern: files.c (state paths, helpers), target.c (set-up,
  * lock, recovery, release), revs.c (what is exported), pipeline.c,
  * objects.c (side repository, borrowed objects, packs), verify.c,
- * state.c (state files, the rules kept), refs.c (refusals, ref plan,
+ * statefiles.c (state files, the rules kept), refs.c (refusals, ref plan,
  * the journaled commit), restart.c, annexsetup.c, reset.c (RESET.md),
  * journal.c (crash safety).
  */
@@ -302,7 +302,7 @@ int run_pack_together(struct run *r, struct err *e);
 int run_verify_run(const char *dir, const struct state_files *f,
 		   size_t map_before, struct err *e);
 
-/* state.c */
+/* statefiles.c */
 /*
  * A run goes on with the conversion the first one started: new commits
  * are converted with the rules the old ones were, or the history would

@@ -70,7 +70,7 @@ inplace() {
 	rm -rf "$WORK/$name"	# its store: the page cache is for the next run
 }
 # git fast-import with glibc's heap top kept, as migrate run starts it
-# (rewrite/cli/run.c import_env)
+# (rewrite/run/pipeline.c import_env)
 IMPORT_TUNABLES=glibc.malloc.trim_threshold=134217728
 inplace git --object-reader=git --threads=1
 inplace native1 --object-reader=native --threads=1

@@ -15,7 +15,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 BUILD="$(dirname "$MIGRATE")"
-libs=(common stream rules split pointerize replace git out blob engine analyze run cli)
+libs=(common stream rules split pointerize replace git report blob engine analyze run cli)
 for name in "${libs[@]}"; do
 	[ -f "$BUILD/libmigrate_$name.a" ] || die "no $BUILD/libmigrate_$name.a: build first"
 done

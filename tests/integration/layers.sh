@@ -6,14 +6,14 @@
 # private header:
 #
 #   rewrite/cli > rewrite/run > rewrite/engine, rewrite/analyze > rewrite/blob
-#     > rewrite/out
+#     > rewrite/report
 #     > rewrite/git > stream, rules, split, pointerize, replace > common
 #
 # Checked twice: in the sources (every #include), and in the built static
 # libraries (every symbol a library needs from another one must come from
 # a library below it; nm judges). Also: only rewrite/cli calls exit() or
 # writes to stderr (besides
-# rewrite/out, whose job that is; die() and warning() hand their text to
+# rewrite/report, whose job that is; die() and warning() hand their text to
 # routines the command line sets: common.h).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,13 +27,13 @@ import os, re, sys
 root = sys.argv[1]
 rank = {'common': 0, 'stream': 1, 'rules': 1, 'split': 1, 'pointerize': 1,
         'replace': 1,
-        'rewrite/git': 2, 'rewrite/out': 3, 'rewrite/blob': 4,
+        'rewrite/git': 2, 'rewrite/report': 3, 'rewrite/blob': 4,
         'rewrite/engine': 5, 'rewrite/analyze': 5, 'rewrite/run': 6,
         'rewrite/cli': 7}
 contract = {'common': 'common.h', 'stream': 'stream.h', 'rules': 'rules.h',
             'split': 'split.h', 'pointerize': 'pointerize.h',
             'replace': 'replace.h',
-            'rewrite/git': 'git.h', 'rewrite/out': 'out.h',
+            'rewrite/git': 'git.h', 'rewrite/report': 'report.h',
             'rewrite/blob': 'blob.h', 'rewrite/engine': 'engine.h',
             'rewrite/analyze': 'analyze.h', 'rewrite/run': 'run.h',
             'rewrite/cli': None}
@@ -77,7 +77,7 @@ EOF
 
 # the built libraries: a symbol defined in one library and needed by
 # another must come from below
-libs=(common:0 stream:1 rules:1 split:1 pointerize:1 replace:1 git:2 out:3 blob:4 engine:5 analyze:5 run:6 cli:7)
+libs=(common:0 stream:1 rules:1 split:1 pointerize:1 replace:1 git:2 report:3 blob:4 engine:5 analyze:5 run:6 cli:7)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"; cleanup_scratch' EXIT
 for l in "${libs[@]}"; do
@@ -105,7 +105,7 @@ info "the ${#libs[@]} libraries link downwards only (nm)"
 
 # one place that exits (one_spawner.sh: one place that starts a process)
 exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c replace/*.c \
-	pointerize/*.c rewrite/git/*.c rewrite/out/*.c rewrite/blob/*.c \
+	pointerize/*.c rewrite/git/*.c rewrite/report/*.c rewrite/blob/*.c \
 	rewrite/engine/*.c rewrite/analyze/*.c rewrite/run/*.c || true)"
 [ -z "$exits" ] || die "exit() outside rewrite/cli:
 $exits"

@@ -1,5 +1,5 @@
 /*
- * push.c - `migrate push [REMOTE]`: publishes a finished in-place run.
+ * cmd_push.c - `migrate push [REMOTE]`: publishes a finished in-place run.
  *
  * For every branch and tag of REMOTE that the run rewrote (in a clone,
  * refs/remotes/REMOTE/X stands for the remote's refs/heads/X), the LFS

@@ -1,5 +1,5 @@
 /*
- * out.h - the contract of rewrite/out/: what a run tells, as it goes and
+ * report.h - the contract of rewrite/report/: what a run tells, as it goes and
  * at its end. Each part owns its state; the counters it shows belong to
  * the code that counts them and are handed in.
  *
@@ -14,8 +14,8 @@
  * progress.c: the progress line on stderr (never stdout, which carries
  * the stream).
  */
-#ifndef MIGRATE_OUT_H
-#define MIGRATE_OUT_H
+#ifndef MIGRATE_REPORT_H
+#define MIGRATE_REPORT_H
 
 #include <stdint.h>
 

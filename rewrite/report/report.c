@@ -18,7 +18,7 @@
 
 #include "../../rules/rules.h"
 #include "../../stream/stream.h"
-#include "out.h"
+#include "report.h"
 
 #define SAMPLE ((size_t)1 << 20)
 #define LARGEST 10

@@ -1,5 +1,5 @@
 /*
- * run.c - `migrate run`: git fast-export | the filter | git fast-import in
+ * cmd_run.c - `migrate run`: git fast-export | the filter | git fast-import in
  * one command, with the state a re-run continues from, a check of every
  * computed id against fast-import's own marks, and RESET.md for clones.
  *

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "out.h"
+#include "report.h"
 
 #define PROGRESS_EVERY_NS 250000000LL /* 4 updates a second at most */
 

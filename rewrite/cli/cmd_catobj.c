@@ -1,5 +1,5 @@
 /*
- * catobj.c - `migrate cat-object`, a hidden command for the tests: what
+ * cmd_catobj.c - `migrate cat-object`, a hidden command for the tests: what
  * `git cat-file --batch` prints for each object id on standard input,
  * read through migrate's own object reader (rewrite/git/odb.c), so that
  * git can judge it byte for byte (tests/integration/odb_native.sh).

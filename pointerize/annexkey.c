@@ -1,5 +1,5 @@
 /*
- * annex.c - git-annex SHA256E keys and the hashdirmixed object directories
+ * annexkey.c - git-annex SHA256E keys and the hashdirmixed object directories
  * (docs/FORMATS.md §8; git-annex Backend/Utilities.hs selectExtension and
  * Annex/DirHashes.hs).
  */

@@ -1,5 +1,5 @@
 /*
- * remap.c - `migrate remap`: in a collaborator's clone, after the new
+ * cmd_remap.c - `migrate remap`: in a collaborator's clone, after the new
  * history was fetched, moves each local branch built on old commits onto
  * their new counterparts (git rebase --onto), through the commit map.
  */

@@ -1,5 +1,5 @@
 /*
- * analyze.c - `migrate analyze`: what is big in a repository, by
+ * cmd_analyze.c - `migrate analyze`: what is big in a repository, by
  * extension and by blob, deleted or not, and with --rules what each rule
  * would take and what would remain (rewrite/analyze/ does the work; this
  * is its command line).

@@ -1,5 +1,5 @@
 /*
- * state.c - the state files a run leaves (the map in its layouts, tips, rules, the map from a previous conversion) and the refusal of other rules than the last run's.
+ * statefiles.c - the state files a run leaves (the map in its layouts, tips, rules, the map from a previous conversion) and the refusal of other rules than the last run's.
  */
 #include <dirent.h>
 #include <errno.h>
