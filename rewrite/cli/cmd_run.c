@@ -151,9 +151,14 @@ static int prepare(struct run *r, const struct state_files *fin,
 			return err_set(e, ERR_USAGE, "%s has uncommitted "
 				       "changes; commit or stash them first", r->dst);
 	}
+	if (run_annex_prepare(r, e) < 0)
+		return -1;
+	/* what can refuse the run, before the first object is stored */
+	if (!dry && r->o.in_place && run_refuse_untracked_attributes(r, e) < 0)
+		return -1;
 	if (r->o.restart && run_restart_prepare(r, e) < 0)
 		return -1;
-	if ((!r->o.restart && run_check_rules(r, e) < 0) || run_annex_prepare(r, e) < 0)
+	if (!r->o.restart && run_check_rules(r, e) < 0)
 		return -1;
 	run_side_config_prepare(r);
 	if (gitrefs_list(&r->src_before, r->o.repo, NULL, e) < 0 ||

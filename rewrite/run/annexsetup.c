@@ -33,6 +33,8 @@ int run_annex_prepare(struct run *r, struct err *e)
 			r->annex = 1;
 		if (rules_rule_action(rule) == RULES_UNLFS)
 			r->unlfs = 1;
+		if (rules_rule_action(rule) == RULES_LFS)
+			r->lfs = 1;
 		if (rules_rule_action(rule) == RULES_LFS &&
 		    !rules_rule_is_regex(rule) && !rules_rule_size(rule, NULL, NULL))
 			(void)rules_rule_attr_line(&r->lfs_lines, rule,

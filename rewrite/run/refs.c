@@ -250,6 +250,32 @@ static int refuse_edited(const char *dir, struct err *e)
 	return r;
 }
 
+int run_refuse_untracked_attributes(const struct run *r, struct err *e)
+{
+	struct buf top = BUF_INIT(4096), listed = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	char *attrs;
+	int rc = 0;
+
+	if (!r->lfs || r->bare ||
+	    gitcmd_runl(r->dst, 1, &top, &ignored, "rev-parse", "--show-toplevel",
+			(char *)NULL) < 0)
+		goto out;
+	gitcmd_chomp(&top);
+	attrs = path_join(top.ptr, ".gitattributes");
+	if (file_exists(attrs) &&
+	    gitcmd_runl(top.ptr, 1, &listed, e, "ls-files", "--", ".gitattributes",
+			(char *)NULL) == 0 && listed.len == 0)
+		rc = err_set(e, ERR_USAGE, "the untracked file %s would be "
+			     "overwritten by the new history (lfs rules add "
+			     "one); move it away first", attrs);
+	free(attrs);
+out:
+	buf_release(&top);
+	buf_release(&listed);
+	return rc;
+}
+
 int run_check_worktree(const char *dir, const char *what,
 		       const struct oid *old, const struct oid *new,
 		       int clean_needed, struct err *e)

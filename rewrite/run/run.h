@@ -145,6 +145,7 @@ struct run {
 	/* a rule is unlfs; the side repository's config (side_keys), and
 	 * whether the source sets core.bigFileThreshold itself */
 	int unlfs;
+	int lfs;		/* a rule is lfs: the history gets .gitattributes */
 	char *side_config[SIDE_KEYS];
 	int own_threshold;
 	char annex_uuid[37];
@@ -334,6 +335,9 @@ int run_check_worktree(const char *dir, const char *what,
 int run_head_exists(const char *dir);
 /* --to, first run: NEWDIR's HEAD names the branch the source's names. */
 int run_copy_head(const struct run *r, struct err *e);
+/* Before anything is stored: an untracked .gitattributes at the top of
+ * the work tree, which the new history (lfs rules) would overwrite. */
+int run_refuse_untracked_attributes(const struct run *r, struct err *e);
 /* A rebase, merge, cherry-pick, revert or bisect in progress in the git
  * dir gitdir: its refs and index belong to that operation. */
 int run_refuse_in_progress(const char *dir, const char *gitdir,
@@ -359,7 +363,7 @@ int run_write_reset(struct run *r, const struct state_files *fin,
 /* annexsetup.c */
 /* Whether a rule converts to git-annex (the lfs glob rules' lines kept
  * for info/attributes), and the target's UUID: its annex.uuid, or a new
- * one. Notes, on the way, whether a rule is unlfs. */
+ * one. Notes, on the way, whether a rule is lfs or unlfs. */
 int run_annex_prepare(struct run *r, struct err *e);
 /* The config, info/attributes and hooks `git annex init` writes
  * (annex.uuid, annex.version 10, the annex filter, `* filter=annex`), the

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# run_early.sh - what can refuse `migrate run --in-place` refuses it before
+# the first object is stored (issue 27): an untracked .gitattributes the
+# lfs rules would overwrite is named before any LFS object is written (it
+# was refused only after the whole conversion, with the store filled), and
+# so is a run without rules (run_last_mile.sh: nothing written at all).
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+R="$SCRATCH/repo"
+git init -q "$R"
+(
+	cd "$R"
+	for i in 1 2 3; do
+		head -c $((3000 * i)) /dev/zero | tr '\0' "$i" >"art$i.bin"
+		git add -A && git commit -qm "commit $i"
+	done
+)
+printf '*.bin lfs\n' >"$SCRATCH/rules"
+echo "my own attributes" >"$R/.gitattributes"
+refs_of "$R" >"$SCRATCH/before"
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$R" --in-place 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || { cat "$SCRATCH/err" >&2; die "an untracked .gitattributes: exit $rc, not 1"; }
+grep -q "the untracked file $R/.gitattributes would be overwritten" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "an untracked .gitattributes: not named"; }
+[ "$(cat "$R/.gitattributes")" = "my own attributes" ] || die "the untracked .gitattributes changed"
+[ -z "$(find "$R/.git/lfs" -type f 2>/dev/null)" ] ||
+	die "LFS objects were stored before the refusal: $(find "$R/.git/lfs" -type f | head -3)"
+[ ! -e "$R/.git/migrate/import.git" ] || die "the side repository was made before the refusal"
+diff -u "$SCRATCH/before" <(refs_of "$R") || die "refs moved"
+info "an untracked .gitattributes: refused before any LFS object was stored"
+
+# a preview writes nothing: it is not refused
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --in-place --dry-run ||
+	die "the preview was refused"
+# moved away, the run goes through
+mv "$R/.gitattributes" "$SCRATCH/attributes.mine"
+run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --in-place || die "the run after moving it away failed"
+git -C "$R" show HEAD:art1.bin | grep -q '^version https://git-lfs' || die "not converted"
+info "a preview is not refused; with the file moved away the run converts"
+
+echo "run_early: ok"
