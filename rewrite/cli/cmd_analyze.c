@@ -107,7 +107,9 @@ int rw_cmd_analyze(int argc, char **argv, struct err *e)
 	if (rules && !o.f.quiet)
 		rules_warn_shadowed(rules);
 	ao.rules = rules;
-	rc = analyze_repo(&a, &ao, e);
+	rc = gitcmd_sha1_only(o.repo, e);
+	if (rc == 0)
+		rc = analyze_repo(&a, &ao, e);
 	if (rc == 0 && o.json) {
 		analyze_json(a, &out);
 		rc = write_out(o.json, &out, e);

@@ -519,6 +519,8 @@ int rw_cmd_remap(int argc, char **argv, struct err *e)
 		return 0;	/* --help, --list-options */
 	r.branches = argv + optind;
 	r.nbranches = argc - optind;
+	if (rc == 0)
+		rc = gitcmd_sha1_only(NULL, e);
 	if (rc == 0 && !r.map_path)
 		rc = default_map(&r, &owned, e);
 	if (rc == 0)

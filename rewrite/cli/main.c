@@ -209,6 +209,10 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	if (opt.output && !opt.dry_run)
 		return err_set(e, ERR_USAGE, "-o is for --dry-run; the stream goes "
 			       "to standard output");
+	/* a sha256 repository would get sha1 ids in every map */
+	if (gitcmd_sha1_only(opt.source_repo, e) < 0 ||
+	    (opt.target_repo && gitcmd_sha1_only(opt.target_repo, e) < 0))
+		return -1;
 	out = dry_run_output(&opt, e);
 	if (out < 0 || rw_filter(&opt, 0, out, e) < 0)
 		return -1;

@@ -120,6 +120,12 @@ int gitcmd_spawn_piped(pid_t *pid, const char *dir,
  * never reaches the terminal. Returns 0 or -1 with e set.
  */
 int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e);
+
+/* A repository at dir (NULL: the current directory's) that uses another
+ * object format than sha1 is an ERR_USAGE error naming it (migrate reads
+ * and computes sha1 ids only, for now); no repository there is not an
+ * error. 0 or -1. */
+int gitcmd_sha1_only(const char *dir, struct err *e);
 /* The same for the common directory (`git rev-parse --path-format=absolute
  * --git-common-dir`: the main repository's git directory when dir is a
  * linked work tree), where git lfs keeps lfs/objects. */

@@ -265,6 +265,30 @@ int gitcmd_git_dir(const char *dir, char **gitdir, struct err *e)
 	return rev_parse_path(dir, "--absolute-git-dir", NULL, gitdir, e);
 }
 
+int gitcmd_sha1_only(const char *dir, struct err *e)
+{
+	struct buf fmt = BUF_INIT(4096), msg = BUF_INIT(4096);
+	struct gitargv args = GITARGV_INIT;
+	struct err ignored = ERR_INIT;
+	int rc = 0;
+
+	/* git's own words (not a repository) stay ours to drop */
+	gitargv_push(&args, "rev-parse");
+	gitargv_push(&args, "--show-object-format");
+	if (run_captured(dir, &args, NULL, &fmt, &msg, &ignored) == 0) {
+		gitcmd_chomp(&fmt);
+		if (strcmp(fmt.ptr, "sha1"))
+			rc = err_set(e, ERR_USAGE, "%s uses %s object ids; %s "
+				     "repositories are not supported yet (migrate "
+				     "reads and computes sha1 ids only)",
+				     dir ? dir : ".", fmt.ptr, fmt.ptr);
+	}
+	gitargv_clear(&args);
+	buf_release(&fmt);
+	buf_release(&msg);
+	return rc;
+}
+
 int gitcmd_common_dir(const char *dir, char **common, struct err *e)
 {
 	return rev_parse_path(dir, "--path-format=absolute",

@@ -90,21 +90,6 @@ static int setup_in_place(struct run *r, struct err *e)
 	return 0;
 }
 
-/* The object format of dir must be sha1 (ids are 40 hex digits here). */
-static int check_sha1(const char *dir, struct err *e)
-{
-	char *fmt = NULL;
-	struct err ignored = ERR_INIT;
-	int rc = 0;
-
-	if (run_git_line(&fmt, dir, &ignored, "rev-parse", "--show-object-format",
-		     (char *)NULL) == 0 && strcmp(fmt, "sha1"))
-		rc = err_set(e, ERR_USAGE, "%s uses %s object ids; %s "
-			     "repositories are not supported yet", dir, fmt, fmt);
-	free(fmt);
-	return rc;
-}
-
 /*
  * Removes the packs listed in list (unlfs: "<id> <pack path without
  * .pack>" lines, blob.h objects_list) but those named in keep (pack
@@ -239,7 +224,7 @@ int run_setup(struct run *r, struct err *e)
 	int rc = 0;
 
 	if (gitcmd_git_dir(r->o.repo, &r->src_gitdir, e) < 0 ||
-	    check_sha1(r->o.repo, e) < 0)
+	    gitcmd_sha1_only(r->o.repo, e) < 0)
 		return -1;
 	/* before anything is written: a run without rules rewrites nothing
 	 * useful, and its empty rules would be kept for the next run */
