@@ -66,11 +66,67 @@ static const char *nearest(const struct option *opts, const char *name,
 
 /* "unknown option 'NAME'", and "did you mean '--X'?" when one of opts is
  * near. Returns -1. */
+/*
+ * Options of the peer tools users come from, and migrate's way of saying
+ * each: the rule file (one rule per line, first match wins; examples/
+ * has one for each common job).
+ */
+static const struct peer_option {
+	const char *name, *peer, *ours;
+} peer_options[] = {
+	{ "include", "git lfs migrate", "a rule per pattern in --rules FILE: "
+	  "'*.png lfs'" },
+	{ "exclude", "git lfs migrate", "a keep rule before the lfs rules in "
+	  "--rules FILE: 'vendor/** keep' (first match wins)" },
+	{ "above", "git lfs migrate", "a size condition in --rules FILE: "
+	  "'* size>1MB lfs'" },
+	{ "fixup", "git lfs migrate", "the rules of the .gitattributes lines "
+	  "in --rules FILE: '*.psd lfs' per filter=lfs pattern" },
+	{ "everything", "git lfs migrate", "nothing: migrate run converts "
+	  "every ref unless REV-ARGS after -- say otherwise" },
+	{ "include-ref", "git lfs migrate", "REV-ARGS after --: "
+	  "`migrate run ... -- main release`" },
+	{ "exclude-ref", "git lfs migrate", "REV-ARGS after --: "
+	  "`migrate run ... -- --all ^refs/heads/old`" },
+	{ "strip-blobs-bigger-than", "git filter-repo", "a size condition "
+	  "in --rules FILE: '* size>1MiB drop'" },
+	{ "path", "git filter-repo", "a rule in --rules FILE: 'PATH drop' "
+	  "drops it (with --invert-paths); to keep only PATH, 'PATH keep' "
+	  "then '* drop'" },
+	{ "path-glob", "git filter-repo", "a glob rule in --rules FILE: "
+	  "'*.wav drop'" },
+	{ "path-regex", "git filter-repo", "a regex rule in --rules FILE: "
+	  "'re:^build/ drop'" },
+	{ "invert-paths", "git filter-repo", "drop rules in --rules FILE: "
+	  "'PATH drop'" },
+	{ "paths-from-file", "git filter-repo", "the paths as rules in "
+	  "--rules FILE, one per line with its action" },
+	{ "replace-text", "git filter-repo", "a rule in --rules FILE: "
+	  "'* replace-text=EXPRESSIONS'" },
+	{ "delete-files", "BFG", "a drop rule in --rules FILE: 'id_rsa drop'" },
+	{ NULL, NULL, NULL },
+};
+
+static const struct peer_option *peer_option(const char *name, size_t len)
+{
+	const struct peer_option *p;
+
+	for (p = peer_options; p->name; p++)
+		if (p->peer && strlen(p->name) == len && !strncmp(p->name, name, len))
+			return p;
+	return NULL;
+}
+
 static int unknown_option(struct err *e, const struct option *opts,
 			  const char *name, size_t len)
 {
 	const char *near = nearest(opts, name, len);
+	const struct peer_option *peer = peer_option(name, len);
 
+	if (peer && peer->ours)
+		return err_set(e, ERR_USAGE, "unknown option '%.*s' (%s's); in "
+			       "migrate: %s", (int)len, name, peer->peer,
+			       peer->ours);
 	if (near)
 		return err_set(e, ERR_USAGE, "unknown option '%.*s'\n"
 			       "did you mean '--%s'?", (int)len, name, near);
