@@ -186,12 +186,38 @@ void run_drop_state(const struct run *r)
 	}
 }
 
+int run_load_backups(struct run *r, const char *what, const char *doing,
+		     struct cmap *m, struct gitrefs *now, struct gitrefs *orig,
+		     struct err *e)
+{
+	char *sym = NULL, *map = path_join(r->state, "commit-map");
+	struct oid head;
+	int rc = 0;
+
+	if (cmap_load(m, map, e) < 0 || gitrefs_list(now, r->dst, NULL, e) < 0 ||
+	    gitrefs_list(orig, r->dst, "refs/migrate/original/", e) < 0)
+		rc = -1;
+	free(map);
+	if (rc == 0 && !orig->n)
+		return err_set(e, ERR_USAGE, "%s: refs/migrate/original/ is empty "
+			       "(dropped after the run, as RESET.md says?): the "
+			       "history before the run is not in this "
+			       "repository any more", what);
+	if (rc == 0) {
+		run_head_of(r->dst, &head, &sym);
+		if (!sym && !oid_is_null(&head))
+			rc = err_set(e, ERR_USAGE, "%s: HEAD is detached; check "
+				     "out a branch first", what);
+		free(sym);
+	}
+	return rc == 0 ? run_check_conversions(now, orig, m, what, doing, e) : rc;
+}
+
 int run_restart_prepare(struct run *r, struct err *e)
 {
 	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
 	struct map_sides ms = { NULL, NULL, 0 };
-	struct oid head, bad;
-	char *sym = NULL, *map = path_join(r->state, "commit-map");
+	struct oid bad;
 	char hex[OID_HEX + 1];
 	struct cmap *m = cmap_new();
 	int rc = 0, k = 0;
@@ -199,24 +225,10 @@ int run_restart_prepare(struct run *r, struct err *e)
 	if (r->first)
 		rc = err_set(e, ERR_USAGE, "--restart: no earlier run in %s: "
 			     "a plain run converts from the start", r->state);
-	if (rc == 0 && (cmap_load(m, map, e) < 0 ||
-			gitrefs_list(&now, r->dst, NULL, e) < 0 ||
-			gitrefs_list(&orig, r->dst, "refs/migrate/original/", e) < 0))
-		rc = -1;
+	if (rc == 0)
+		rc = run_load_backups(r, "--restart", "restarting", m, &now, &orig, e);
 	if (rc == 0)
 		map_sides(m, &ms);
-	if (rc == 0 && !orig.n)
-		rc = err_set(e, ERR_USAGE, "--restart: refs/migrate/original/ "
-			     "is empty (dropped after the run, as RESET.md "
-			     "says?): there is no history to start from");
-	if (rc == 0) {
-		run_head_of(r->dst, &head, &sym);
-		if (!sym && !oid_is_null(&head))
-			rc = err_set(e, ERR_USAGE, "--restart: HEAD is detached; "
-				     "check out a branch first");
-	}
-	if (rc == 0)
-		rc = run_check_conversions(&now, &orig, m, "--restart", "restarting", e);
 	if (rc == 0)
 		k = backups_rewritten(r, &orig, &ms, &bad, e);
 	if (rc == 0 && k)
@@ -231,8 +243,6 @@ int run_restart_prepare(struct run *r, struct err *e)
 	if (rc == 0)
 		r->first = 1;	/* a first run, from the originals */
 	cmap_free(m);
-	free(sym);
-	free(map);
 	free(ms.old);
 	free(ms.new);
 	gitrefs_free(&now);

@@ -401,10 +401,17 @@ int run_restart_prepare(struct run *r, struct err *e);
 int run_keep_state(struct run *r, const char *folder, struct err *e);
 /* The state files a run leaves, removed (the next run is a first one). */
 void run_drop_state(const struct run *r);
+/* For what (--restart, --undo): the last run's map into m, the refs now
+ * and those under refs/migrate/original/; refused (ERR_USAGE, naming what
+ * is wrong) without backups, on a detached HEAD, or unless every ref is
+ * still the conversion of its backup (run_check_conversions). */
+struct cmap;
+int run_load_backups(struct run *r, const char *what, const char *doing,
+		     struct cmap *m, struct gitrefs *now, struct gitrefs *orig,
+		     struct err *e);
 /* Every ref (but symbolic ones and refs/migrate/) has a backup under
  * refs/migrate/original/ and is still its conversion through m; else an
  * ERR_USAGE error naming the ref, for what (--restart, --undo). */
-struct cmap;
 int run_check_conversions(const struct gitrefs *now, const struct gitrefs *orig,
 			  const struct cmap *m, const char *what,
 			  const char *doing, struct err *e);

@@ -11,32 +11,16 @@
 
 #include "run.h"
 
-/* Refused unless every ref is still what the runs made of its backup. */
-static int undo_check(struct run *r, const struct gitrefs *now,
-		      const struct gitrefs *orig, const struct cmap *m,
-		      struct err *e)
+/* Uncommitted changes would be lost by the reset. */
+static int undo_check(struct run *r, struct err *e)
 {
-	struct oid head;
-	char *sym = NULL;
-	int rc = 0;
+	int rc = r->bare ? 1 : run_worktree_clean(r->dst, e);
 
-	if (!orig->n)
-		return err_set(e, ERR_USAGE, "--undo: refs/migrate/original/ "
-			       "is empty (dropped after the run, as RESET.md "
-			       "says?): the history before the run is not in "
-			       "this repository any more");
-	run_head_of(r->dst, &head, &sym);
-	if (!sym && !oid_is_null(&head))
-		rc = err_set(e, ERR_USAGE, "--undo: HEAD is detached; check "
-			     "out a branch first");
-	free(sym);
-	if (rc == 0 && !r->bare && (rc = run_worktree_clean(r->dst, e)) == 0)
+	if (rc == 0)
 		return err_set(e, ERR_USAGE, "--undo: the work tree %s has "
 			       "uncommitted changes; commit or stash them first",
 			       r->dst);
-	if (rc < 0)
-		return -1;
-	return run_check_conversions(now, orig, m, "--undo", "undoing", e);
+	return rc < 0 ? -1 : 0;
 }
 
 /* The journal: each ref back to its backup, each backup gone. */
@@ -83,7 +67,6 @@ static int undo_plan(struct run *r, const struct gitrefs *now,
 int run_undo(struct run *r, struct err *e)
 {
 	struct gitrefs now = GITREFS_INIT, orig = GITREFS_INIT;
-	char *map = path_join(r->state, "commit-map");
 	struct cmap *m = cmap_new();
 	size_t locks, moved;
 	int rc = 0;
@@ -91,12 +74,10 @@ int run_undo(struct run *r, struct err *e)
 	if (r->first)
 		rc = err_set(e, ERR_USAGE, "--undo: no finished run in %s to "
 			     "take back", r->state);
-	if (rc == 0 && (cmap_load(m, map, e) < 0 ||
-			gitrefs_list(&now, r->dst, NULL, e) < 0 ||
-			gitrefs_list(&orig, r->dst, "refs/migrate/original/", e) < 0))
-		rc = -1;
 	if (rc == 0)
-		rc = undo_check(r, &now, &orig, m, e);
+		rc = run_load_backups(r, "--undo", "undoing", m, &now, &orig, e);
+	if (rc == 0)
+		rc = undo_check(r, e);
 	if (rc == 0)
 		rc = undo_plan(r, &now, &orig, e);
 	moved = r->j.nrefs - orig.n;
@@ -123,7 +104,6 @@ int run_undo(struct run *r, struct err *e)
 			"with `git push --force-with-lease`.\n", moved, orig.n,
 			r->before_restart);
 	cmap_free(m);
-	free(map);
 	gitrefs_free(&now);
 	gitrefs_free(&orig);
 	return rc;
