@@ -283,6 +283,22 @@ static int verify(struct push *p, struct err *e)
 	return rc;
 }
 
+/* Whether the run stored git-annex objects here (annex rules). */
+static int annex_content(const struct push *p)
+{
+	char *gitdir = NULL, *objects = NULL;
+	struct err ignored = ERR_INIT;
+	int r = 0;
+
+	if (gitcmd_git_dir(p->repo, &gitdir, &ignored) == 0) {
+		objects = path_join(gitdir, "annex/objects");
+		r = run_dir_has_entries(objects) > 0;
+	}
+	free(gitdir);
+	free(objects);
+	return r;
+}
+
 static int push_all(struct push *p, int quiet, struct err *e)
 {
 	struct buf remote_refs = BUF_INIT(SIZE_MAX / 2);
@@ -327,6 +343,11 @@ static int push_all(struct push *p, int quiet, struct err *e)
 		rc = push_refs(p, e);
 	if (rc == 0 && p->n && !p->dry_run)
 		rc = verify(p, e);
+	if (rc == 0 && !quiet && annex_content(p))
+		fprintf(stderr, "migrate push: the git-annex content is not "
+			"pushed by migrate push: `git annex copy --all --to %s` "
+			"and `git push %s git-annex` publish it where %s is an "
+			"annex remote\n", p->remote, p->remote, p->remote);
 	if (rc == 0 && !quiet)
 		fprintf(stderr, "migrate push: %s %zu ref(s) of %s to the new "
 			"history%s; %zu there already, %zu not rewritten by the "
