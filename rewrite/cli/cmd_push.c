@@ -6,6 +6,7 @@
  * objects the new history needs go up first (`git lfs push --all` on the
  * new commits: git-lfs's own pre-push hook asks the remote-tracking refs
  * what the server has, and the run rewrote them, so it uploads nothing),
+ * (git-annex content: `git annex copy --to`, and the git-annex branch),
  * then the refs, in one atomic push with --force-with-lease on the old
  * values (a teammate's push in between is refused by name, nothing
  * overwritten), then `git ls-remote` must show the new ids.
@@ -24,12 +25,13 @@ static const char push_usage[] =
 "\n"
 "Publishes the history a `migrate run --in-place` wrote: for each branch\n"
 "and tag of REMOTE (default: the remote of the current branch, else\n"
-"origin) that the run rewrote, uploads the LFS objects of the new history\n"
-"(git lfs push --all), then moves the remote's refs to the new commits in\n"
-"one atomic push with --force-with-lease on their old values, and checks\n"
-"with git ls-remote that the remote has them. A ref someone pushed to\n"
-"since the run is refused, named, and nothing is pushed. --dry-run says\n"
-"what would go.\n";
+"origin) that the run rewrote, uploads the content of the new history\n"
+"first (LFS objects with git lfs push --all, git-annex content with git\n"
+"annex copy --to and its git-annex branch), then moves the remote's refs\n"
+"to the new commits in one atomic push with --force-with-lease on their\n"
+"old values, and checks with git ls-remote that the remote has them. A\n"
+"ref someone pushed to since the run is refused, named, and nothing is\n"
+"pushed. --dry-run says what would go.\n";
 
 struct push {
 	const char *repo;
@@ -238,6 +240,31 @@ static int upload_lfs(struct push *p, struct err *e)
 	return rc;
 }
 
+/*
+ * The git-annex content, to a remote that is a git-annex repository
+ * (`git annex init` there): every key, then the git-annex branch that
+ * says where they are. A remote git-annex cannot store in is refused
+ * before any ref moves.
+ */
+static int upload_annex(struct push *p, struct err *e)
+{
+	int rc = gitcmd_runl(p->repo, 1, NULL, e, "annex", "copy", "--all",
+			     "--quiet", "--to", p->remote, (char *)NULL);
+
+	if (rc < 0)
+		return err_prefix(e, "uploading the git-annex content to %s "
+				  "(nothing was pushed; is it a git-annex "
+				  "repository? `git annex init` there, or copy "
+				  "the content to a special remote first): ",
+				  p->remote);
+	rc = gitcmd_runl(p->repo, 1, NULL, e, "annex", "sync", "--only-annex",
+			 "--no-content", "--quiet", p->remote, (char *)NULL);
+	if (rc < 0)
+		err_prefix(e, "pushing the git-annex branch (nothing else was "
+			   "pushed): ");
+	return rc;
+}
+
 static int push_refs(struct push *p, struct err *e)
 {
 	struct gitargv a = GITARGV_INIT;
@@ -339,21 +366,18 @@ static int push_all(struct push *p, int quiet, struct err *e)
 		       oid_hex(&p->v[i].to, hex));
 	if (rc == 0 && p->n && !p->dry_run)
 		rc = upload_lfs(p, e);
+	if (rc == 0 && p->n && !p->dry_run && annex_content(p))
+		rc = upload_annex(p, e);
 	if (rc == 0 && p->n && !p->dry_run)
 		rc = push_refs(p, e);
 	if (rc == 0 && p->n && !p->dry_run)
 		rc = verify(p, e);
-	if (rc == 0 && !quiet && annex_content(p))
-		fprintf(stderr, "migrate push: the git-annex content is not "
-			"pushed by migrate push: `git annex copy --all --to %s` "
-			"and `git push %s git-annex` publish it where %s is an "
-			"annex remote\n", p->remote, p->remote, p->remote);
 	if (rc == 0 && !quiet)
 		fprintf(stderr, "migrate push: %s %zu ref(s) of %s to the new "
 			"history%s; %zu there already, %zu not rewritten by the "
 			"run, %zu of ours never on %s\n",
 			p->dry_run ? "would move" : "moved", p->n, p->remote,
-			p->n && !p->dry_run ? ", with the LFS objects they need" : "",
+			p->n && !p->dry_run ? ", with the content they need" : "",
 			p->already, p->not_rewritten, p->never, p->remote);
 	buf_release(&remote_refs);
 	return rc;
