@@ -400,8 +400,11 @@ static int run_all(struct run *r, struct err *e)
 		rc = run_commit_run(r, &fin, &fnew, e);
 	if (rc < 0 && !run_journal_pending(r->state)) {
 		/* no ref moved: the target borrows nothing any more (one
-		 * journaled needs the source until the next run finishes it) */
+		 * journaled needs the source until the next run finishes it),
+		 * and the copy of the state a --restart kept goes with it */
 		run_unborrow(r, &ignored);
+		if (r->before_restart)
+			remove_tree(r->before_restart);
 	} else if (rc == 0) {
 		r->moved = sig_moved = 1;
 		run_packs_kept(r);	/* the refs name their objects now */

@@ -3,7 +3,8 @@
 # the first object is stored (issue 27): an untracked .gitattributes the
 # lfs rules would overwrite is named before any LFS object is written (it
 # was refused only after the whole conversion, with the store filled), and
-# so is a run without rules (run_last_mile.sh: nothing written at all).
+# so is a run without rules (run_last_mile.sh: nothing written at all). A
+# --restart that fails leaves no copy of the state behind.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -39,5 +40,18 @@ mv "$R/.gitattributes" "$SCRATCH/attributes.mine"
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --in-place || die "the run after moving it away failed"
 git -C "$R" show HEAD:art1.bin | grep -q '^version https://git-lfs' || die "not converted"
 info "a preview is not refused; with the file moved away the run converts"
+
+# a --restart that fails leaves no copy of the state behind (it left
+# before-restart/, and a later restart made before-restart.2/)
+printf '*.bin lfz\n' >"$SCRATCH/bad.rules"
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/bad.rules" --repo "$R" --in-place --restart 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || { cat "$SCRATCH/err" >&2; die "a --restart with bad rules: exit $rc, not 1"; }
+[ ! -e "$R/.git/migrate/before-restart" ] || die "a failed --restart left before-restart/"
+printf '*.bin lfs\n*.txt lfs\n' >"$SCRATCH/rules2"
+run_migrate run -q --rules "$SCRATCH/rules2" --repo "$R" --in-place --restart || die "the --restart after failed"
+[ -d "$R/.git/migrate/before-restart" ] && [ ! -e "$R/.git/migrate/before-restart.2" ] ||
+	die "the restart's copy of the state is not before-restart/ alone: $(ls "$R/.git/migrate")"
+info "a failed --restart leaves no copy of the state; the next one keeps it in before-restart/"
 
 echo "run_early: ok"
