@@ -154,7 +154,8 @@ static int prepare(struct run *r, const struct state_files *fin,
 	if (run_annex_prepare(r, e) < 0)
 		return -1;
 	/* what can refuse the run, before the first object is stored */
-	if (!dry && r->o.in_place && run_refuse_untracked_attributes(r, e) < 0)
+	if (!dry && r->o.in_place && (run_refuse_untracked_attributes(r, e) < 0 ||
+				      run_refuse_dirty_linked(r, e) < 0))
 		return -1;
 	if (r->o.restart && run_restart_prepare(r, e) < 0)
 		return -1;

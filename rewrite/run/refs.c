@@ -300,10 +300,13 @@ int run_check_worktree(const char *dir, const char *what,
 	return rc;
 }
 
-/* The linked work trees of an in-place run (other than dst itself) whose
- * branch the run rewrites: clean ones are reset with the journal, dirty
- * ones refuse the run. */
-int run_plan_linked(struct run *r, struct err *e)
+/* Calls fn for each work tree of dst's repository but dst itself that has
+ * a branch checked out: its path, HEAD and branch (full ref name). */
+static int each_linked(const struct run *r,
+		       int (*fn)(struct run *r, const char *wt,
+				 const struct oid *head, const char *branch,
+				 struct err *e),
+		       struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
@@ -324,12 +327,7 @@ int run_plan_linked(struct run *r, struct err *e)
 			oid_from_hex(&head, line + 5, strlen(line + 5));
 		} else if (!strncmp(line, "branch ", 7) && wt &&
 			   (!self.len || strcmp(wt, self.ptr))) {
-			const struct oid *to = planned(&r->j, line + 7);
-			if (!to || !strcmp(line + 7, "HEAD"))
-				continue;
-			rc = run_check_worktree(wt, line + 7, &head, to, 1, e);
-			if (rc == 0)
-				journal_add_wt(&r->j, wt);
+			rc = fn((struct run *)r, wt, &head, line + 7, e);
 		}
 	}
 	buf_release(&out);
@@ -337,6 +335,50 @@ int run_plan_linked(struct run *r, struct err *e)
 	return rc;
 }
 
+static int plan_one_linked(struct run *r, const char *wt, const struct oid *head,
+			   const char *branch, struct err *e)
+{
+	const struct oid *to = planned(&r->j, branch);
+	int rc;
+
+	if (!to || !strcmp(branch, "HEAD"))
+		return 0;
+	rc = run_check_worktree(wt, branch, head, to, 1, e);
+	if (rc == 0)
+		journal_add_wt(&r->j, wt);
+	return rc;
+}
+
+/* The linked work trees of an in-place run (other than dst itself) whose
+ * branch the run rewrites: clean ones are reset with the journal, dirty
+ * ones refuse the run. */
+int run_plan_linked(struct run *r, struct err *e)
+{
+	return each_linked(r, plan_one_linked, e);
+}
+
+static int refuse_dirty(struct run *r, const char *wt, const struct oid *head,
+			const char *branch, struct err *e)
+{
+	int clean = run_worktree_clean(wt, e);
+
+	(void)r;
+	(void)head;
+	if (clean == 0)
+		return err_set(e, ERR_USAGE, "the work tree %s has uncommitted "
+			       "changes and its branch %s is one this run "
+			       "converts; commit or stash them first", wt, branch);
+	return clean < 0 ? -1 : 0;
+}
+
+int run_refuse_dirty_linked(const struct run *r, struct err *e)
+{
+	/* with REV-ARGS, which branches go is git's to say: the check
+	 * after the conversion (run_plan_linked) judges */
+	if (r->o.nrevs)
+		return 0;
+	return each_linked(r, refuse_dirty, e);
+}
 /*
  * After the check: the journal of the run (refs, work trees, state files),
  * refusals of what it would overwrite, then the journal is written and

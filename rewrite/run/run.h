@@ -335,6 +335,9 @@ int run_check_worktree(const char *dir, const char *what,
 int run_head_exists(const char *dir);
 /* --to, first run: NEWDIR's HEAD names the branch the source's names. */
 int run_copy_head(const struct run *r, struct err *e);
+/* Before anything is stored, a run of every branch (no REV-ARGS): a
+ * linked work tree with uncommitted changes on one of them. */
+int run_refuse_dirty_linked(const struct run *r, struct err *e);
 /* Before anything is stored: an untracked .gitattributes at the top of
  * the work tree, which the new history (lfs rules) would overwrite. */
 int run_refuse_untracked_attributes(const struct run *r, struct err *e);

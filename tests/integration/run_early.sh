@@ -3,7 +3,8 @@
 # the first object is stored (issue 27): an untracked .gitattributes the
 # lfs rules would overwrite is named before any LFS object is written (it
 # was refused only after the whole conversion, with the store filled), and
-# so is a run without rules (run_last_mile.sh: nothing written at all). A
+# so is a linked work tree with uncommitted changes on a branch the run
+# converts, and a run without rules (run_last_mile.sh). A
 # --restart that fails leaves no copy of the state behind.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +32,22 @@ grep -q "the untracked file $R/.gitattributes would be overwritten" "$SCRATCH/er
 [ ! -e "$R/.git/migrate/import.git" ] || die "the side repository was made before the refusal"
 diff -u "$SCRATCH/before" <(refs_of "$R") || die "refs moved"
 info "an untracked .gitattributes: refused before any LFS object was stored"
+
+# a linked work tree with uncommitted changes on a branch the run converts
+L="$SCRATCH/linked-repo"
+git clone -q --no-local "$R" "$L"
+rm -f "$L/.gitattributes"
+git -C "$L" branch -q side HEAD~1
+git -C "$L" worktree add -q "$SCRATCH/wt" side
+echo "work in progress" >>"$SCRATCH/wt/art1.bin"
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$L" --in-place 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] || { cat "$SCRATCH/err" >&2; die "a dirty linked work tree: exit $rc, not 1"; }
+grep -q "the work tree $SCRATCH/wt has uncommitted changes and its branch refs/heads/side" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "a dirty linked work tree: not named"; }
+[ -z "$(find "$L/.git/lfs" -type f 2>/dev/null)" ] || die "LFS objects were stored before refusing the dirty linked work tree"
+grep -q "work in progress" "$SCRATCH/wt/art1.bin" || die "the linked work tree's edit was lost"
+info "a dirty linked work tree: refused before any LFS object was stored"
 
 # a preview writes nothing: it is not refused
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --in-place --dry-run ||
