@@ -236,7 +236,8 @@ static void glob_regex(struct buf *out, const char *g, size_t len)
 
 /* ---- regexes ---- */
 
-/* Python's \Z is the very end: PCRE2's \z. Other escapes stay. */
+/* Python's \Z is the very end: PCRE2's \z; a '[' in a class is a
+ * literal. Other escapes stay. */
 static void python_regex(struct buf *out, const char *p, size_t len)
 {
 	size_t i;
@@ -262,6 +263,10 @@ static void python_regex(struct buf *out, const char *p, size_t len)
 		}
 		if (p[i] == ']')
 			in_class = 0;
+		/* a '[' in a class is itself in Python's re, never the start
+		 * of a POSIX class ([:alpha:]) as in PCRE2 */
+		if (p[i] == '[' && in_class)
+			buf_addch(out, '\\');
 		buf_addch(out, p[i]);
 	}
 }
@@ -443,7 +448,10 @@ static int compile(struct replace_set *s, struct expr *x, const char *re,
 		die("out of memory for a regex");
 	/* Python's re: LF is the only newline, whatever PCRE2 was built with */
 	pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
-	x->re = pcre2_compile((PCRE2_SPTR)re, len, 0, &code, &off, cc);
+	/* Python's re: in multi-line mode '^' also matches after a newline
+	 * that ends the text (PCRE2_ALT_CIRCUMFLEX) */
+	x->re = pcre2_compile((PCRE2_SPTR)re, len, PCRE2_ALT_CIRCUMFLEX, &code,
+			      &off, cc);
 	pcre2_compile_context_free(cc);
 	if (!x->re) {
 		pcre2_get_error_message(code, msg, sizeof(msg));
