@@ -187,6 +187,29 @@ static const char *mb(uint64_t n, char *out, size_t size)
  * RESET.md are (dir: the state, or nothing for a preview). would: "" or
  * " would be" for a preview.
  */
+/* "by action: 18 blob(s) to LFS, 3 dropped, ..." (what the report's
+ * table says), when a rule took anything. */
+static void actions_line(const struct rw_stats *s, const char *would)
+{
+	static const char *const what[] = {
+		[RULES_LFS] = "to LFS", [RULES_ANNEX] = "to git-annex",
+		[RULES_DROP] = "dropped", [RULES_SPLIT] = "split",
+		[RULES_UNLFS] = "back from LFS", [RULES_REPLACE_TEXT] = "replaced",
+	};
+	struct buf line = BUF_INIT(4096);
+	size_t i;
+
+	for (i = 0; i < sizeof(what) / sizeof(what[0]); i++)
+		if (what[i] && s->by_action[i])
+			buf_printf(&line, "%s%llu %s", line.len ? ", " : "",
+				   (unsigned long long)s->by_action[i], what[i]);
+	if (line.len)
+		fprintf(stderr, "migrate run: by action%s: %s (distinct blobs, "
+			"as the report counts them)\n",
+			*would ? ", what would be" : "", line.ptr);
+	buf_release(&line);
+}
+
 static void ending(const struct run *r, const char *dir, const char *would)
 {
 	const struct rw_stats *s = &r->stats;
@@ -202,6 +225,7 @@ static void ending(const struct run *r, const char *dir, const char *would)
 		"(on disk in the source; new blobs estimated)\n",
 		mb(s->bytes_before, a, sizeof(a)), mb(s->bytes_after, b, sizeof(b)),
 		mb(s->packed_before, c, sizeof(c)), mb(s->packed_after, d, sizeof(d)));
+	actions_line(s, would);
 	if (s->unmatched && !r->o.f.quiet)
 		fprintf(stderr, "migrate run: warning: %llu rule(s) matched no "
 			"file in the commits of this run: %s\n",

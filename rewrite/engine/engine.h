@@ -18,6 +18,10 @@ struct rw_stats {
 	 * short when long), how many */
 	uint64_t unmatched;
 	char unmatched_text[512];
+	/* distinct blobs decided, by the action of the rule that took them
+	 * (enum rules_action: lfs, annex, drop, keep, split, unlfs,
+	 * replace-text), as the report's table counts them */
+	uint64_t by_action[8];
 };
 
 struct rw_options {

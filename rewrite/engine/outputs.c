@@ -97,7 +97,8 @@ static const char *out_path(const struct rw *rw, int i)
 	}
 }
 
-/* The rules that decided nothing, for the ending lines of a run. */
+/* For the ending lines of a run: what each action took, the rules that
+ * decided nothing. */
 static void stats_unmatched(struct rw_stats *st, const struct report *rep,
 			    const struct rules *rules, const char *path)
 {
@@ -108,6 +109,9 @@ static void stats_unmatched(struct rw_stats *st, const struct report *rep,
 		const char *pat = rules_rule_pattern(rule, &plen);
 		int n;
 
+		if ((unsigned)rules_rule_action(rule) < 8)
+			st->by_action[rules_rule_action(rule)] +=
+				report_rule_blobs(rep, i);
 		if (!report_rule_unmatched(rep, i) || rules_rule_is_blob(rule))
 			continue;
 		st->unmatched++;

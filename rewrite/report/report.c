@@ -498,6 +498,11 @@ int report_rule_unmatched(const struct report *r, size_t i)
 	return i >= r->nrules || r->rules[i].npaths == 0;
 }
 
+uint64_t report_rule_blobs(const struct report *r, size_t i)
+{
+	return i < r->nrules ? r->rules[i].nblobs : 0;
+}
+
 /* "pattern":VALUE for a rule (json_path), re: in front of a regex. */
 void report_json_pattern(struct buf *out, const struct rule *rule)
 {

@@ -73,6 +73,8 @@ void report_rule(struct report *r, size_t index, const char *path, size_t len,
 		 const struct oid *id, uint64_t size, uint64_t est);
 /* Whether the rule with this index decided no path of the history. */
 int report_rule_unmatched(const struct report *r, size_t index);
+/* The distinct blobs the rule with this index decided (the table's). */
+uint64_t report_rule_blobs(const struct report *r, size_t index);
 /* An LFS object (oid: 64 hex digits) unlfs found in no store, first
  * met at path: its pointer stays. */
 void report_lfs_missing(struct report *r, const char *oid, const char *path,

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# run_numbers.sh - the ending of `migrate run` and of its preview says what
+# each action took, and it is what the report says (issue 28, item 8): the
+# "by action" line's counts equal the sums of the report's per-rule blob
+# counts (report.json), for lfs, drop, split and replace-text rules at once,
+# the preview's line equal the run's.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+R="$SCRATCH/repo"
+git init -q "$R"
+(
+	cd "$R"
+	for i in 1 2 3 4; do
+		head -c $((2000 * i)) /dev/zero | tr '\0' "$i" >"art$i.bin"
+		printf 'key=SECRET%s\n' "$i" >"conf$i.txt"
+		printf 'A%s\nB%s\n' "$i" "$i" >>records.txt
+		echo "junk $i" >junk.log
+		git add -A && git commit -qm "commit $i"
+	done
+)
+printf 'SECRET==>REDACTED\n' >"$SCRATCH/expr"
+cat >"$SCRATCH/rules" <<RULES
+*.bin lfs
+*.log drop
+records.txt split record='^(.)' into='records/{1}.txt'
+conf*.txt replace-text=$SCRATCH/expr
+RULES
+run_migrate run --rules "$SCRATCH/rules" --repo "$R" --to "$SCRATCH/prev" --dry-run \
+	--report-json "$SCRATCH/dry.json" 2>"$SCRATCH/dry.err" || die "the preview failed"
+run_migrate run --rules "$SCRATCH/rules" --repo "$R" --to "$SCRATCH/new" 2>"$SCRATCH/run.err" ||
+	die "the run failed"
+want=$(python3 - "$SCRATCH/new/.git/migrate/report.json" <<'PY'
+import json, sys
+names = {'lfs': 'to LFS', 'annex': 'to git-annex', 'drop': 'dropped', 'split': 'split',
+         'unlfs': 'back from LFS', 'replace-text': 'replaced'}
+order = ['lfs', 'annex', 'drop', 'split', 'unlfs', 'replace-text']
+sums = {}
+for r in json.load(open(sys.argv[1]))['rules']:
+    a = r['action'].split('=')[0]
+    sums[a] = sums.get(a, 0) + r['blobs']
+print(', '.join('%d %s' % (sums[a], names[a]) for a in order if sums.get(a)))
+PY
+)
+[ -n "$want" ] || die "the report counts nothing"
+grep -qF "migrate run: by action: $want (distinct blobs, as the report counts them)" "$SCRATCH/run.err" ||
+	die "the ending's counts are not the report's ($want): $(grep 'by action' "$SCRATCH/run.err")"
+grep -qF "migrate run: by action, what would be: $want (" "$SCRATCH/dry.err" ||
+	die "the preview's counts are not the run's: $(grep 'by action' "$SCRATCH/dry.err")"
+info "the ending and the preview: by action: $want, as report.json counts them"
+
+echo "run_numbers: ok"
