@@ -116,6 +116,8 @@ int attrs_init(struct blobs *b, struct err *e)
 		const char *pat;
 		size_t len;
 
+		if (a == RULES_UNLFS && b->opt.missing_keep)
+			b->attrs_kept = 1;
 		if (a != RULES_LFS)
 			continue;
 		b->has_lfs = 1;
@@ -430,7 +432,7 @@ static int attrs_update(struct blobs *b, struct err *e)
 
 int blobs_commit_attrs(struct blobs *b, struct err *e)
 {
-	if (!b->has_lfs || blob_in_notes(b))
+	if ((!b->has_lfs && !b->attrs_kept) || blob_in_notes(b))
 		return 0;
 	return attrs_update(b, e);
 }

@@ -123,6 +123,9 @@ struct blobs {
 
 	/* attrs.c */
 	int has_lfs;		/* some rule converts to LFS */
+	/* unlfs with --missing=keep: the pointers it leaves keep a
+	 * filter=lfs line of their own in the root .gitattributes */
+	int attrs_kept;
 	struct rules *globs;	/* the unconditioned lfs glob rules alone */
 	struct buf glob_lines;	/* their .gitattributes lines */
 	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */

@@ -310,12 +310,17 @@ static int reset_worktrees(const struct journal *j, struct err *e)
 	size_t i;
 	int r = 0;
 
+	/* an LFS pointer whose object is nowhere (unlfs --missing=keep)
+	 * stays a pointer in the work tree: git-lfs's smudge would fail the
+	 * reset on it (lfs.skipdownloaderrors: it writes the pointer) */
 	if (j->worktree && gitcmd_runl(j->dir, 0, &b, &ignored, "rev-parse", "-q",
 				       "--verify", "HEAD^{commit}", (char *)NULL) == 0)
-		r = gitcmd_runl(j->dir, 1, NULL, e, "reset", "-q", "--hard", (char *)NULL);
+		r = gitcmd_runl(j->dir, 1, NULL, e, "-c", "lfs.skipdownloaderrors=true",
+				"reset", "-q", "--hard", (char *)NULL);
 	for (i = 0; r == 0 && i < j->nwts; i++)
-		r = gitcmd_runl(j->wts[i], 1, NULL, e, "reset", "-q", "--hard",
-				(char *)NULL);
+		r = gitcmd_runl(j->wts[i], 1, NULL, e, "-c",
+				"lfs.skipdownloaderrors=true", "reset", "-q",
+				"--hard", (char *)NULL);
 	buf_release(&b);
 	return r;
 }
