@@ -233,6 +233,10 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 	int p, ext;
 
 	*out = bi;
+	if (bi->unlfs_obj) {
+		o = bi->unlfs_obj;
+		goto found;
+	}
 	/* an empty file is its own pointer; content stays content */
 	if (bi->size == 0 || (p = is_pointer(b, bi, e)) == 0)
 		return 0;
@@ -261,6 +265,8 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 		else
 			b->unlfsed++;
 	}
+	bi->unlfs_obj = o;
+found:
 	if (o->content)
 		*out = o->content;
 	return 0;

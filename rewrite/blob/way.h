@@ -57,6 +57,10 @@ struct blob_info {
 	int lazy;
 	char *lfs_path;		/* unlfs: the store file holding the content */
 	int unlfs_done;		/* unlfs: this pointer was looked up */
+	/* unlfs: what the lookup found (unlfs.c's), so that the pointer
+	 * blob named again, at another path, needs not be read again: a
+	 * full-data stream has let go of it and may have no repository */
+	struct unlfs_obj *unlfs_obj;
 };
 
 /* Blobs (by mark, or by content alone) waiting to be written. */
