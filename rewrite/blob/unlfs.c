@@ -223,6 +223,37 @@ static void note_missing(struct blobs *b, const struct ptr_oid *oid,
 	buf_adds(&u->missing, ")\n");
 }
 
+/*
+ * A pointer with extensions (ext-N-name lines): its stored object is the
+ * output of the extensions' clean programs, not the file, so unlfs cannot
+ * take it back. Refused naming the commit and the path, with the rule
+ * that keeps it.
+ */
+static int refuse_extension(struct blobs *b, const char *path, size_t len,
+			    struct err *e)
+{
+	struct buf shown = BUF_INIT(BUF_MAX_DEFAULT), rule = BUF_INIT(BUF_MAX_DEFAULT);
+	char hex[OID_HEX + 1] = "";
+	struct err ignored = ERR_INIT;
+	int r;
+
+	stream_show_path(&shown, path, len);
+	if (b->cur && b->cur->has_orig)
+		oid_hex(&b->cur->orig, hex);
+	if (rules_attr_path_line(&rule, path, len, "keep", &ignored) < 0)
+		buf_adds(&rule, "PATH keep");
+	if (rule.len && rule.ptr[rule.len - 1] == '\n')
+		rule.ptr[--rule.len] = '\0';
+	r = err_set(e, ERR_IO, "%s%s%s: an LFS pointer with extensions "
+		    "(ext-N-name lines): its stored object is not the file, "
+		    "so unlfs cannot take it back; keep it a pointer with the "
+		    "rule '%s' before the unlfs rule", shown.ptr,
+		    *hex ? " in commit " : "", hex, rule.ptr);
+	buf_release(&shown);
+	buf_release(&rule);
+	return r;
+}
+
 int unlfs_content(struct blobs *b, const char *path, size_t len,
 		  struct blob_info *bi, struct blob_info **out, struct err *e)
 {
@@ -244,13 +275,8 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 	if (p < 0 || blob_read_all(b, bi, &u->tmp, e) < 0)
 		return -1;
 	ptr_lfs_decode(u->tmp.ptr, u->tmp.len, &oid, &size, &ext);
-	if (ext) {
-		buf_reset(&u->tmp);
-		stream_show_path(&u->tmp, path, len);
-		return err_set(e, ERR_IO, "%s: an LFS pointer with extensions "
-			       "(ext-N-name lines): its stored object is not "
-			       "the file, unlfs does not convert it", u->tmp.ptr);
-	}
+	if (ext)
+		return refuse_extension(b, path, len, e);
 	HASH_FIND(hh, u->objs, oid.sha256, sizeof(oid.sha256), o);
 	if (!o) {
 		o = xcalloc(1, sizeof(*o));

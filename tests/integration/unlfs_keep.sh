@@ -4,7 +4,8 @@
 # own filter=lfs line in the root .gitattributes (it lost its line with the
 # others'), while the files taken back have none: git check-attr judges
 # at every commit; the work tree after `migrate run` is clean, the kept
-# pointer checked out as a pointer.
+# pointer checked out as a pointer. A pointer with extensions is refused
+# naming the commit and the path, with the rule that keeps it.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 git lfs install --skip-repo >/dev/null
@@ -48,5 +49,35 @@ git -C "$N" show HEAD:art1.bin | grep -q '^version https://git-lfs' && die "art1
 [ -z "$(git -C "$N" status --porcelain)" ] || die "the work tree is not clean: $(git -C "$N" status --porcelain | head -3)"
 grep -q '^version https://git-lfs' "$N/art2.bin" || die "the kept pointer is not a pointer in the work tree"
 info "--missing keep: the kept pointer alone has filter=lfs ($n paths judged by check-attr, every commit), work tree clean"
+
+# a pointer with extensions: refused naming the commit and the path, with
+# the rule that keeps it; that rule keeps it a pointer and the run goes on
+X="$SCRATCH/ext-repo"
+git init -q "$X"
+(
+	cd "$X"
+	printf '*.bin filter=lfs diff=lfs merge=lfs -text\n' >.gitattributes
+	printf 'plain\n' >readme.txt
+	git add -A && git commit -qm first
+	mkdir -p "dir with space"
+	printf 'version https://git-lfs.github.com/spec/v1\next-0-foo sha256:%s\noid sha256:%s\nsize 12\n' \
+		"$(printf 'a%.0s' $(seq 64))" "$(printf 'b%.0s' $(seq 64))" >"dir with space/x.bin"
+	git add -A && git -c filter.lfs.clean=cat -c filter.lfs.smudge=cat -c filter.lfs.process= \
+		-c filter.lfs.required=false commit -qm "extension pointer"
+)
+commit=$(git -C "$X" rev-parse HEAD)
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$X" --to "$SCRATCH/ext-new" 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 3 ] || { cat "$SCRATCH/err" >&2; die "an extension pointer: exit $rc, not 3"; }
+grep -qF "dir with space/x.bin in commit $commit: an LFS pointer with extensions" "$SCRATCH/err" ||
+	{ cat "$SCRATCH/err" >&2; die "an extension pointer: commit and path not named"; }
+rule=$(sed -n "s/.*with the rule '\(.*\)' before the unlfs rule.*/\1/p" "$SCRATCH/err")
+[ -n "$rule" ] || die "no rule suggested: $(cat "$SCRATCH/err")"
+{ printf '%s\n' "$rule"; cat "$SCRATCH/rules"; } >"$SCRATCH/rules.ext"
+run_migrate run -q --rules "$SCRATCH/rules.ext" --repo "$X" --to "$SCRATCH/ext-new2" ||
+	die "the run with the suggested rule ($rule) failed"
+git -C "$SCRATCH/ext-new2" show "HEAD:dir with space/x.bin" | grep -q '^ext-0-foo' ||
+	die "the extension pointer did not stay a pointer"
+info "an extension pointer: refused naming commit and path; the suggested rule ($rule) keeps it"
 
 echo "unlfs_keep: ok"
