@@ -519,6 +519,24 @@ void report_json_pattern(struct buf *out, const struct rule *rule)
 	}
 }
 
+/* A rule's size condition as bytes, " size>=N", " size<=N" or
+ * " size N..M" (nothing without one): the table's rows of two rules of
+ * one pattern differ by it. */
+static void size_condition(struct buf *out, const struct rule *rule)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+
+	if (!rules_rule_size(rule, &lo, &hi))
+		return;
+	if (hi == UINT64_MAX)
+		buf_printf(out, " size>=%llu", (unsigned long long)lo);
+	else if (lo == 0)
+		buf_printf(out, " size<=%llu", (unsigned long long)hi);
+	else
+		buf_printf(out, " size %llu..%llu", (unsigned long long)lo,
+			   (unsigned long long)hi);
+}
+
 static void write_json(struct report *r, const struct report_totals *t,
 		       const struct rules *rules, struct buf *out)
 {
@@ -536,6 +554,15 @@ static void write_json(struct report *r, const struct report_totals *t,
 		buf_printf(out, "%s\n {\"line\":%zu,", i ? "," : "",
 			   rules_rule_line(rule));
 		report_json_pattern(out, rule);
+		if (rules_rule_size(rule, NULL, NULL)) {
+			uint64_t lo = 0, hi = UINT64_MAX;
+
+			rules_rule_size(rule, &lo, &hi);
+			buf_printf(out, ",\"size_min\":%llu", (unsigned long long)lo);
+			if (hi != UINT64_MAX)
+				buf_printf(out, ",\"size_max\":%llu",
+					   (unsigned long long)hi);
+		}
 		buf_printf(out, ",\"action\":\"%s\",\"paths\":%llu,\"blobs\":%llu,"
 			   "\"bytes\":%llu,\"packed_bytes_estimate\":%llu}",
 			   rules_action_name(rules_rule_action(rule)),
@@ -636,9 +663,11 @@ static void write_table(struct report *r, const struct report_totals *t,
 			const struct rule *rule = rules_get(rules, i);
 			struct rule_stats none = { 0 }, *rs = i < r->nrules ? &r->rules[i] : &none;
 			const char *pat = rules_rule_pattern(rule, &plen);
+
+			shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen);
+			size_condition(&tmp, rule);
 			buf_printf(out, "%-6zu %-30s %-6s %8llu %8llu %12s %12s\n",
-				   rules_rule_line(rule),
-				   shown(&tmp, rules_rule_is_regex(rule) ? "re:" : "", pat, plen),
+				   rules_rule_line(rule), tmp.ptr,
 				   rules_action_name(rules_rule_action(rule)),
 				   (unsigned long long)rs->npaths, (unsigned long long)rs->nblobs,
 				   report_human(rs->bytes, a, sizeof(a)), report_human(rs->packed, b, sizeof(b)));

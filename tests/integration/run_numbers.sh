@@ -3,7 +3,8 @@
 # each action took, and it is what the report says (issue 28, item 8): the
 # "by action" line's counts equal the sums of the report's per-rule blob
 # counts (report.json), for lfs, drop, split and replace-text rules at once,
-# the preview's line equal the run's.
+# the preview's line equal the run's. The report names each rule with its
+# size condition.
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -48,5 +49,21 @@ grep -qF "migrate run: by action: $want (distinct blobs, as the report counts th
 grep -qF "migrate run: by action, what would be: $want (" "$SCRATCH/dry.err" ||
 	die "the preview's counts are not the run's: $(grep 'by action' "$SCRATCH/dry.err")"
 info "the ending and the preview: by action: $want, as report.json counts them"
+
+# two rules of one pattern: the report tells them apart by their size
+# conditions (table and JSON)
+printf '*.bin size>5kB lfs\n*.bin drop\n' >"$SCRATCH/size.rules"
+run_migrate run -q --rules "$SCRATCH/size.rules" --repo "$R" --to "$SCRATCH/sized" \
+	--report "$SCRATCH/sized.txt" || die "the run with size rules failed"
+grep -Eq '^1 +\*\.bin size>=5001 +lfs +2 +2 ' "$SCRATCH/sized.txt" ||
+	die "the table does not show the size condition: $(grep -n 'bin' "$SCRATCH/sized.txt" | head -3)"
+grep -Eq '^2 +\*\.bin +drop +2 +2 ' "$SCRATCH/sized.txt" || die "the second rule's row: $(cat "$SCRATCH/sized.txt")"
+python3 - "$SCRATCH/sized/.git/migrate/report.json" <<'PY' || die "report.json lacks the size condition"
+import json, sys
+r = json.load(open(sys.argv[1]))['rules']
+assert r[0]['size_min'] == 5001 and 'size_max' not in r[0], r[0]
+assert 'size_min' not in r[1], r[1]
+PY
+info "two rules of one pattern: the report shows each one's size condition (size>=5001)"
 
 echo "run_numbers: ok"
