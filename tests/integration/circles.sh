@@ -12,7 +12,7 @@
 # nm judges, on the object files of each static library as built: an
 # edge A.o -> B.o when A has an undefined symbol that B defines.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 BUILD="$(dirname "$MIGRATE")"
 libs=(common stream rules split pointerize replace git report blob engine analyze run cli)

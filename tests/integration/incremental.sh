@@ -6,9 +6,9 @@
 # 60 commits back on main (merges and feature branches across the cut).
 # The same on git's real 2005 history, where ids change from the first
 # commit on, is incremental_git2005.sh (it needs ../shared).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/incremental_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/incremental_lib.sh
 . "$HERE/incremental_lib.sh"
 
 # --- the tricky repository, main cut three commits back ---------------------

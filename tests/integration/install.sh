@@ -12,8 +12,8 @@
 #    whose binary, unpacked with dpkg -x, gives the refs of the plain
 #    fast-export | fast-import pipeline when it runs without rules.
 # Needs the CMake build directory of $MIGRATE (skipped, exit 77, without).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 BUILD="$(cd "$(dirname "$MIGRATE")" && pwd)"
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then

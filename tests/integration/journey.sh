@@ -11,9 +11,9 @@
 # And the bug it replaces: `git push --force --all` after the run uploads
 # no LFS object (git-lfs's pre-push hook believes the server has them,
 # since the run rewrote refs/remotes/origin/*), so the fresh clone fails.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 # --- the project, on a server ----------------------------------------------

@@ -12,8 +12,8 @@
 #    nothing, and writes the stream it writes inside the repository;
 #  - check-rules takes PATH:SIZE with the units rules use (60MB, 1GiB);
 #  - --progress to a file writes newline-ended lines, no carriage return.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 NOREPO="$SCRATCH/norepo"
 mkdir -p "$NOREPO"

@@ -11,7 +11,7 @@
 # (an .idx of another version, a sha256 repository) goes to git cat-file
 # with a one-line note under auto and is an error under native; and the
 # filter writes the same stream, byte for byte, with either reader.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 # --- the histories: the tricky repository and one of deep chains ---------
 bash "$HERE/make_tricky_repo.sh" "$SCRATCH/tricky" >/dev/null 2>&1

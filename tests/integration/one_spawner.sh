@@ -9,8 +9,8 @@
 #  - the object files the binary under test was linked from (when
 #    $MIGRATE sits in a CMake build folder), whose undefined symbols name
 #    every libc function they call.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 ALLOWED=rewrite/git/gitcmd.c
 CALLS='fork|vfork|clone|clone3|execl|execlp|execle|execv|execve|execvp|execvpe|fexecve|popen|system|posix_spawn|posix_spawnp'

@@ -12,8 +12,8 @@
 #    --[no-]rewrite-message-ids and --commit-map-format lfs, the pipeline
 #    and `migrate run --to` write the same commit map; --quiet silences the
 #    rule warning in both, --progress gives both a progress summary.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 SHARED_OPTS="commit-map commit-map-format dry-run help lfs-objects missing no-rewrite-message-ids object-reader progress quiet ref-map replace-message report report-json rewrite-message-ids rules strip-blobs-with-ids threads verify-split"
 RUN_ONLY="allow-no-rules in-place repo restart rollback to undo verify-only"

@@ -14,8 +14,8 @@
 #  - remap parses its options with the table's machinery: every option it
 #    lists is accepted, an unknown one is exit 1 with the nearest one
 #    suggested, as for the other commands.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 COMMANDS=("" run push remap analyze check-rules)
 COMPLETION="$ROOT/scripts/completion.bash"

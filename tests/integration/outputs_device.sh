@@ -8,8 +8,8 @@
 # output of the filter and of `migrate run`: after each run it is still a
 # character device with the same numbers, no temp file is left beside it
 # nor in TMPDIR. Needs root (mknod): skipped with the reason otherwise.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 DEV="$SCRATCH/dev"
 mkdir -p "$DEV"

@@ -12,8 +12,8 @@
 # linked <git-dir>/migrate is refused with a clear message and what it
 # names is untouched. A ref moved by someone else while a run works is
 # refused by name, nothing changed. (outputs_device.sh: character devices.)
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 # --- a small repository: text, two binaries, two branches ------------------
 R="$SCRATCH/repo"

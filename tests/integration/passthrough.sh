@@ -11,8 +11,8 @@
 #    checkpoint, comments, tags without tagger, tag of a tag by mark, and the
 #    query commands): migrate's marks, commit map and ref map must equal
 #    what fast-import writes for migrate's output.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 # --- 1. the tricky repository -------------------------------------------
 ORIG="$SCRATCH/orig"

@@ -18,7 +18,7 @@
 #  - a second migrate run goes on with the same expression files and
 #    refuses others (the state keeps them with the rules);
 #  - a bad regex names FILE:LINE, exit 1, nothing written.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v git-filter-repo >/dev/null || die "git-filter-repo is not installed (scripts/lib.sh installs it)"
 

@@ -8,8 +8,8 @@
 #    nothing;
 #  - after a run the report (text and JSON) lists the rules that matched
 #    no path, and git agrees on which paths there are.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 R="$SCRATCH/w.rules"
 # line 3 loses to line 1, line 7 to line 6; line 4 (no condition) does

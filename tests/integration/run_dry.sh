@@ -9,8 +9,8 @@
 #  - a preview of a re-run (new commits in the source, an earlier target)
 #    leaves the target as it was and equals the real re-run too;
 #  - --report - prints the table on standard error.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"
 SRC="$SCRATCH/corpus/assets"

@@ -14,9 +14,9 @@
 # converts in place from refs/migrate/original/ with the other rules (the
 # refs then equal a conversion of the source), and refuses to drop local
 # work.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"

@@ -10,8 +10,8 @@
 # the refs of one full run of the final source into a fresh repository,
 # and the clone must fetch fast-forward. Last, --verify-only re-checks the
 # state, then fails loudly once a marks file or the map is corrupted.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"
 SRC="$SCRATCH/corpus/assets"

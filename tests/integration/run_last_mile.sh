@@ -23,8 +23,8 @@
 #   refused when a ref moved since; --to says what to delete.
 # - git-annex --to: the work tree is clean after the first run and after
 #   an incremental one (a file of the second run was a staged deletion).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 # --- a server and an ordinary clone of it ---------------------------------
 SERVER="$SCRATCH/server.git"

@@ -13,8 +13,8 @@
 # id. Leftovers of killed runs (store temp files of dead processes, temp
 # and .new files beside the maps) are removed at the next start; a live
 # process's temp file is not.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 printf '*.bin lfs\n' >"$SCRATCH/rules"
 

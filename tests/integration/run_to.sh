@@ -8,9 +8,9 @@
 # files and RESET.md under NEWDIR/.git/migrate/. Then the refusals: an
 # existing non-empty directory, and a failing fast-export (an unknown
 # revision), which must leave NEWDIR's refs as they were.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"

@@ -10,7 +10,7 @@
 #    over 255 bytes are refused as keys;
 #  - parts keep the split file's mode (the exec bit);
 #  - R and C of a directory holding a split file move or copy its parts.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 W="$SCRATCH/w"
 git init -q "$W"

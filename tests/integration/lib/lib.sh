@@ -1,9 +1,10 @@
 # shellcheck shell=bash
-# tests/integration/lib.sh - helpers shared by the integration tests.
+# tests/integration/lib/lib.sh - helpers shared by the integration tests.
 #
-# Source it from a test script:
-#     . "$(dirname "$0")/lib.sh"
-# It sets: ROOT (the repository root), HERE (this folder), MIGRATE (the
+# Source it from a test script (tests/integration/NAME.sh):
+#     . "$(dirname "$0")/lib/lib.sh"
+# It sets: ROOT (the repository root), HERE (this folder, the helpers:
+# $HERE/make_tricky_repo.sh, $HERE/lfs_lib.sh, ...), MIGRATE (the
 # binary under test, ${MIGRATE:-$ROOT/build/migrate}), SCRATCH (a fresh
 # temporary directory, removed on exit unless KEEP_SCRATCH=1), and a git
 # environment that does not depend on the user's configuration.
@@ -11,7 +12,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
 MIGRATE="${MIGRATE:-$ROOT/build/migrate}"
 # A relative path given by the caller is taken from the repository root,
 # a bare word (e.g. MIGRATE=cat for a dry run of the tests) from PATH.
