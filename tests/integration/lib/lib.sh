@@ -27,11 +27,20 @@ esac
 export SHARED="${MIGRATE_SHARED:-$ROOT/../shared}"
 
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/migrate-it.XXXXXX")"
+# cleanup_scratch: the EXIT trap (a script that sets its own calls it last).
+# A script whose cases failed (test_case) ends non-zero even if it exits 0
+# without calling test_done.
 cleanup_scratch() {
+	local rc=$?
 	if [ "${KEEP_SCRATCH:-0}" = 1 ]; then
 		echo "info: scratch kept in $SCRATCH" >&2
 	else
 		rm -rf "$SCRATCH"
+	fi
+	if [ "$rc" = 0 ] && [ "${TEST_CASES_FAILED:-0}" -gt 0 ]; then
+		printf 'FAIL: %d of %d cases failed (and test_done was not reached)\n' \
+			"$TEST_CASES_FAILED" "$TEST_CASES" >&2
+		exit 1
 	fi
 }
 trap cleanup_scratch EXIT
@@ -60,6 +69,63 @@ die() {
 
 info() {
 	printf 'info: %s\n' "$*"
+}
+
+# --- cases (git's test_expect_success is the model) -------------------------
+#
+#   test_case NAME 'COMMANDS'         the commands in one argument, or
+#   test_case NAME <<'EOF'            on standard input (a quoted here
+#   COMMANDS                          document: nothing in it is expanded
+#   EOF                               before the case runs)
+#
+# runs COMMANDS (eval'd) in a subshell with 'set -euo pipefail', its output
+# kept, and prints "ok N - NAME" (after that output) or "not ok N - NAME"
+# (then the output and the command that failed, each line as '#   ...').
+# The script goes on after a failing case; die in a case fails that case
+# only. A case runs in a subshell: the files it writes stay for the cases
+# after it, the variables it sets and a cd do not (set up what several
+# cases share outside them, or write it to a file). need_shared belongs
+# outside the cases (its exit 77 would be a failure in one).
+#
+# test_done, the script's last line, prints "NAME: N of M cases passed"
+# and exits 1 if any case failed.
+TEST_NAME="$(basename "$0" .sh)"
+TEST_CASES=0
+TEST_CASES_FAILED=0
+test_case() {
+	local name="$1" body rc out
+	if [ "$#" -ge 2 ]; then
+		body="$2"
+	else
+		body="$(cat)"
+	fi
+	TEST_CASES=$((TEST_CASES + 1))
+	out="$SCRATCH/.case-$TEST_CASES.out"
+	set +e
+	(
+		set -eEuo pipefail
+		trap 'printf "FAIL: this failed (exit %d): %s\n" "$?" "$BASH_COMMAND" >&2' ERR
+		eval "$body"
+	) >"$out" 2>&1
+	rc=$?
+	set -e
+	if [ "$rc" = 0 ]; then
+		cat "$out"
+		printf 'ok %d - %s\n' "$TEST_CASES" "$name"
+	else
+		TEST_CASES_FAILED=$((TEST_CASES_FAILED + 1))
+		printf 'not ok %d - %s\n' "$TEST_CASES" "$name"
+		sed 's/^/#   /' "$out"
+		[ -s "$out" ] || printf '#   (exit %d, no output)\n' "$rc"
+	fi
+	rm -f "$out"
+}
+test_done() {
+	local ran=$TEST_CASES failed=$TEST_CASES_FAILED
+	printf '%s: %d of %d cases passed\n' "$TEST_NAME" "$((ran - failed))" "$ran"
+	TEST_CASES_FAILED=0	# counted here: the EXIT trap need not say it again
+	[ "$failed" = 0 ] || exit 1
+	exit 0
 }
 
 # need_shared PATH: PATH under $SHARED (e.g. corpus/git-history-2008.bundle)
