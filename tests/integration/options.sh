@@ -104,11 +104,9 @@ accepts "$SCRATCH/filter.opts" "$MIGRATE"
 accepts "$SCRATCH/run.opts" "$MIGRATE" run
 refused() { # OPTION CMD...: exit 1, "unknown option" (not getopt_long's
 	# abbreviation of a longer option: --commit-map is not run's --commit-map-format)
-	local rc=0 o="$1"
+	local o="$1"
 	shift
-	"$@" "--$o" x </dev/null >/dev/null 2>"$SCRATCH/err" || rc=$?
-	[ "$rc" = 1 ] && grep -q "^migrate.*: error: unknown option '$o'$" "$SCRATCH/err" ||
-		die "$* --$o x: exit $rc, $(cat "$SCRATCH/err")"
+	expect_refusal --says "^migrate.*: error: unknown option '$o'\$" -- "$@" "--$o" x
 }
 n=0
 while IFS=$'\037' read -r name _; do

@@ -138,17 +138,11 @@ done <"$SCRATCH/remap.words"
 grep -q -- '^  --commit-map MAP ' "$SCRATCH/remap.help" ||
 	die "migrate remap --help lists no options from its table"
 refused() { # EXPECTED-SUGGESTION ARG...: exit 1, unknown option, the suggestion
-	local want="$1" rc=0
+	local want="$1"
 	shift
-	(cd "$SCRATCH" && "$MIGRATE" remap "$@" </dev/null >"$SCRATCH/out" 2>"$SCRATCH/err") || rc=$?
-	[ "$rc" = 1 ] || die "migrate remap $*: exit $rc, not 1: $(cat "$SCRATCH/err")"
-	[ ! -s "$SCRATCH/out" ] || die "migrate remap $*: wrote to standard output"
-	[ "$(sed -n 1p "$SCRATCH/err")" = "migrate remap: error: unknown option '${1#--}'" ] ||
-		die "migrate remap $*: $(cat "$SCRATCH/err")"
-	if [ -n "$want" ]; then
-		[ "$(sed -n 2p "$SCRATCH/err")" = "did you mean '$want'?" ] ||
-			die "migrate remap $*: no suggestion of $want: $(cat "$SCRATCH/err")"
-	fi
+	expect_refusal --what "migrate remap $*" --in "$SCRATCH" --no-output \
+		--says-line 1 "migrate remap: error: unknown option '${1#--}'" \
+		${want:+--says-line 2 "did you mean '$want'?"} -- "$MIGRATE" remap "$@"
 }
 refused --commit-map --comit-map M
 refused --no-rewrite-message-ids --no-rewrite-mesage-ids

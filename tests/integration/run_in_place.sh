@@ -33,32 +33,26 @@ refs_of "$REPO" >"$SCRATCH/before.refs"
 git -C "$REPO" ls-files -z | (cd "$REPO" && xargs -0 touch -h -d '2020-01-01 00:00')
 echo "local edit" >>"$REPO/README.md"
 cp "$REPO/.git/index" "$SCRATCH/index.before"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "a dirty work tree gave exit $rc, not 1"
+expect_refusal --what "a dirty work tree" --says 'uncommitted' \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q
 cmp -s "$SCRATCH/index.before" "$REPO/.git/index" || die "the work tree check wrote the index"
-grep -q 'uncommitted' "$SCRATCH/err" || die "no message for the dirty work tree"
 cmp -s "$SCRATCH/before.refs" <(refs_of "$REPO") || die "refused run changed refs"
 git -C "$REPO" checkout -q -- README.md
 
 # --- refusal: failures leave the refs as they were ---------------------------------
 printf '*.bin lfs size>>3\n' >"$SCRATCH/bad.rules"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/bad.rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "a bad rule file gave exit $rc, not 1"
+expect_refusal --what "a bad rule file" \
+	-- "$MIGRATE" run --rules "$SCRATCH/bad.rules" --repo "$REPO" --in-place -q
 diff -u "$SCRATCH/before.refs" <(refs_of "$REPO" | grep -v ' refs/migrate/') ||
 	die "a failed run (rules) changed refs"
 # the ref transaction fails at the end: a ref it must move is locked (by
 # someone else: no journal, so the lock is not ours to remove)
 ls "$REPO/.git/objects/pack" >"$SCRATCH/packs.before"
 : >"$REPO/.git/refs/heads/main.lock"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
+expect_refusal --what "a failing ref transaction" --status 3 --says 'main.lock' --says 'update-ref' \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q
 [ -e "$REPO/.git/refs/heads/main.lock" ] || die "someone else's main.lock was removed"
 rm -f "$REPO/.git/refs/heads/main.lock"
-[ "$rc" = 3 ] || die "a failing ref transaction gave exit $rc, not 3: $(cat "$SCRATCH/err")"
-grep -q 'main.lock' "$SCRATCH/err" || die "the message does not name main.lock: $(cat "$SCRATCH/err")"
-grep -q 'update-ref' "$SCRATCH/err" || die "the message does not name update-ref: $(cat "$SCRATCH/err")"
 diff -u "$SCRATCH/before.refs" <(refs_of "$REPO") ||
 	die "a failed run (ref transaction) moved refs (or wrote backups)"
 [ -z "$(git -C "$REPO" status --porcelain)" ] || die "a failed run changed the work tree"
@@ -116,12 +110,9 @@ info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as
 
 # --- other rules after an in-place run: refused; the message's commands work --
 printf '*.bin lfs\n' >"$SCRATCH/rules.other"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$REPO" --in-place 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] && grep -q 'not those of the last run' "$SCRATCH/err" ||
-	die "other rules in place: exit $rc: $(cat "$SCRATCH/err")"
-grep -q "RESET.md gives the commands" "$SCRATCH/err" ||
-	die "the refusal does not point to RESET.md: $(cat "$SCRATCH/err")"
+expect_refusal --what "other rules in place" --says 'not those of the last run' \
+	--says "RESET.md gives the commands" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$REPO" --in-place
 # the commands RESET.md gives, as written (ORIG filled in), but the run
 cmds=$(sed -n '/^## Converting again with other rules/,/^## /{/^    git /s/^    //p}' "$REPO/.git/migrate/RESET.md")
 [ "$(wc -l <<<"$cmds")" = 3 ] || die "RESET.md gives no commands for the original history: $cmds"
@@ -142,11 +133,7 @@ refs_of "$R2" | grep ' refs/migrate/original/' >"$SCRATCH/orig.before"
 cp "$R2/.git/migrate/commit-map" "$SCRATCH/map.before-restart"
 restart() { "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q "$@"; }
 refused() {	# refused WHAT PATTERN: --restart exits 1 saying PATTERN, no ref moves
-	refs_of "$R2" >"$SCRATCH/r2.refs"
-	rc=0
-	restart 2>"$SCRATCH/err" || rc=$?
-	[ "$rc" = 1 ] && grep -q -- "$2" "$SCRATCH/err" || die "--restart over $1: exit $rc: $(cat "$SCRATCH/err")"
-	diff -u "$SCRATCH/r2.refs" <(refs_of "$R2") >&2 || die "a refused --restart (over $1) moved refs"
+	expect_refusal --what "--restart over $1" --says "$2" --refs-unchanged "$R2" -- restart
 }
 # a branch with a commit the run did not write (local work), then the same
 # converted by a later run: either would be dropped from the branch
@@ -199,10 +186,8 @@ rc=0
 restart || die "a second --restart failed"
 [ -s "$R2/.git/migrate/before-restart.2/commit-map" ] && [ -s "$R2/.git/migrate/before-restart/commit-map" ] ||
 	die "a second --restart did not keep both copies"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] && grep -q -- "--restart goes with --in-place" "$SCRATCH/err" && [ ! -e "$SCRATCH/nowhere" ] ||
-	die "--restart with --to: exit $rc: $(cat "$SCRATCH/err")"
+expect_refusal --what "--restart with --to" --says "--restart goes with --in-place" --absent "$SCRATCH/nowhere" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart
 info "--restart: refused over local work (converted or not), a backup of rewritten history, and with --to (1); then the refs of a conversion of the source with the other rules, backups kept, the old map kept and composed for old clones"
 
 # --- RESET.md's commands to reclaim the space, run as written --------------------

@@ -38,16 +38,9 @@ make_repo() {
 # refused DIR NAME PATTERN: the run exits 1 with PATTERN in its message,
 # and the refs of DIR are exactly as before (no backup either).
 refused() {
-	local dir="$1" name="$2" pattern="$3" rc=0
-	refs_of "$dir" >"$SCRATCH/before.refs"
-	"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$dir" --in-place -q \
-		2>"$SCRATCH/err" || rc=$?
-	[ "$rc" = 1 ] || die "$name: exit $rc, not 1: $(cat "$SCRATCH/err")"
-	grep -q -- "$pattern" "$SCRATCH/err" ||
-		die "$name: the message does not name '$pattern': $(cat "$SCRATCH/err")"
-	diff -u "$SCRATCH/before.refs" <(refs_of "$dir") || die "$name: refs changed"
-	[ ! -e "$dir/.git/migrate/journal" ] || die "$name: a journal was left"
-	[ ! -e "$dir/.git/migrate/commit-map" ] || die "$name: the commit map was written"
+	expect_refusal --what "$2" --says "$3" --refs-unchanged "$1" \
+		--absent "$1/.git/migrate/journal" --absent "$1/.git/migrate/commit-map" \
+		-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --in-place -q
 }
 
 R="$SCRATCH/repo"
@@ -64,10 +57,8 @@ printf 'data.txt split record=^(.) into=parts/{1}\n' >"$SCRATCH/split.rules"
 printf 'x1\ny2\n' >"$R/data.txt"
 git -C "$R" add data.txt && git -C "$R" commit -qm split
 echo "not a directory" >"$R/parts"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/split.rules" --repo "$R" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "an untracked file in the way of a directory: exit $rc: $(cat "$SCRATCH/err")"
-grep -q "untracked file $R/parts " "$SCRATCH/err" || die "the message does not name parts: $(cat "$SCRATCH/err")"
+expect_refusal --what "an untracked file in the way of a directory" --says "untracked file $R/parts " \
+	-- "$MIGRATE" run --rules "$SCRATCH/split.rules" --repo "$R" --in-place -q
 [ "$(cat "$R/parts")" = "not a directory" ] || die "the untracked file parts changed"
 info "refused: untracked .gitattributes, untracked file where a directory comes (exit 1, named, kept)"
 
@@ -133,13 +124,10 @@ info "refused: rebase, merge, cherry-pick, revert, bisect in progress (exit 1, r
 # --- sha256 ---------------------------------------------------------------------------
 git init -q --object-format=sha256 "$SCRATCH/sha256"
 (cd "$SCRATCH/sha256" && echo a >a && git add a && git commit -qm a)
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "sha256: exit $rc, not 1"
-grep -q "sha256 repositories are not supported yet" "$SCRATCH/err" || die "sha256: $(cat "$SCRATCH/err")"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --to "$SCRATCH/sha256-new" -q 2>"$SCRATCH/err" || rc=$?
-grep -q "sha256 repositories are not supported yet" "$SCRATCH/err" || die "sha256 --to: $(cat "$SCRATCH/err")"
+expect_refusal --what sha256 --says "sha256 repositories are not supported yet" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --in-place -q
+expect_refusal --what "sha256 --to" --says "sha256 repositories are not supported yet" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --to "$SCRATCH/sha256-new" -q
 info "refused: sha256 repository, in place and --to"
 
 # --- leftovers of killed runs ------------------------------------------------------------

@@ -128,6 +128,68 @@ test_done() {
 	exit 0
 }
 
+# expect_refusal [CHECKS...] -- COMMAND [ARGS...]: COMMAND, run with its
+# standard input from /dev/null, must refuse: exit 1, and every check hold.
+# Its standard error is left in $SCRATCH/refusal.err, its output in
+# $SCRATCH/refusal.out. Dies naming what failed (and the message).
+#   --what TEXT         what is refused, for the messages (default: COMMAND)
+#   --status N          the exit status wanted (default 1)
+#   --says PATTERN      the message matches PATTERN (grep); repeatable
+#   --says-line N TEXT  line N of the message is exactly TEXT; repeatable
+#   --one-message       the message is at most one line
+#   --no-output         nothing on standard output
+#   --stdin FILE        standard input from FILE
+#   --in DIR            run in DIR
+#   --unchanged CMD     CMD (eval'd) prints the same before and after;
+#                       repeatable (e.g. --unchanged "ls $DIR/.git/migrate")
+#   --refs-unchanged REPO   every ref of REPO as it was (refs_of)
+#   --absent PATH       PATH does not exist afterwards; repeatable
+expect_refusal() {
+	local what="" want=1 one=0 noout=0 stdin=/dev/null dir=. rc=0 i p
+	local says=() lines=() unchanged=() absent=() before=()
+	while [ "$#" -gt 0 ]; do
+		case "$1" in
+		--what) what="$2"; shift 2 ;;
+		--status) want="$2"; shift 2 ;;
+		--says) says+=("$2"); shift 2 ;;
+		--says-line) lines+=("$2" "$3"); shift 3 ;;
+		--one-message) one=1; shift ;;
+		--no-output) noout=1; shift ;;
+		--stdin) stdin="$2"; shift 2 ;;
+		--in) dir="$2"; shift 2 ;;
+		--unchanged) unchanged+=("$2"); shift 2 ;;
+		--refs-unchanged) unchanged+=("refs_of $(printf '%q' "$2")"); shift 2 ;;
+		--absent) absent+=("$2"); shift 2 ;;
+		--) shift; break ;;
+		*) die "expect_refusal: unknown check '$1'" ;;
+		esac
+	done
+	[ "$#" -gt 0 ] || die "expect_refusal: no command"
+	[ -n "$what" ] || what="$*"
+	for i in "${!unchanged[@]}"; do
+		before[i]="$(eval "${unchanged[i]}")" || die "$what: '${unchanged[i]}' failed before"
+	done
+	(cd "$dir" && "$@" >"$SCRATCH/refusal.out" 2>"$SCRATCH/refusal.err") <"$stdin" || rc=$?
+	local err="$SCRATCH/refusal.err"
+	[ "$rc" = "$want" ] || die "$what: exit $rc, not $want: $(cat "$err")"
+	for p in "${says[@]+"${says[@]}"}"; do
+		grep -q -- "$p" "$err" || die "$what: the message does not say '$p': $(cat "$err")"
+	done
+	for ((i = 0; i < ${#lines[@]}; i += 2)); do
+		[ "$(sed -n "${lines[i]}p" "$err")" = "${lines[i + 1]}" ] ||
+			die "$what: line ${lines[i]} of the message is not '${lines[i + 1]}': $(cat "$err")"
+	done
+	[ "$one" = 0 ] || [ "$(wc -l <"$err")" -le 1 ] || die "$what: more than one message: $(cat "$err")"
+	[ "$noout" = 0 ] || [ ! -s "$SCRATCH/refusal.out" ] || die "$what: wrote to standard output"
+	for i in "${!unchanged[@]}"; do
+		diff -u <(echo "${before[i]}") <(eval "${unchanged[i]}") >&2 ||
+			die "$what: refused, but '${unchanged[i]}' changed"
+	done
+	for p in "${absent[@]+"${absent[@]}"}"; do
+		[ ! -e "$p" ] && [ ! -L "$p" ] || die "$what: refused, but $p was written"
+	done
+}
+
 # need_shared PATH: PATH under $SHARED (e.g. corpus/git-history-2008.bundle)
 # must exist, or the test is skipped: a 'SKIP: reason' line and exit 77,
 # which scripts/test counts as a skip, not a failure (MIGRATE_NO_SKIP=1
