@@ -93,32 +93,32 @@ TEST_NAME="$(basename "$0" .sh)"
 TEST_CASES=0
 TEST_CASES_FAILED=0
 test_case() {
-	local name="$1" body rc out
+	local _tc_name="$1" _tc_body _tc_rc _tc_out
 	if [ "$#" -ge 2 ]; then
-		body="$2"
+		_tc_body="$2"
 	else
-		body="$(cat)"
+		_tc_body="$(cat)"
 	fi
 	TEST_CASES=$((TEST_CASES + 1))
-	out="$SCRATCH/.case-$TEST_CASES.out"
+	_tc_out="$SCRATCH/.case-$TEST_CASES.out"
 	set +e
 	(
 		set -eEuo pipefail
 		trap 'printf "FAIL: this failed (exit %d): %s\n" "$?" "$BASH_COMMAND" >&2' ERR
-		eval "$body"
-	) >"$out" 2>&1
-	rc=$?
+		eval "$_tc_body"
+	) >"$_tc_out" 2>&1
+	_tc_rc=$?
 	set -e
-	if [ "$rc" = 0 ]; then
-		cat "$out"
-		printf 'ok %d - %s\n' "$TEST_CASES" "$name"
+	if [ "$_tc_rc" = 0 ]; then
+		cat "$_tc_out"
+		printf 'ok %d - %s\n' "$TEST_CASES" "$_tc_name"
 	else
 		TEST_CASES_FAILED=$((TEST_CASES_FAILED + 1))
-		printf 'not ok %d - %s\n' "$TEST_CASES" "$name"
-		sed 's/^/#   /' "$out"
-		[ -s "$out" ] || printf '#   (exit %d, no output)\n' "$rc"
+		printf 'not ok %d - %s\n' "$TEST_CASES" "$_tc_name"
+		sed 's/^/#   /' "$_tc_out"
+		[ -s "$_tc_out" ] || printf '#   (exit %d, no output)\n' "$_tc_rc"
 	fi
-	rm -f "$out"
+	rm -f "$_tc_out"
 }
 test_done() {
 	local ran=$TEST_CASES failed=$TEST_CASES_FAILED
@@ -145,48 +145,48 @@ test_done() {
 #   --refs-unchanged REPO   every ref of REPO as it was (refs_of)
 #   --absent PATH       PATH does not exist afterwards; repeatable
 expect_refusal() {
-	local what="" want=1 one=0 noout=0 stdin=/dev/null dir=. rc=0 i p
-	local says=() lines=() unchanged=() absent=() before=()
+	local _er_what="" _er_want=1 _er_one=0 _er_noout=0 _er_stdin=/dev/null _er_dir=. _er_rc=0 _er_i _er_p
+	local _er_says=() _er_lines=() _er_unchanged=() _er_absent=() _er_before=()
 	while [ "$#" -gt 0 ]; do
 		case "$1" in
-		--what) what="$2"; shift 2 ;;
-		--status) want="$2"; shift 2 ;;
-		--says) says+=("$2"); shift 2 ;;
-		--says-line) lines+=("$2" "$3"); shift 3 ;;
-		--one-message) one=1; shift ;;
-		--no-output) noout=1; shift ;;
-		--stdin) stdin="$2"; shift 2 ;;
-		--in) dir="$2"; shift 2 ;;
-		--unchanged) unchanged+=("$2"); shift 2 ;;
-		--refs-unchanged) unchanged+=("refs_of $(printf '%q' "$2")"); shift 2 ;;
-		--absent) absent+=("$2"); shift 2 ;;
+		--what) _er_what="$2"; shift 2 ;;
+		--status) _er_want="$2"; shift 2 ;;
+		--says) _er_says+=("$2"); shift 2 ;;
+		--says-line) _er_lines+=("$2" "$3"); shift 3 ;;
+		--one-message) _er_one=1; shift ;;
+		--no-output) _er_noout=1; shift ;;
+		--stdin) _er_stdin="$2"; shift 2 ;;
+		--in) _er_dir="$2"; shift 2 ;;
+		--unchanged) _er_unchanged+=("$2"); shift 2 ;;
+		--refs-unchanged) _er_unchanged+=("refs_of $(printf '%q' "$2")"); shift 2 ;;
+		--absent) _er_absent+=("$2"); shift 2 ;;
 		--) shift; break ;;
 		*) die "expect_refusal: unknown check '$1'" ;;
 		esac
 	done
 	[ "$#" -gt 0 ] || die "expect_refusal: no command"
-	[ -n "$what" ] || what="$*"
-	for i in "${!unchanged[@]}"; do
-		before[i]="$(eval "${unchanged[i]}")" || die "$what: '${unchanged[i]}' failed before"
+	[ -n "$_er_what" ] || _er_what="$*"
+	for _er_i in "${!_er_unchanged[@]}"; do
+		_er_before[_er_i]="$(eval "${_er_unchanged[_er_i]}")" || die "$_er_what: '${_er_unchanged[_er_i]}' failed before"
 	done
-	(cd "$dir" && "$@" >"$SCRATCH/refusal.out" 2>"$SCRATCH/refusal.err") <"$stdin" || rc=$?
-	local err="$SCRATCH/refusal.err"
-	[ "$rc" = "$want" ] || die "$what: exit $rc, not $want: $(cat "$err")"
-	for p in "${says[@]+"${says[@]}"}"; do
-		grep -q -- "$p" "$err" || die "$what: the message does not say '$p': $(cat "$err")"
+	(cd "$_er_dir" && "$@" >"$SCRATCH/refusal.out" 2>"$SCRATCH/refusal.err") <"$_er_stdin" || _er_rc=$?
+	local _er_err="$SCRATCH/refusal.err"
+	[ "$_er_rc" = "$_er_want" ] || die "$_er_what: exit $_er_rc, not $_er_want: $(cat "$_er_err")"
+	for _er_p in "${_er_says[@]+"${_er_says[@]}"}"; do
+		grep -q -- "$_er_p" "$_er_err" || die "$_er_what: the message does not say '$_er_p': $(cat "$_er_err")"
 	done
-	for ((i = 0; i < ${#lines[@]}; i += 2)); do
-		[ "$(sed -n "${lines[i]}p" "$err")" = "${lines[i + 1]}" ] ||
-			die "$what: line ${lines[i]} of the message is not '${lines[i + 1]}': $(cat "$err")"
+	for ((_er_i = 0; _er_i < ${#_er_lines[@]}; _er_i += 2)); do
+		[ "$(sed -n "${_er_lines[_er_i]}p" "$_er_err")" = "${_er_lines[_er_i + 1]}" ] ||
+			die "$_er_what: line ${_er_lines[_er_i]} of the message is not '${_er_lines[_er_i + 1]}': $(cat "$_er_err")"
 	done
-	[ "$one" = 0 ] || [ "$(wc -l <"$err")" -le 1 ] || die "$what: more than one message: $(cat "$err")"
-	[ "$noout" = 0 ] || [ ! -s "$SCRATCH/refusal.out" ] || die "$what: wrote to standard output"
-	for i in "${!unchanged[@]}"; do
-		diff -u <(echo "${before[i]}") <(eval "${unchanged[i]}") >&2 ||
-			die "$what: refused, but '${unchanged[i]}' changed"
+	[ "$_er_one" = 0 ] || [ "$(wc -l <"$_er_err")" -le 1 ] || die "$_er_what: more than one message: $(cat "$_er_err")"
+	[ "$_er_noout" = 0 ] || [ ! -s "$SCRATCH/refusal.out" ] || die "$_er_what: wrote to standard output"
+	for _er_i in "${!_er_unchanged[@]}"; do
+		diff -u <(echo "${_er_before[_er_i]}") <(eval "${_er_unchanged[_er_i]}") >&2 ||
+			die "$_er_what: refused, but '${_er_unchanged[_er_i]}' changed"
 	done
-	for p in "${absent[@]+"${absent[@]}"}"; do
-		[ ! -e "$p" ] && [ ! -L "$p" ] || die "$what: refused, but $p was written"
+	for _er_p in "${_er_absent[@]+"${_er_absent[@]}"}"; do
+		[ ! -e "$_er_p" ] && [ ! -L "$_er_p" ] || die "$_er_what: refused, but $_er_p was written"
 	done
 }
 
