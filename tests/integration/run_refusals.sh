@@ -45,7 +45,7 @@ refused() {
 
 R="$SCRATCH/repo"
 
-# --- untracked files the new history would overwrite ------------------------
+test_case "untracked files the new history would overwrite" <<'EOF'
 make_repo "$R"
 echo "my own attributes" >"$R/.gitattributes"
 refused "$R" "untracked .gitattributes" "$R/.gitattributes"
@@ -61,8 +61,9 @@ expect_refusal --what "an untracked file in the way of a directory" --says "untr
 	-- "$MIGRATE" run --rules "$SCRATCH/split.rules" --repo "$R" --in-place -q
 [ "$(cat "$R/parts")" = "not a directory" ] || die "the untracked file parts changed"
 info "refused: untracked .gitattributes, untracked file where a directory comes (exit 1, named, kept)"
+EOF
 
-# --- linked work trees -----------------------------------------------------------
+test_case "linked work trees" <<'EOF'
 make_repo "$R"
 git -C "$R" worktree add -q "$SCRATCH/wt" side
 echo "work in progress" >>"$SCRATCH/wt/a.txt"
@@ -79,8 +80,9 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$R" --in-place -q || die "the r
 	die "the linked work tree shows changes: $(git -C "$SCRATCH/wt" status --porcelain | head -3)"
 [ -f "$SCRATCH/wt/.gitattributes" ] || die "the linked work tree lacks the new .gitattributes"
 info "linked work tree: dirty refused (named, edit kept), clean one reset to its new branch"
+EOF
 
-# --- detached HEAD ----------------------------------------------------------------
+test_case "detached HEAD" <<'EOF'
 make_repo "$R"
 git -C "$R" checkout -q --detach main~1
 old=$(git -C "$R" rev-parse HEAD)
@@ -92,8 +94,9 @@ new=$(awk -v o="$old" '$1 == o { print $2 }' "$R/.git/migrate/commit-map")
 [ -z "$(git -C "$R" status --porcelain)" ] || die "the work tree shows changes: $(git -C "$R" status --porcelain | head -3)"
 run_migrate run --repo "$R" --in-place --verify-only -q || die "--verify-only fails after a detached run"
 info "detached HEAD: moved to its new id $new, clean, verifies"
+EOF
 
-# --- operations in progress ---------------------------------------------------------
+test_case "operations in progress" <<'EOF'
 conflict_repo() {
 	make_repo "$R"
 	(
@@ -120,8 +123,9 @@ make_repo "$R"
 git -C "$R" bisect start -q main main~2 >/dev/null 2>&1 || git -C "$R" bisect start main main~2 >/dev/null
 refused "$R" "a bisect" "middle of a bisect"
 info "refused: rebase, merge, cherry-pick, revert, bisect in progress (exit 1, refs unchanged)"
+EOF
 
-# --- sha256 ---------------------------------------------------------------------------
+test_case "sha256" <<'EOF'
 git init -q --object-format=sha256 "$SCRATCH/sha256"
 (cd "$SCRATCH/sha256" && echo a >a && git add a && git commit -qm a)
 expect_refusal --what sha256 --says "sha256 repositories are not supported yet" \
@@ -129,8 +133,9 @@ expect_refusal --what sha256 --says "sha256 repositories are not supported yet" 
 expect_refusal --what "sha256 --to" --says "sha256 repositories are not supported yet" \
 	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --to "$SCRATCH/sha256-new" -q
 info "refused: sha256 repository, in place and --to"
+EOF
 
-# --- leftovers of killed runs ------------------------------------------------------------
+test_case "leftovers of killed runs" <<'EOF'
 make_repo "$R"
 run_migrate run --rules "$SCRATCH/rules" --repo "$R" --in-place -q || die "the first run failed"
 (cd "$R" && echo four >>a.txt && git commit -qam four)
@@ -158,4 +163,5 @@ grep -q junk "$S/commit-map" && die "the junk .new map was used"
 	die "the map did not grow by the one new commit"
 git -C "$R" fsck --no-progress >/dev/null 2>&1 || die "git fsck fails after the run"
 info "leftovers: dead process's store temp file, temp and .new state files removed; live one and others kept"
-echo "run_refusals: ok"
+EOF
+test_done
