@@ -11,12 +11,14 @@
 # shellcheck source=tests/integration/lib/incremental_lib.sh
 . "$HERE/incremental_lib.sh"
 
-# --- the tricky repository, main cut three commits back ---------------------
+test_case "the tricky repository, main cut three commits back" <<'EOF'
 "$HERE/make_tricky_repo.sh" "$SCRATCH/tricky" >/dev/null
 incremental_case tricky "$SCRATCH/tricky" main 'refs/heads/main~3'
+EOF
 
-# --- the generated assets history, main cut 60 commits back -------------------
+test_case "the generated assets history, main cut 60 commits back" <<'EOF'
 make_history --only assets "$SCRATCH/h"
 incremental_case assets "$SCRATCH/h/assets" main 'refs/heads/main~60'
+EOF
 
-echo "incremental: ok"
+test_done

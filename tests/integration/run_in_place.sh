@@ -26,7 +26,7 @@ REPO="$SCRATCH/repo"
 clone_refs "$SRC" "$REPO"
 refs_of "$REPO" >"$SCRATCH/before.refs"
 
-# --- refusal: a dirty work tree ------------------------------------------------
+test_case "refusal: a dirty work tree" <<'EOF'
 # the other files' times no longer those the index holds: the check only
 # looks (a `git status` that writes the refreshed index back takes
 # index.lock, which a run killed there leaves to block the next one)
@@ -38,8 +38,9 @@ expect_refusal --what "a dirty work tree" --says 'uncommitted' \
 cmp -s "$SCRATCH/index.before" "$REPO/.git/index" || die "the work tree check wrote the index"
 cmp -s "$SCRATCH/before.refs" <(refs_of "$REPO") || die "refused run changed refs"
 git -C "$REPO" checkout -q -- README.md
+EOF
 
-# --- refusal: failures leave the refs as they were ---------------------------------
+test_case "refusal: failures leave the refs as they were" <<'EOF'
 printf '*.bin lfs size>>3\n' >"$SCRATCH/bad.rules"
 expect_refusal --what "a bad rule file" \
 	-- "$MIGRATE" run --rules "$SCRATCH/bad.rules" --repo "$REPO" --in-place -q
@@ -59,8 +60,9 @@ diff -u "$SCRATCH/before.refs" <(refs_of "$REPO") ||
 [ ! -e "$REPO/.git/migrate/journal" ] || die "a failed transaction left its journal"
 [ ! -e "$REPO/.git/migrate/commit-map" ] || die "a failed run wrote the commit map"
 info "refused: dirty work tree (1), bad rules (1), locked ref (3, no ref moved)"
+EOF
 
-# --- what a killed fast-import leaves: its keep file ------------------------------
+test_case "the run (over the keep file a killed fast-import leaves)" <<'EOF'
 # fast-import marks its pack with pack-<hash>.keep holding "fast-import" and
 # removes it at its end; killed before, it leaves it, and the next run's
 # fast-import, writing a pack of the same name from the same stream, dies on
@@ -73,7 +75,6 @@ own=$(ls "$REPO/.git/objects/pack" | grep '\.pack$' | grep -v "$pack" | head -1)
 [ -n "$own" ] || die "no other pack in $REPO"
 cp "$SCRATCH/own.keep" "$REPO/.git/objects/pack/${own%.pack}.keep"
 
-# --- the run ----------------------------------------------------------------------
 run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --to "$SCRATCH/reference" -q ||
 	die "the reference run --to failed"
 run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q ||
@@ -107,8 +108,9 @@ grep -q '^    migrate push ' "$REPO/.git/migrate/RESET.md" || die "RESET.md lack
 [ -d "$REPO/.git/lfs/objects" ] || die "no LFS store in the repository's git dir"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after the run"
 info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as --to does, clean work tree"
+EOF
 
-# --- other rules after an in-place run: refused; the message's commands work --
+test_case "other rules after an in-place run: refused; the message's commands work" <<'EOF'
 printf '*.bin lfs\n' >"$SCRATCH/rules.other"
 expect_refusal --what "other rules in place" --says 'not those of the last run' \
 	--says "RESET.md gives the commands" \
@@ -125,8 +127,9 @@ diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
 	<(refs_of "$SCRATCH/again" | grep -v ' refs/migrate/') >&2 ||
 	die "from the original history the message points to: other refs than from the source"
 info "other rules in place: refused (1); the commands RESET.md gives copy the original history, which converts as the source does"
+EOF
 
-# --- --restart: the other rules in place, from refs/migrate/original/ ---------
+test_case "--restart: the other rules in place, from refs/migrate/original/" <<'EOF'
 R2="$SCRATCH/restart"
 cp -a "$REPO" "$R2"
 refs_of "$R2" | grep ' refs/migrate/original/' >"$SCRATCH/orig.before"
@@ -189,8 +192,9 @@ restart || die "a second --restart failed"
 expect_refusal --what "--restart with --to" --says "--restart goes with --in-place" --absent "$SCRATCH/nowhere" \
 	-- "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart
 info "--restart: refused over local work (converted or not), a backup of rewritten history, and with --to (1); then the refs of a conversion of the source with the other rules, backups kept, the old map kept and composed for old clones"
+EOF
 
-# --- RESET.md's commands to reclaim the space, run as written --------------------
+test_case "RESET.md's commands to reclaim the space, run as written" <<'EOF'
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }
 git -C "$REPO" gc -q --prune=now	# the same repacking without the drop, to compare
 before_kib=$(pack_kib "$REPO")
@@ -205,4 +209,5 @@ after_kib=$(pack_kib "$REPO")
 diff -u <(refs_of "$SCRATCH/reference") <(refs_of "$REPO") || die "reclaiming changed the refs"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after reclaiming"
 info "reclaimed as RESET.md says: pack $before_kib KiB -> $after_kib KiB, refs and --verify-only unchanged"
-echo "run_in_place: ok"
+EOF
+test_done
