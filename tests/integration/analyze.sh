@@ -12,7 +12,7 @@
 #    --report-json, and the blobs said to remain are exactly the original
 #    blobs the rewritten history still has;
 #  - not a repository, a bad --top, an unknown option: one message, exit 1.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v git-filter-repo >/dev/null || die "git-filter-repo is not installed (scripts/lib.sh installs it)"
 

@@ -19,7 +19,7 @@
 #  - the content moves to a directory special remote and comes back in a
 #    fresh clone (git annex initremote, move --to, clone, get);
 #  - `migrate run --in-place`, and a second one that changes nothing.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 export HOME="$SCRATCH/home"
 mkdir -p "$HOME"

@@ -7,7 +7,7 @@
 # lines pairwise: about a second per commit here, far past the timeout.
 # git judges the result: on the last commit, check-attr says filter=lfs for
 # exactly the converted files.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 python3 - >"$SCRATCH/in.fe" <<'PY'
 import sys

@@ -5,8 +5,8 @@
 # that check_ids accepts it, then that it rejects each single corruption:
 # a wrong id in the marks, a missing mark, a wrong or missing commit-map
 # entry, a bad header, a wrong or missing ref-map entry, a wrong old id.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 ORIG="$SCRATCH/orig"
 "$HERE/make_tricky_repo.sh" "$ORIG" >/dev/null

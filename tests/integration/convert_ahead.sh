@@ -11,7 +11,7 @@
 # corrupt pack (the same single error, exit 3, nothing in the store); and
 # with a stream that breaks after blobs further on were started (the
 # same error; every temp file a worker made is removed: strace judges).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 python3 - "$SCRATCH/h.fi" <<'PY'
 import random, sys

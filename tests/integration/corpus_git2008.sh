@@ -9,8 +9,8 @@
 #  - the refs equal those of the plain 'fast-export | fast-import' pipeline.
 # Prints how many commits and refs have old != new, and why (README).
 # Skipped (exit 77) when the bundle is not there.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 need_shared corpus/git-history-2008.bundle
 BUNDLE="$SHARED/corpus/git-history-2008.bundle"

@@ -14,8 +14,8 @@
 # refused. One format migrate refuses by design (ids cannot be known):
 # date-format=now; fast-import takes it. Paths of
 # more than 4,096 components are a limit of migrate's: refused naming the path.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 CASES="$SCRATCH/cases"
 mkdir -p "$CASES"

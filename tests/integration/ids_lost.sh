@@ -10,7 +10,7 @@
 # named by id in commit 1 (M of a directory, and D inside it), which needs
 # that tree's entries.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 cd "$SCRATCH"
 git init -q a

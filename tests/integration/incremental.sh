@@ -6,17 +6,19 @@
 # 60 commits back on main (merges and feature branches across the cut).
 # The same on git's real 2005 history, where ids change from the first
 # commit on, is incremental_git2005.sh (it needs ../shared).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/incremental_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/incremental_lib.sh
 . "$HERE/incremental_lib.sh"
 
-# --- the tricky repository, main cut three commits back ---------------------
+test_case "the tricky repository, main cut three commits back" <<'EOF'
 "$HERE/make_tricky_repo.sh" "$SCRATCH/tricky" >/dev/null
 incremental_case tricky "$SCRATCH/tricky" main 'refs/heads/main~3'
+EOF
 
-# --- the generated assets history, main cut 60 commits back -------------------
+test_case "the generated assets history, main cut 60 commits back" <<'EOF'
 make_history --only assets "$SCRATCH/h"
 incremental_case assets "$SCRATCH/h/assets" main 'refs/heads/main~60'
+EOF
 
-echo "incremental: ok"
+test_done

@@ -4,9 +4,9 @@
 # change from the first commit on (2005-era modes), so part 2 only works if
 # the old ids are translated. Needs ../shared/corpus/git-history-2008.bundle;
 # skipped (exit 77) without it.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/incremental_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/incremental_lib.sh
 . "$HERE/incremental_lib.sh"
 
 need_shared corpus/git-history-2008.bundle

@@ -12,8 +12,8 @@
 #    whose binary, unpacked with dpkg -x, gives the refs of the plain
 #    fast-export | fast-import pipeline when it runs without rules.
 # Needs the CMake build directory of $MIGRATE (skipped, exit 77, without).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 BUILD="$(cd "$(dirname "$MIGRATE")" && pwd)"
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
@@ -23,7 +23,7 @@ fi
 version="$(sed -n 's/^project(migrate VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")"
 [ -n "$version" ] || die "no project version in CMakeLists.txt"
 
-# --- --version, help ------------------------------------------------------------
+# check_version BINARY: --version is the project's, with git describe in a clone
 check_version() { # BINARY
 	local out id
 	out="$("$1" --version)" || die "$1 --version failed"
@@ -42,6 +42,8 @@ check_version() { # BINARY
 			die "--version names '$id', which is no commit of $ROOT"
 	fi
 }
+
+test_case "--version, help" <<'EOF'
 check_version "$MIGRATE"
 cmp -s <("$MIGRATE" help) <("$MIGRATE" --help) || die "migrate help differs from migrate --help"
 for c in run remap; do
@@ -56,8 +58,9 @@ rc=0
 grep -q "no command 'frobnicate'" "$SCRATCH/err" || die "migrate help frobnicate: $(cat "$SCRATCH/err")"
 [ ! -s "$SCRATCH/out" ] || die "migrate help frobnicate wrote to standard output"
 info "--version: $("$MIGRATE" --version); help [run|remap] = --help; help of no command: exit 1"
+EOF
 
-# --- cmake --install -------------------------------------------------------------
+test_case "cmake --install" <<'EOF'
 P="$SCRATCH/prefix"
 cmake --install "$BUILD" --prefix "$P" >"$SCRATCH/install.log" || die "cmake --install failed"
 for f in bin/migrate share/man/man1/migrate.1 share/bash-completion/completions/migrate; do
@@ -88,8 +91,9 @@ mkdir -p "$SCRATCH/cwd/rules.d" && : >"$SCRATCH/cwd/rules.txt"
 [ "$(complete_words migrate help c)" = "check-rules" ] || die "migrate help c<TAB>"
 [ "$(complete_words migrate --vers)" = "--version" ] || die "migrate --vers<TAB>"
 info "installed: bin/migrate, the man page (man -l, man migrate), completion of r<TAB>: remap run"
+EOF
 
-# --- the Debian package ---------------------------------------------------------
+test_case "the Debian package" <<'EOF'
 mkdir -p "$SCRATCH/pkg"
 (cd "$SCRATCH/pkg" && cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$SCRATCH/pkg") \
 	>"$SCRATCH/cpack.log" 2>&1 || die "cpack failed: $(tail -5 "$SCRATCH/cpack.log")"
@@ -115,4 +119,5 @@ import_stream "$SCRATCH/plain" "$SCRATCH/plain.marks" <"$SCRATCH/in.fe" || die "
 diff -u <(refs_of "$SCRATCH/plain") <(refs_of "$SCRATCH/new") ||
 	die "the packaged migrate gave other refs than fast-export | fast-import"
 info "$(basename "$deb"): Depends $(dpkg-deb -f "$deb" Depends); unpacked, its migrate gives the refs of the plain pipeline"
-echo "install: ok"
+EOF
+test_done

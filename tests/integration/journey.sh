@@ -11,9 +11,9 @@
 # And the bug it replaces: `git push --force --all` after the run uploads
 # no LFS object (git-lfs's pre-push hook believes the server has them,
 # since the run rewrote refs/remotes/origin/*), so the fresh clone fails.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 # --- the project, on a server ----------------------------------------------
@@ -41,8 +41,8 @@ T="$SCRATCH/teammate"
 git clone -q "$URL" "$T"
 ( cd "$T" && echo "teammate" >>notes.txt && git commit -qam "teammate's work" )
 
-# --- the migration, in an ordinary clone ------------------------------------
-C="$SCRATCH/clone"
+C="$SCRATCH/clone"	# the user's clone, converted by the first case
+test_case "the migration, in an ordinary clone" <<'EOF'
 git clone -q "$URL" "$C"
 git -C "$C" branch -q feature origin/feature
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$C" --in-place --dry-run \
@@ -60,9 +60,11 @@ git -C "$SCRATCH/plain-clone" remote set-url origin "file://$SCRATCH/plain.git"
 git -C "$SCRATCH/plain-clone" push -q --force --all origin 2>/dev/null || true
 n_plain=$(find "$SCRATCH/plain.git" -path '*lfs/objects/*' -type f | wc -l)
 info "a plain 'git push --force --all' after the run uploaded $n_plain LFS object(s)"
+EOF
 
-# --- migrate push: a teammate's push in between is refused -------------------
+# the server as it was, for the cases after this one
 cp -r "$SERVER" "$SCRATCH/server.before-race"
+test_case "migrate push: a teammate's push in between is refused" <<'EOF'
 git clone -q "$URL" "$SCRATCH/racer"
 ( cd "$SCRATCH/racer" && echo race >>notes.txt && git commit -qam race && git push -q origin main )
 git -C "$SERVER" for-each-ref >"$SCRATCH/server.raced"
@@ -73,9 +75,10 @@ grep -q "origin's refs/heads/main is at .*someone pushed to it since; nothing wa
 	{ cat "$SCRATCH/err" >&2; die "a teammate's push in between: the ref is not named"; }
 diff -u "$SCRATCH/server.raced" <(git -C "$SERVER" for-each-ref) || die "the refused push moved the server's refs"
 info "a push to the server between run and migrate push: refused, named, nothing pushed"
+EOF
 rm -rf "$SERVER" && mv "$SCRATCH/server.before-race" "$SERVER"
 
-# --- migrate push ----------------------------------------------------------------
+test_case "migrate push" <<'EOF'
 "$MIGRATE" push --repo "$C" --dry-run >"$SCRATCH/dry.out" 2>"$SCRATCH/err" ||
 	{ cat "$SCRATCH/err" >&2; die "push --dry-run failed"; }
 grep -q '^would push refs/heads/main refs/remotes/origin/main -> ' "$SCRATCH/dry.out" ||
@@ -92,8 +95,9 @@ done
 n_up=$(find "$SERVER" -path '*lfs/objects/*' -type f | wc -l)
 [ "$n_up" = 5 ] || die "the server holds $n_up LFS objects, not 5"
 info "migrate push: 4 refs moved, $n_up LFS objects uploaded ($(tail -1 "$SCRATCH/err" | sed 's/.*history, //'))"
+EOF
 
-# --- a fresh clone of the server: every file real, on every branch and tag -------
+test_case "a fresh clone of the server: every file real, on every branch and tag" <<'EOF'
 F="$SCRATCH/fresh"
 git clone -q "$URL" "$F" || die "a fresh clone of the server failed"
 (cd "$F" && git lfs fsck >/dev/null) || die "git lfs fsck in the fresh clone"
@@ -108,8 +112,9 @@ for rev in main feature v1 v2; do
 		die "fresh clone, $rev: art/pic1.bin is not an LFS pointer"
 done
 info "a fresh clone: main, feature, v1, v2 check out byte-identical, git lfs fsck clean"
+EOF
 
-# --- the teammate follows with migrate remap --------------------------------------
+test_case "the teammate follows with migrate remap" <<'EOF'
 (cd "$T" && git fetch -q --force origin '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*') ||
 	die "the teammate's fetch failed"
 cp "$C/.git/migrate/commit-map" "$SCRATCH/commit-map"
@@ -118,5 +123,6 @@ cp "$C/.git/migrate/commit-map" "$SCRATCH/commit-map"
 	die "the teammate's main is not on the new history"
 [ "$(git -C "$T" log -1 --format=%s main)" = "teammate's work" ] || die "the teammate's commit is gone"
 info "the teammate's local commit follows onto the new history with migrate remap"
+EOF
 
-echo "journey: ok"
+test_done

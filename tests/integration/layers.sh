@@ -16,7 +16,7 @@
 # rewrite/report, whose job that is; die() and warning() hand their text to
 # routines the command line sets: common.h).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="$(dirname "$MIGRATE")"

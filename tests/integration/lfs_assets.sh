@@ -12,7 +12,7 @@
 #  - which paths become LFS files equals what `git lfs migrate import`
 #    makes of the same patterns;
 #  - a second run over the result changes nothing.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 . "$HERE/lfs_lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"

@@ -16,7 +16,7 @@
 #    misses such as a TAB where a space was are not LFS);
 #  - a path whose .gitattributes line git would ignore (2048 bytes or
 #    more) is an error, not a silent miss.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 . "$HERE/lfs_lib.sh"
 
 ORIG="$SCRATCH/orig"

@@ -7,10 +7,22 @@
 #   3. the store: objects put into a real repository's .git/lfs/objects
 #      with our pointers committed pass `git lfs fsck`, and a fresh
 #      checkout smudges back the original bytes.
-# Needs gcc, libcrypto, git and git-lfs. Exits non-zero on any mismatch.
+# Needs git, git-lfs and the ptr_probe CMake builds beside migrate
+# ($(dirname "$MIGRATE")/ptr_probe, with MIGRATE_TESTS on; PTR_PROBE names
+# another). Exits non-zero on any mismatch.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+MIGRATE="${MIGRATE:-$root/build/migrate}"
+case "$MIGRATE" in
+/*) ;;
+*/*) MIGRATE="$root/$MIGRATE" ;;
+esac
+probe="${PTR_PROBE:-$(dirname "$MIGRATE")/ptr_probe}"
+[ -x "$probe" ] || {
+	printf 'FAIL: no %s: cmake --build %s --target ptr_probe\n' "$probe" "$(dirname "$MIGRATE")" >&2
+	exit 1
+}
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/lfs-oracle.XXXXXX")"
 trap 'chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
@@ -31,11 +43,6 @@ export GIT_COMMITTER_NAME=Oracle GIT_COMMITTER_EMAIL=oracle@example.org
 git config --global init.defaultBranch main
 git config --global advice.detachedHead false
 git lfs install --skip-repo >/dev/null
-
-probe="$tmp/ptr_probe"
-gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$root" \
-	"$root"/common/*.c "$root"/pointerize/*.c \
-	"$root"/tests/tools/ptr_probe.c -lcrypto -o "$probe"
 
 # ---- 1. pointer bytes ----
 

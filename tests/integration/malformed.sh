@@ -9,8 +9,8 @@
 #    are left byte-identical;
 #  - git fast-import fed migrate's output of a truncated stream fails and
 #    creates no ref (the output never ends with 'done').
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 ORIG="$SCRATCH/orig"
 "$HERE/make_tricky_repo.sh" "$ORIG" >/dev/null

@@ -10,7 +10,7 @@
 #    later blob; migrate used to write the earlier one under the mark,
 #    exit 0: a silently wrong file).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 cd "$SCRATCH"
 printf '*.tmp drop\n*.bin size>1MB drop\n' >rules

@@ -12,8 +12,8 @@
 #    nothing, and writes the stream it writes inside the repository;
 #  - check-rules takes PATH:SIZE with the units rules use (60MB, 1GiB);
 #  - --progress to a file writes newline-ended lines, no carriage return.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 NOREPO="$SCRATCH/norepo"
 mkdir -p "$NOREPO"
@@ -43,7 +43,7 @@ expect() {
 	info "$name: $(head -1 "$SCRATCH/err")"
 }
 
-# --- options ----------------------------------------------------------------
+test_case "options" <<'EOF'
 expect "filter, misspelled" 1 "migrate: error: unknown option 'rulse'" \
 	"did you mean '--rules'?" -- "$MIGRATE" --rulse R
 expect "filter, misspelled with a value" 1 "migrate: error: unknown option 'comit-map'" \
@@ -62,8 +62,9 @@ expect "remap, misspelled" 1 "migrate remap: error: unknown option 'comit-map'" 
 expect "check-rules, misspelled" 1 "migrate check-rules: error: unknown option 'rusle'" \
 	"did you mean '--rules'?" -- "$MIGRATE" check-rules --rusle R
 [ ! -e "$SCRATCH/new" ] || die "a refused run created its target"
+EOF
 
-# --- outside a repository, a --repo that is not one ---------------------------
+test_case "outside a repository, a --repo that is not one" <<'EOF'
 expect "run outside a repository" 1 \
 	"migrate run: error: . is not a git repository (git: not a git repository (or any of the parent directories): .git)" \
 	-- "$MIGRATE" run --to "$SCRATCH/new" -q
@@ -74,8 +75,9 @@ expect "run --repo not a repository" 1 \
 	"migrate run: error: $NOREPO is not a git repository (git: not a git repository (or any of the parent directories): .git)" \
 	-- "$MIGRATE" run --repo "$NOREPO" --in-place
 [ ! -e "$SCRATCH/new" ] || die "a refused run created its target"
+EOF
 
-# --- the same prefix for errors found later ----------------------------------
+test_case "the same prefix for errors found later" <<'EOF'
 printf '*.bin lfs size>>3\n' >"$SCRATCH/bad.rules"
 expect "bad rule file" 1 "migrate: error: $SCRATCH/bad.rules:1:11: size conditions go before the action" \
 	-- "$MIGRATE" --rules "$SCRATCH/bad.rules"
@@ -84,8 +86,9 @@ printf 'blob\nmark :1\ndata 10\nabc' | (cd "$NOREPO" && "$MIGRATE") >/dev/null 2
 [ "$rc" = 2 ] && grep -q '^migrate: error: ' "$SCRATCH/err" ||
 	die "a truncated stream: exit $rc, $(cat "$SCRATCH/err")"
 info "truncated stream: $(head -1 "$SCRATCH/err")"
+EOF
 
-# --- a split outside a repository: silent, the same stream ---------------------
+test_case "a split outside a repository: silent, the same stream" <<'EOF'
 "$HERE/make_tricky_repo.sh" "$SCRATCH/tricky" >/dev/null
 H="$SCRATCH/hist"
 git init -q "$H" && mkdir -p "$H/data"
@@ -102,7 +105,8 @@ rc=0
 [ ! -s "$SCRATCH/err" ] || die "the split outside a repository said: $(cat "$SCRATCH/err")"
 cmp -s "$SCRATCH/in-repo.fi" "$SCRATCH/no-repo.fi" || die "the split outside a repository wrote another stream"
 info "a split outside a repository: silent, the same stream"
-# --- check-rules sizes with the units of rules; --progress to a file -----------
+EOF
+test_case "check-rules sizes with the units of rules; --progress to a file" <<'EOF'
 printf '*.bin size>=60MB lfs\n' >"$SCRATCH/size.rules"
 "$MIGRATE" check-rules --rules "$SCRATCH/size.rules" a.bin:60MB a.bin:59999999 \
 	a.bin:1GiB a.bin:60MiB >"$SCRATCH/out" || die "check-rules with sizes failed"
@@ -117,4 +121,5 @@ grep -q 'done in' "$SCRATCH/progress" || die "--progress wrote no summary: $(cat
 [ "$(tail -c 1 "$SCRATCH/progress" | od -An -c | tr -d ' ')" = '\n' ] ||
 	die "--progress to a file does not end its line"
 info "--progress to a file: newline-ended lines"
-echo "messages: ok"
+EOF
+test_done

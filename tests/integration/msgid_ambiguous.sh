@@ -14,8 +14,8 @@
 #   - Y by 12 digits, unique: rewritten to the new Y in both (the control);
 #   - (remap only) the base commit, which the map given to remap marks
 #     dropped: it has no new id and stays (remap once wrote zeros).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 O="$SCRATCH/orig"
 git init -q "$O"

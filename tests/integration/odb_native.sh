@@ -11,9 +11,9 @@
 # (an .idx of another version, a sha256 repository) goes to git cat-file
 # with a one-line note under auto and is an error under native; and the
 # filter writes the same stream, byte for byte, with either reader.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
-# --- the histories: the tricky repository and one of deep chains ---------
+test_case "the histories: the tricky repository and one of deep chains" <<'EOF'
 bash "$HERE/make_tricky_repo.sh" "$SCRATCH/tricky" >/dev/null 2>&1
 python3 - "$SCRATCH/deep.fi" <<'PY'
 import random, sys
@@ -102,8 +102,9 @@ git clone -q -s "$SCRATCH/alt" "$SCRATCH/alt2"
 [ -s "$SCRATCH/alt2/.git/objects/info/alternates" ] || die "no alternates"
 n=$(compare "$SCRATCH/alt2")
 info "through two alternates: $n objects equal git's"
+EOF
 
-# --- what the reader does not read: git cat-file, with a note -----------
+test_case "what the reader does not read: git cat-file, with a note" <<'EOF'
 cp -r "$SCRATCH/tricky" "$SCRATCH/v3"
 idx=$(ls "$SCRATCH"/v3/.git/objects/pack/*.idx)
 chmod u+w "$idx"
@@ -145,8 +146,9 @@ git -C "$SCRATCH/tricky" rev-parse HEAD >"$SCRATCH/ids"
 grep -q "note: .*object format sha256" "$SCRATCH/err" || { cat "$SCRATCH/err" >&2; die "sha256: no note"; }
 grep -q "missing" "$SCRATCH/got" || die "sha256: git cat-file did not answer"
 info "a sha256 repository: a note, then git cat-file's answer"
+EOF
 
-# --- corrupt packs: an error naming the pack, nothing wrong before it ----
+test_case "corrupt packs: an error naming the pack, nothing wrong before it" <<'EOF'
 corrupt() {
 	local what="$1" repo="$SCRATCH/c-$1"
 	rm -rf "$repo"
@@ -195,8 +197,9 @@ for what in flip-20 flip-50 flip-90 truncated; do
 	msg=$(corrupt "$what")
 	info "corrupt pack ($what): $msg"
 done
+EOF
 
-# --- the filter: the same stream with either reader ---------------------
+test_case "the filter: the same stream with either reader" <<'EOF'
 cat >"$SCRATCH/rules" <<'R'
 *.bin lfs
 log.txt lfs
@@ -216,4 +219,5 @@ for r in tricky deep; do
 	done
 done
 info "the filter writes the same stream, map and store with git cat-file, the reader on one thread and on two (convert_ahead.sh: more)"
-echo "odb_native: ok"
+EOF
+test_done

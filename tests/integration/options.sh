@@ -12,8 +12,8 @@
 #    --[no-]rewrite-message-ids and --commit-map-format lfs, the pipeline
 #    and `migrate run --to` write the same commit map; --quiet silences the
 #    rule warning in both, --progress gives both a progress summary.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 SHARED_OPTS="commit-map commit-map-format dry-run help lfs-objects missing no-rewrite-message-ids object-reader progress quiet ref-map replace-message report report-json rewrite-message-ids rules strip-blobs-with-ids threads verify-split"
 RUN_ONLY="allow-no-rules in-place repo restart rollback to undo verify-only"
@@ -58,7 +58,7 @@ options_of "$SCRATCH/filter.help" >"$SCRATCH/filter.opts"
 options_of "$SCRATCH/run.help" >"$SCRATCH/run.opts"
 [ "$(wc -l <"$SCRATCH/filter.opts")" -ge 15 ] || die "migrate --help lists $(wc -l <"$SCRATCH/filter.opts") options"
 
-# --- the lists -------------------------------------------------------------------
+test_case "the lists" <<'EOF'
 [ "$(cut -d$'\037' -f1 "$SCRATCH/run.opts" | tr '\n' ' ')" = \
 	"$(printf '%s\n' $SHARED_OPTS $RUN_ONLY | LC_ALL=C sort | tr '\n' ' ')" ] ||
 	die "migrate run --help lists: $(cut -d$'\037' -f1 "$SCRATCH/run.opts" | tr '\n' ' ')"
@@ -72,8 +72,9 @@ for o in $RUN_ONLY; do
 	! grep -q "^$o"$'\037' "$SCRATCH/filter.opts" || die "migrate --help lists run's --$o"
 done
 info "shared options listed alike by migrate --help and migrate run --help: $SHARED_OPTS"
+EOF
 
-# --- accepted where listed, unknown where not --------------------------------------
+test_case "accepted where listed, unknown where not" <<'EOF'
 value_for() { # ARG-NAME: a value the option accepts
 	case "$1" in
 	"") ;;
@@ -104,11 +105,9 @@ accepts "$SCRATCH/filter.opts" "$MIGRATE"
 accepts "$SCRATCH/run.opts" "$MIGRATE" run
 refused() { # OPTION CMD...: exit 1, "unknown option" (not getopt_long's
 	# abbreviation of a longer option: --commit-map is not run's --commit-map-format)
-	local rc=0 o="$1"
+	local o="$1"
 	shift
-	"$@" "--$o" x </dev/null >/dev/null 2>"$SCRATCH/err" || rc=$?
-	[ "$rc" = 1 ] && grep -q "^migrate.*: error: unknown option '$o'$" "$SCRATCH/err" ||
-		die "$* --$o x: exit $rc, $(cat "$SCRATCH/err")"
+	expect_refusal --says "^migrate.*: error: unknown option '$o'\$" -- "$@" "--$o" x
 }
 n=0
 while IFS=$'\037' read -r name _; do
@@ -120,8 +119,9 @@ for o in $RUN_ONLY; do
 	refused "$o" "$MIGRATE"
 done
 info "every listed option accepted; $n filter-only options unknown to run, run's own unknown to the filter"
+EOF
 
-# --- the same suggestion, the same message ------------------------------------------
+test_case "the same suggestion, the same message" <<'EOF'
 for o in $SHARED_OPTS; do
 	typo="${o:0:1}${o:2:1}${o:1:1}${o:3}"	# two letters swapped: one edit
 	"$MIGRATE" "--$typo" </dev/null >/dev/null 2>"$SCRATCH/f.err" && die "the filter took --$typo"
@@ -145,8 +145,9 @@ rc=0
 	die "--commit-map-format csv: the filter says '$(cat "$SCRATCH/f.err")', run '$(cat "$SCRATCH/r.err")'"
 [ ! -e "$SCRATCH/nowhere" ] || die "a refused run created its target"
 info "a misspelt shared option: the same suggestion from both; a bad value: the same message"
+EOF
 
-# --- the same meaning --------------------------------------------------------------
+test_case "the same meaning" <<'EOF'
 H="$SCRATCH/hist"
 git init -q "$H"
 printf 'one\n' >"$H/a.txt"
@@ -201,4 +202,5 @@ cmp -s "$SCRATCH/rewritten.map" "$SCRATCH/run.map" ||
 grep -q 'done in' "$SCRATCH/pipe.err" && grep -q 'done in' "$SCRATCH/run.err" ||
 	die "--progress: filter '$(cat "$SCRATCH/pipe.err")', run '$(cat "$SCRATCH/run.err")'"
 info "the same map and refs from the pipeline and run with --rules, --[no-]rewrite-message-ids, --commit-map-format lfs; -q and --progress alike"
-echo "options: ok"
+EOF
+test_done

@@ -14,16 +14,24 @@
 #  - remap parses its options with the table's machinery: every option it
 #    lists is accepted, an unknown one is exit 1 with the nearest one
 #    suggested, as for the other commands.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 COMMANDS=("" run push remap analyze check-rules)
 COMPLETION="$ROOT/scripts/completion.bash"
 MAN="$ROOT/docs/migrate.1"
+# say_failures: the failures a case collected, one FAIL line each, then die
 failures=()
+say_failures() {
+	[ "${#failures[@]}" = 0 ] && return 0
+	printf 'FAIL: %s\n' "${failures[@]}" >&2
+	die "${#failures[@]} option(s) missing or extra (above)"
+}
 
-# --- --list-options ----------------------------------------------------------------
+# --list-options: a case per command (the later cases read the files each
+# writes: $SCRATCH/KEY.list, .words, .names, .help)
 for c in "${COMMANDS[@]}"; do
+	test_case "migrate${c:+ $c} --list-options: one line, the options --help lists" <<'EOF'
 	key="${c:-filter}"
 	"$MIGRATE" ${c:+"$c"} --list-options </dev/null >"$SCRATCH/$key.list" 2>"$SCRATCH/err" ||
 		die "migrate $c --list-options failed: $(cat "$SCRATCH/err")"
@@ -54,13 +62,16 @@ for c in "${COMMANDS[@]}"; do
 		grep -- '^--' | LC_ALL=C sort -u >"$SCRATCH/$key.helpnames"
 	cmp -s "$SCRATCH/$key.names" "$SCRATCH/$key.helpnames" ||
 		die "migrate $c: --list-options and --help differ: $(diff "$SCRATCH/$key.names" "$SCRATCH/$key.helpnames" | grep '^[<>]' | tr '\n' ' ')"
+EOF
 done
+test_case "--list-options has run's --restart and the filter's --annex-dir" <<'EOF'
 if ! grep -qx -- --restart "$SCRATCH/run.names" || ! grep -qx -- --annex-dir "$SCRATCH/filter.names"; then
 	die "--list-options lacks run's --restart or the filter's --annex-dir"
 fi
 info "--list-options: $(wc -w <"$SCRATCH/filter.list") options of the filter, $(wc -w <"$SCRATCH/run.list") of run, $(wc -w <"$SCRATCH/remap.list") of remap, $(wc -w <"$SCRATCH/analyze.list") of analyze"
+EOF
 
-# --- the man page --------------------------------------------------------------------
+test_case "the man page names every option of every table" <<'EOF'
 # roff writes a minus as \-; an option is named when --NAME stands there
 # whole (not the start of a longer name)
 sed 's/\\-/-/g' "$MAN" >"$SCRATCH/man.txt"
@@ -71,8 +82,10 @@ for c in "${COMMANDS[@]}"; do
 			failures+=("docs/migrate.1 lacks $name (an option of migrate${c:+ $c})")
 	done <"$SCRATCH/$key.names"
 done
+say_failures
+info "docs/migrate.1 names every option of every table"
+EOF
 
-# --- the completion ------------------------------------------------------------------
 # complete BINDIR CMD: what _migrate offers for `migrate [CMD] --<TAB>` with
 # PATH=BINDIR:$PATH, one per line, sorted
 complete() {
@@ -84,6 +97,7 @@ complete() {
 		_migrate
 		printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPLETION" "$cmd") | LC_ALL=C sort -u
 }
+test_case "the completion offers every option, from the binary and from its own lists" <<'EOF'
 mkdir -p "$SCRATCH/real" "$SCRATCH/old" "$SCRATCH/fake"
 ln -s "$MIGRATE" "$SCRATCH/real/migrate"
 # a binary older than --list-options refuses it
@@ -118,13 +132,11 @@ mkdir -p "$SCRATCH/cwd/annex.d" && : >"$SCRATCH/cwd/annex.txt"
 	_migrate; printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPLETION")" = annex.d ] ||
 	failures+=("migrate --annex-dir an<TAB> does not offer the directory alone")
 
-if [ "${#failures[@]}" -gt 0 ]; then
-	printf 'FAIL: %s\n' "${failures[@]}" >&2
-	die "${#failures[@]} option(s) missing or extra (above)"
-fi
-info "docs/migrate.1 and the completion (from the binary and its own lists) have every option of every table"
+say_failures
+info "the completion (from the binary and its own lists) has every option of every table"
+EOF
 
-# --- remap on the table -------------------------------------------------------------
+test_case "remap: every option of its table accepted" <<'EOF'
 # every option remap lists is accepted (then --help answers), as options.sh
 # checks for the filter and run
 while read -r w; do
@@ -137,24 +149,22 @@ while read -r w; do
 done <"$SCRATCH/remap.words"
 grep -q -- '^  --commit-map MAP ' "$SCRATCH/remap.help" ||
 	die "migrate remap --help lists no options from its table"
+EOF
+
 refused() { # EXPECTED-SUGGESTION ARG...: exit 1, unknown option, the suggestion
-	local want="$1" rc=0
+	local want="$1"
 	shift
-	(cd "$SCRATCH" && "$MIGRATE" remap "$@" </dev/null >"$SCRATCH/out" 2>"$SCRATCH/err") || rc=$?
-	[ "$rc" = 1 ] || die "migrate remap $*: exit $rc, not 1: $(cat "$SCRATCH/err")"
-	[ ! -s "$SCRATCH/out" ] || die "migrate remap $*: wrote to standard output"
-	[ "$(sed -n 1p "$SCRATCH/err")" = "migrate remap: error: unknown option '${1#--}'" ] ||
-		die "migrate remap $*: $(cat "$SCRATCH/err")"
-	if [ -n "$want" ]; then
-		[ "$(sed -n 2p "$SCRATCH/err")" = "did you mean '$want'?" ] ||
-			die "migrate remap $*: no suggestion of $want: $(cat "$SCRATCH/err")"
-	fi
+	expect_refusal --what "migrate remap $*" --in "$SCRATCH" --no-output \
+		--says-line 1 "migrate remap: error: unknown option '${1#--}'" \
+		${want:+--says-line 2 "did you mean '$want'?"} -- "$MIGRATE" remap "$@"
 }
+test_case "remap: an unknown option refused, the nearest one suggested" <<'EOF'
 refused --commit-map --comit-map M
 refused --no-rewrite-message-ids --no-rewrite-mesage-ids
 # an option of the filter remap does not take is unknown there
 refused "" --rules R
 refused "" --rewrite-message-ids
 info "remap: its listed options accepted; --comit-map: exit 1, did you mean '--commit-map'?"
+EOF
 
-echo "options_surface: ok"
+test_done

@@ -8,8 +8,8 @@
 # output of the filter and of `migrate run`: after each run it is still a
 # character device with the same numbers, no temp file is left beside it
 # nor in TMPDIR. Needs root (mknod): skipped with the reason otherwise.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 DEV="$SCRATCH/dev"
 mkdir -p "$DEV"
@@ -41,6 +41,7 @@ git init -q "$R"
 printf '*.bin lfs\n' >"$SCRATCH/rules"
 export_stream "$R" >"$SCRATCH/s.fe"
 
+test_case "the filter: every output into a character device, twice" <<'EOF'
 (cd "$R" && run_migrate --rules "$SCRATCH/rules" --store "$SCRATCH/store" \
 	--commit-map "$DEV/null" --ref-map "$DEV/null" --export-marks "$DEV/null" \
 	--report "$DEV/null" --report-json "$DEV/null" \
@@ -54,17 +55,26 @@ is_null_device "the filter"
 cmp -s "$SCRATCH/out" "$SCRATCH/out2" || die "the second run's stream differs"
 is_null_device "the filter, again"
 info "filter: every output into a character device: still the device (1,3), nothing left"
+EOF
 
+test_case "--dry-run -o into a character device" <<'EOF'
 (cd "$R" && run_migrate --rules "$SCRATCH/rules" --dry-run -o "$DEV/null" \
 	<"$SCRATCH/s.fe" >/dev/null) || die "--dry-run -o DEVICE failed"
 is_null_device "--dry-run -o"
+EOF
+
+test_case "analyze --json into a character device" <<'EOF'
 run_migrate analyze --repo "$R" --json "$DEV/null" >/dev/null || die "analyze --json DEVICE failed"
 is_null_device "analyze --json"
+EOF
+
+test_case "run --to: its copies into a character device" <<'EOF'
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --to "$SCRATCH/new" \
 	--commit-map "$DEV/null" --ref-map "$DEV/null" --report "$DEV/null" \
 	--report-json "$DEV/null" || die "run --to into a device failed"
 is_null_device "run --to"
 [ -s "$SCRATCH/new/.git/migrate/commit-map" ] || die "run --to: the state's map is missing"
 info "--dry-run -o, analyze --json, run --to: still the device, nothing left"
+EOF
 
-echo "outputs_device: ok"
+test_done

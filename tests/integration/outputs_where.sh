@@ -12,8 +12,8 @@
 # linked <git-dir>/migrate is refused with a clear message and what it
 # names is untouched. A ref moved by someone else while a run works is
 # refused by name, nothing changed. (outputs_device.sh: character devices.)
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 # --- a small repository: text, two binaries, two branches ------------------
 R="$SCRATCH/repo"
@@ -50,8 +50,11 @@ read_fifo() {
 	cat "$SCRATCH/fifo/$1" >"$SCRATCH/got/$1" &
 	readers+=("$!")
 }
-# a test that fails leaves no reader waiting
-trap 'kill "${readers[@]}" 2>/dev/null || true; cleanup_scratch' EXIT
+# a case that fails leaves no reader waiting: each case with readers
+# starts with 'trap kill_readers EXIT' (a case is a subshell of its own)
+kill_readers() {
+	[ "${#readers[@]}" = 0 ] || kill "${readers[@]}" 2>/dev/null || true
+}
 wait_readers() {
 	local p
 	for p in "${readers[@]}"; do
@@ -65,7 +68,8 @@ still_fifo() {
 # A reader left waiting would hang the test: every run has a time limit.
 T=(timeout 120)
 
-# --- the filter: every output into a FIFO -----------------------------------
+test_case "the filter: every output into a FIFO" <<'EOF'
+trap kill_readers EXIT
 for f in map refmap marks report json; do read_fifo "$f"; done
 (cd "$R" && "${T[@]}" "$MIGRATE" --rules "$SCRATCH/rules" --store "$SCRATCH/store" \
 	--commit-map "$SCRATCH/fifo/map" --ref-map "$SCRATCH/fifo/refmap" \
@@ -89,8 +93,9 @@ wait_readers
 still_fifo o
 grep -q '^commit refs/heads/main' "$SCRATCH/got/o" || die "-o FIFO: no stream came out"
 info "--dry-run -o into a FIFO: the stream came out of it"
+EOF
 
-# --- through symbolic links: the target replaced, the link kept --------------
+test_case "through symbolic links: the target replaced, the link kept" <<'EOF'
 mkdir -p "$SCRATCH/maps"
 head -1 "$SCRATCH/plain/map" >"$SCRATCH/maps/2026-12-01"	# an empty map
 ln -s 2026-12-01 "$SCRATCH/maps/current"
@@ -105,8 +110,9 @@ ln -s ../maps/report-target "$SCRATCH/got/report-link"	# to a file not made yet
 cmp -s "$SCRATCH/maps/2026-12-01" "$SCRATCH/plain/map" || die "the link's target is not the map"
 cmp -s "$SCRATCH/maps/report-target" "$SCRATCH/plain/report" || die "the dangling link's target is not the report"
 info "filter: --commit-map and --report through links: the links stay, their targets hold the outputs"
+EOF
 
-# --- a folder is refused, nothing written --------------------------------------
+test_case "a folder is refused, nothing written" <<'EOF'
 mkdir -p "$SCRATCH/adir"
 rc=0
 (cd "$R" && "$MIGRATE" --rules "$SCRATCH/rules" --store "$SCRATCH/store" \
@@ -115,8 +121,10 @@ rc=0
 grep -q "adir: is a folder" "$SCRATCH/err" || { cat "$SCRATCH/err" >&2; die "a folder: unclear message"; }
 [ -z "$(ls -A "$SCRATCH/adir")" ] || die "something was written into the folder"
 info "a folder as --report: $(head -1 "$SCRATCH/err")"
+EOF
 
-# --- analyze --json into a FIFO ------------------------------------------------
+test_case "analyze --json into a FIFO" <<'EOF'
+trap kill_readers EXIT
 read_fifo analyze
 "${T[@]}" "$MIGRATE" analyze --repo "$R" --json "$SCRATCH/fifo/analyze" >/dev/null ||
 	die "analyze --json FIFO failed"
@@ -125,8 +133,10 @@ still_fifo analyze
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$SCRATCH/got/analyze" ||
 	die "analyze --json into a FIFO: not JSON"
 info "analyze --json into a FIFO: JSON came out of it"
+EOF
 
-# --- migrate run --to: its copies into a FIFO and through a link ----------------
+test_case "migrate run --to: its copies into a FIFO and through a link" <<'EOF'
+trap kill_readers EXIT
 read_fifo run-map
 ln -s ../maps/run-report "$SCRATCH/got/run-report"
 "${T[@]}" "$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$R" --to "$SCRATCH/new" \
@@ -140,8 +150,9 @@ cmp -s "$SCRATCH/got/run-map" "$SCRATCH/new/.git/migrate/commit-map" ||
 cmp -s "$SCRATCH/maps/run-report" "$SCRATCH/new/.git/migrate/report.txt" ||
 	die "run: the link's target is not the report"
 info "run --to: --commit-map into a FIFO, --report through a link, as the state holds them"
+EOF
 
-# --- clean-up never follows a link ---------------------------------------------
+test_case "clean-up never follows a link" <<'EOF'
 # <git-dir>/lfs/objects/tmp a link to a folder holding a file named as the
 # store's temp files of a process that is gone: it stays.
 C="$SCRATCH/clean"
@@ -174,8 +185,9 @@ done
 	die "the folder behind the linked state changed: $(ls "$SCRATCH/thesis")"
 cmp -s "$SCRATCH/c2.refs" <(refs_of "$C2") || die "refs moved in a refused run"
 info "a linked <git-dir>/migrate: $(head -1 "$SCRATCH/err" | sed "s|$SCRATCH|…|")"
+EOF
 
-# --- a ref moved by someone else while the run works -----------------------------
+test_case "a ref moved by someone else while the run works" <<'EOF'
 # git's reference-transaction hook of the side repository (where
 # fast-import writes) makes a commit on 'side' in the user's repository
 # once, while the run works: the run must refuse it by name.
@@ -215,5 +227,7 @@ diff -u "$SCRATCH/m.want" <(refs_of "$M") || die "refs changed in the refused ru
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$M" --in-place || die "the run again failed"
 [ "$(git -C "$M" log -1 --format=%s side)" = 'made meanwhile' ] || die "the commit made meanwhile is not converted"
 info "a ref moved during the run: $(head -1 "$SCRATCH/err" | sed 's/[0-9a-f]\{40\}/<id>/')"
+EOF
+git config --global --unset core.hooksPath || true
 
-echo "outputs_where: ok"
+test_done

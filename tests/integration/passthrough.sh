@@ -11,11 +11,11 @@
 #    checkpoint, comments, tags without tagger, tag of a tag by mark, and the
 #    query commands): migrate's marks, commit map and ref map must equal
 #    what fast-import writes for migrate's output.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
-# --- 1. the tricky repository -------------------------------------------
 ORIG="$SCRATCH/orig"
+test_case "1. the tricky repository passes through: refs as git's own pipeline, every id known" <<'CASE'
 "$HERE/make_tricky_repo.sh" "$ORIG" >/dev/null
 export_stream "$ORIG" >"$SCRATCH/in.fe"
 
@@ -58,6 +58,7 @@ check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" 
 	die "ids computed by migrate differ from fast-import's (tricky repository)"
 git -C "$SCRATCH/new" fsck --no-progress >/dev/null ||
 	die "git fsck fails on the imported repository"
+CASE
 
 # --- 2. hand-written streams -------------------------------------------
 fake_oid() { printf 'fake object %s' "$1" | sha1sum | cut -c1-40; }
@@ -285,7 +286,8 @@ hand_case() {
 	info "$name: $(wc -l <"$d/refs.new") refs and $(wc -l <"$d/X") marks equal"
 }
 
-hand_case hand make_hand_stream
-hand_case queries make_query_stream
+test_case "2. a hand-written stream: delimited and counted data, N, C, R, D, deleteall, alias, tags" \
+	'hand_case hand make_hand_stream'
+test_case "2. a hand-written stream of queries (cat-blob, ls, get-mark)" 'hand_case queries make_query_stream'
 
-echo "passthrough: ok"
+test_done

@@ -9,7 +9,7 @@
 #    them (git lfs fsck judges it);
 #  * --quiet silences both.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 cd "$SCRATCH"
 git init -q src

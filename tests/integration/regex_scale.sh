@@ -12,7 +12,7 @@
 # these 30,000; now a few seconds, mostly compiling the rules.
 # The verdict of every path is checked against the rule the generator knows
 # comes first.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 python3 - "$SCRATCH" <<'PY'
 import sys

@@ -13,9 +13,9 @@
 # two commits on top and their content intact, the old-commit branch moves
 # to the new commit, and the conflicting branch is refused and left as it
 # was.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"

@@ -18,12 +18,17 @@
 #  - a second migrate run goes on with the same expression files and
 #    refuses others (the state keeps them with the rules);
 #  - a bad regex names FILE:LINE, exit 1, nothing written.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v git-filter-repo >/dev/null || die "git-filter-repo is not installed (scripts/lib.sh installs it)"
 
 SECRET=SECRET_TOKEN_1234
-# --- the history: a generator with fixed seed and dates -----------------------------
+refs() {	# every ref but filter-repo's replace refs, with what it names
+	git -C "$1" for-each-ref --format='%(refname) %(objectname)' |
+		grep -v -e '^refs/replace/' -e '^refs/migrate/' | LC_ALL=C sort
+}
+
+test_case "the history: a generator with fixed seed and dates" <<'EOF'
 python3 - "$SECRET" >"$SCRATCH/history.fi" <<'PY'
 import random, sys
 secret = sys.argv[1].encode()
@@ -127,11 +132,6 @@ printf 'literal:CRLF_SECRET==>[crlf]\r\n' >>"$SCRATCH/expr.txt"
 printf '%s\n' "$SECRET==>[token]" 'regex:ticket-(\d+)==>issue \1' >"$SCRATCH/msg.txt"
 printf '* replace-text=expr.txt\n' >"$SCRATCH/rules"	# relative: beside the rule file
 
-refs() {	# every ref but filter-repo's replace refs, with what it names
-	git -C "$1" for-each-ref --format='%(refname) %(objectname)' |
-		grep -v -e '^refs/replace/' -e '^refs/migrate/' | LC_ALL=C sort
-}
-
 git clone -q --mirror "$SCRATCH/orig" "$SCRATCH/fr.git"
 (cd "$SCRATCH/fr.git" && git filter-repo --replace-text "$SCRATCH/expr.txt" \
 	--replace-message "$SCRATCH/msg.txt" --prune-empty never --prune-degenerate never \
@@ -139,8 +139,9 @@ git clone -q --mirror "$SCRATCH/orig" "$SCRATCH/fr.git"
 refs "$SCRATCH/fr.git" >"$SCRATCH/fr.refs"
 [ "$(wc -l <"$SCRATCH/fr.refs")" -ge 5 ] || die "too few refs: the test is blind"
 ! diff -q <(refs "$SCRATCH/orig") "$SCRATCH/fr.refs" >/dev/null || die "filter-repo changed nothing"
+EOF
 
-# --- the filter ----------------------------------------------------------------------
+test_case "the filter" <<'EOF'
 export_stream "$SCRATCH/orig" >"$SCRATCH/in.fe"
 git init -q "$SCRATCH/new"
 (cd "$SCRATCH/orig" && run_migrate --rules "$SCRATCH/rules" --replace-message "$SCRATCH/msg.txt" \
@@ -150,6 +151,7 @@ git init -q "$SCRATCH/new"
 refs "$SCRATCH/new" | diff "$SCRATCH/fr.refs" - >&2 ||
 	die "the commits and tags differ from git filter-repo --replace-text --replace-message's"
 git -C "$SCRATCH/new" fsck --strict --no-progress >/dev/null 2>&1 || die "git fsck failed"
+versions="$(git -C "$SCRATCH/orig" log --all --format=%H -- config/app.ini | wc -l)"
 info "filter: the same commits and tags as git filter-repo ($(wc -l <"$SCRATCH/fr.refs") refs, $versions versions of the secret file)"
 
 # the secret is where filter-repo leaves it, the binary file only
@@ -168,8 +170,9 @@ git -C "$SCRATCH/new" show main:docs/dos.txt | grep -q '^\[crlf\] here' || die "
 git -C "$SCRATCH/new" show main:assets/late-nul.dat | grep -aq "$SECRET" &&
 	die "a text whose NUL comes after 8 KiB kept the secret"
 info "git log -S: $SECRET only in the binary file (as filter-repo leaves it); messages and tags clean"
+EOF
 
-# --- the reports: counts from git's own objects -------------------------------------
+test_case "the reports: counts from git's own objects" <<'EOF'
 python3 - "$SCRATCH/orig" "$SCRATCH/report.json" "$SECRET" "$SCRATCH/expr.txt" "$SCRATCH/msg.txt" <<'PY' ||
 import json, subprocess, sys
 repo, report, secret, expr, msg = sys.argv[1:]
@@ -212,8 +215,9 @@ grep -q "replacements in blobs ($SCRATCH/expr.txt)" "$SCRATCH/report.txt" || die
 	--dry-run --report-json "$SCRATCH/dry.json") <"$SCRATCH/in.fe" 2>/dev/null || die "the dry run failed"
 python3 -c 'import json,sys; a,b=(json.load(open(f))["replacements"] for f in sys.argv[1:]); assert a==b, (a,b)' \
 	"$SCRATCH/report.json" "$SCRATCH/dry.json" || die "the dry run counts otherwise"
+EOF
 
-# --- migrate run --to: blobs read from the repository ---------------------------------
+test_case "migrate run --to: blobs read from the repository" <<'EOF'
 run_migrate run --repo "$SCRATCH/orig" --rules "$SCRATCH/rules" --replace-message "$SCRATCH/msg.txt" \
 	-q --to "$SCRATCH/run" >"$SCRATCH/run.log" 2>&1 || die "migrate run failed: $(cat "$SCRATCH/run.log")"
 refs "$SCRATCH/run" | diff "$SCRATCH/fr.refs" - >&2 || die "migrate run --to differs from git filter-repo"
@@ -243,8 +247,9 @@ run_migrate run --repo "$SCRATCH/orig" --rules "$SCRATCH/rules" --replace-messag
 grep -q "^# replace-text=expr.txt$" "$SCRATCH/run/.git/migrate/rules" ||
 	die "a run on an older state did not keep the expression files"
 info "a second run: the same expression files go on, others are refused (1); an older state goes on"
+EOF
 
-# --- binary=yes: the secret is nowhere -------------------------------------------------
+test_case "binary=yes: the secret is nowhere" <<'EOF'
 printf '* replace-text=expr.txt binary=yes\n' >"$SCRATCH/rules-bin"
 git init -q "$SCRATCH/bin"
 (cd "$SCRATCH/orig" && run_migrate --rules "$SCRATCH/rules-bin" --replace-message "$SCRATCH/msg.txt" -q) \
@@ -252,8 +257,9 @@ git init -q "$SCRATCH/bin"
 [ -z "$(git -C "$SCRATCH/bin" log -p --all --format=%H -S"$SECRET")" ] || die "binary=yes left the secret"
 git -C "$SCRATCH/bin" cat-file -p main:assets/blob.bin | grep -aq 'REMOVED' || die "binary=yes: the binary file is untouched"
 info "binary=yes: git log -p --all -S$SECRET finds nothing"
+EOF
 
-# --- refusals -------------------------------------------------------------------------
+test_case "refusals" <<'EOF'
 printf 'fine\nregex:(unclosed==>x\n' >"$SCRATCH/bad.txt"
 printf '* replace-text=bad.txt\n' >"$SCRATCH/bad.rules"
 rc=0
@@ -270,4 +276,5 @@ for bad in '* replace-text=' '* replace-text=x binary=maybe' '* replace-text=x m
 	[ "$rc" = 1 ] && grep -q "bad.rules:1:" "$SCRATCH/err" || die "'$bad': exit $rc: $(cat "$SCRATCH/err")"
 done
 info "refusals: a bad regex (FILE:LINE, no done), a missing file, bad replace-text rules"
-echo "replace_text: ok"
+EOF
+test_done

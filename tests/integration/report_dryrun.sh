@@ -9,7 +9,7 @@
 #    pty), never on stdout, and --quiet silences it;
 #  - commit messages naming old ids (full and abbreviated) name the new
 #    ones after a rewrite; --no-rewrite-message-ids leaves them.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_history "$SCRATCH/corpus"
 ASSETS="$SCRATCH/corpus/assets"

@@ -8,7 +8,7 @@
 #  - the JSON report (--report-json) parses, and each path decodes back to
 #    its exact bytes: a UTF-8 path as a string, any other as "path": null
 #    plus "path_hex"; caf\xe9.psd (Latin-1) and café.psd (UTF-8) differ.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 R="$SCRATCH/repo"
 git init -q "$R"

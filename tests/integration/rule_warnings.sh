@@ -8,8 +8,8 @@
 #    nothing;
 #  - after a run the report (text and JSON) lists the rules that matched
 #    no path, and git agrees on which paths there are.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 R="$SCRATCH/w.rules"
 # line 3 loses to line 1, line 7 to line 6; line 4 (no condition) does
@@ -32,7 +32,7 @@ check_warn() {
 	info "$1: warns about lines 3 and 7, exit 0"
 }
 
-# --- check-rules ---------------------------------------------------------------
+test_case "check-rules" <<'EOF'
 rc=0
 "$MIGRATE" check-rules --rules "$R" a.psd b.txt >"$SCRATCH/out" 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 0 ] || die "check-rules: exit $rc: $(cat "$SCRATCH/err")"
@@ -47,9 +47,10 @@ printf '*.bin size>=2MB drop\n*.bin size>=1MB keep\n* size>=1 keep\n*.txt keep\n
 	die "check-rules on near misses failed"
 [ ! -s "$SCRATCH/err" ] || die "near misses warn: $(cat "$SCRATCH/err")"
 info "check-rules: -q silent; near misses (narrower earlier conditions) silent"
+EOF
 
-# --- the filter ------------------------------------------------------------------
 SRC="$SCRATCH/src"
+test_case "the filter" <<'EOF'
 git init -q "$SRC" && mkdir -p "$SRC/dir"
 echo psd >"$SRC/a.psd"
 echo text >"$SRC/b.txt"
@@ -64,9 +65,11 @@ check_warn "filter" "$SCRATCH/err"
 [ ! -s "$SCRATCH/err" ] || die "the filter --quiet still warns: $(cat "$SCRATCH/err")"
 cmp -s "$SCRATCH/a.fi" "$SCRATCH/b.fi" || die "the warning changed the stream"
 info "filter: --quiet silent, the same stream"
+EOF
 
-# --- run, and its report -----------------------------------------------------------
 NEW="$SCRATCH/new"
+TXT="$NEW/.git/migrate/report.txt"
+test_case "run, and its report" <<'EOF'
 (cd "$SRC" && "$MIGRATE" run --rules "$R" --to "$NEW") >/dev/null 2>"$SCRATCH/err" ||
 	die "run failed: $(cat "$SCRATCH/err")"
 [ "$(grep -c 'warning: rule never matches' "$SCRATCH/err")" = 2 ] &&
@@ -74,7 +77,6 @@ NEW="$SCRATCH/new"
 	grep -qxF "$R:7: warning: rule never matches: line 6 ('*') always wins" "$SCRATCH/err" ||
 	die "run: not the two warnings: $(cat "$SCRATCH/err")"
 info "run: warns about lines 3 and 7 once"
-TXT="$NEW/.git/migrate/report.txt"
 [ "$(sed -n '/^rules that matched nothing:$/,/^$/p' "$TXT")" = "rules that matched nothing:
   $R:2 *.bin
   $R:3 *.psd
@@ -95,4 +97,5 @@ assert sorted(files) == ["a.psd", "b.txt", "dir/c.bin"], files
 assert sum(r["paths"] for r in d["rules"]) == len(files)
 PY
 info "report: text and JSON list the rules that matched nothing (2 3 5 7)"
-echo "rule_warnings: ok"
+EOF
+test_done

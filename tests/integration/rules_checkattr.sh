@@ -8,24 +8,24 @@
 # rules_attr_path) are checked the same way. Exits 1 on any disagreement,
 # printing the first 20.
 #
-# BUILD_DIR, when it holds a rules_probe binary, is used as is; otherwise
-# the probe is compiled into a temp dir (CC, default gcc, with ASan/UBSan).
+# The probe is the rules_probe CMake builds (with MIGRATE_TESTS on) in
+# BUILD_DIR, by default the folder of $MIGRATE (build/ without it).
 # Needs git and python3 (which generates the cases, seeded, and compares).
 set -eu
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
+MIGRATE=${MIGRATE:-$src/build/migrate}
+case "$MIGRATE" in
+/*) ;;
+*/*) MIGRATE=$src/$MIGRATE ;;
+esac
+probe=${1:-$(dirname "$MIGRATE")}/rules_probe
+if [ ! -x "$probe" ]; then
+	printf 'FAIL: no %s: cmake --build %s --target rules_probe\n' "$probe" "$(dirname "$probe")" >&2
+	exit 1
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rules_checkattr.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-
-if [ -n "${1:-}" ] && [ -x "$1/rules_probe" ]; then
-	probe=$1/rules_probe
-else
-	probe=$tmp/rules_probe
-	${CC:-gcc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g \
-		-fsanitize=address,undefined -I"$src" \
-		"$src"/common/*.c "$src"/rules/*.c \
-		"$src"/tests/tools/rules_probe.c -lpcre2-8 -o "$probe"
-fi
 
 # no system, user or XDG config or attributes may change git's answers
 export GIT_CONFIG_NOSYSTEM=1 HOME="$tmp"

@@ -9,8 +9,8 @@
 #  - a preview of a re-run (new commits in the source, an earlier target)
 #    leaves the target as it was and equals the real re-run too;
 #  - --report - prints the table on standard error.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"
 SRC="$SCRATCH/corpus/assets"
@@ -46,7 +46,7 @@ same() { # A B WHAT
 	done
 }
 
-# --- --to a directory that is not there -----------------------------------------
+test_case "--to a directory that is not there" <<'EOF'
 snapshot "$SRC" >"$SCRATCH/src.before"
 # shellcheck disable=SC2046
 mkdir "$SCRATCH/tmp"
@@ -65,8 +65,9 @@ cmp -s "$SCRATCH/to-real.json" "$SCRATCH/new/.git/migrate/report.json" ||
 	die "--report-json is not the state's report.json"
 grep -q '"commits_rewritten":[1-9]' "$SCRATCH/to-real.json" || die "the report says nothing was rewritten"
 info "--to: dry run wrote nothing; its report, JSON, commit map and ref map equal the real run's"
+EOF
 
-# --- a re-run: new commits, an earlier target ---------------------------------------
+test_case "a re-run: new commits, an earlier target" <<'EOF'
 git -C "$SRC" checkout -q main
 head -c 3000 /dev/urandom >"$SRC/extra.bin"
 echo more >>"$SRC/README.md" 2>/dev/null || echo more >"$SRC/README.md"
@@ -83,8 +84,9 @@ same "$SCRATCH/re-dry" "$SCRATCH/re-real" "re-run --to"
 [ "$(($(wc -l <"$SCRATCH/re-real.map")))" -gt "$(($(wc -l <"$SCRATCH/to-real.map")))" ] ||
 	die "the re-run's map did not grow"
 info "re-run --to: the dry run left the target alone and equals the real re-run"
+EOF
 
-# --- in place ------------------------------------------------------------------
+test_case "in place" <<'EOF'
 clone_refs "$SRC" "$SCRATCH/inplace"
 # the files' times no longer those the index holds: a `git status` that may
 # write the index would refresh it (and take index.lock to do so)
@@ -120,12 +122,14 @@ grep -q '^migrate run: checking every computed id' "$SCRATCH/ip-real.err" || die
 cmp -s "$SCRATCH/ip-real.txt" "$SCRATCH/ip-dry.err" ||
 	die "--report - printed another table than --report FILE: $(diff "$SCRATCH/ip-real.txt" "$SCRATCH/ip-dry.err" | head -5)"
 info "in place: dry run wrote nothing; equal outputs; --report - on stderr"
+EOF
 
-# --- refusals: a dry run says what the real run would refuse of its rules ----------
+test_case "refusals: a dry run says what the real run would refuse of its rules" <<'EOF'
 printf '*.bin lfz\n' >"$SCRATCH/bad.rules"
 rc=0
 run_migrate run --rules "$SCRATCH/bad.rules" --repo "$SRC" --to "$SCRATCH/never" --dry-run \
 	2>"$SCRATCH/bad.err" || rc=$?
 [ "$rc" = 1 ] || die "a dry run with a bad rule file: exit $rc"
 [ ! -e "$SCRATCH/never" ] || die "a failed dry run created the target"
-echo "run_dry: ok"
+EOF
+test_done

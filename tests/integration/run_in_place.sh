@@ -14,9 +14,9 @@
 # converts in place from refs/migrate/original/ with the other rules (the
 # refs then equal a conversion of the source), and refuses to drop local
 # work.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"
@@ -26,47 +26,43 @@ REPO="$SCRATCH/repo"
 clone_refs "$SRC" "$REPO"
 refs_of "$REPO" >"$SCRATCH/before.refs"
 
-# --- refusal: a dirty work tree ------------------------------------------------
+test_case "refusal: a dirty work tree" <<'EOF'
 # the other files' times no longer those the index holds: the check only
 # looks (a `git status` that writes the refreshed index back takes
 # index.lock, which a run killed there leaves to block the next one)
 git -C "$REPO" ls-files -z | (cd "$REPO" && xargs -0 touch -h -d '2020-01-01 00:00')
 echo "local edit" >>"$REPO/README.md"
 cp "$REPO/.git/index" "$SCRATCH/index.before"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "a dirty work tree gave exit $rc, not 1"
+expect_refusal --what "a dirty work tree" --says 'uncommitted' \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q
 cmp -s "$SCRATCH/index.before" "$REPO/.git/index" || die "the work tree check wrote the index"
-grep -q 'uncommitted' "$SCRATCH/err" || die "no message for the dirty work tree"
 cmp -s "$SCRATCH/before.refs" <(refs_of "$REPO") || die "refused run changed refs"
 git -C "$REPO" checkout -q -- README.md
+EOF
 
-# --- refusal: failures leave the refs as they were ---------------------------------
+test_case "refusal: failures leave the refs as they were" <<'EOF'
 printf '*.bin lfs size>>3\n' >"$SCRATCH/bad.rules"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/bad.rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "a bad rule file gave exit $rc, not 1"
+expect_refusal --what "a bad rule file" \
+	-- "$MIGRATE" run --rules "$SCRATCH/bad.rules" --repo "$REPO" --in-place -q
 diff -u "$SCRATCH/before.refs" <(refs_of "$REPO" | grep -v ' refs/migrate/') ||
 	die "a failed run (rules) changed refs"
 # the ref transaction fails at the end: a ref it must move is locked (by
 # someone else: no journal, so the lock is not ours to remove)
 ls "$REPO/.git/objects/pack" >"$SCRATCH/packs.before"
 : >"$REPO/.git/refs/heads/main.lock"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q 2>"$SCRATCH/err" || rc=$?
+expect_refusal --what "a failing ref transaction" --status 3 --says 'main.lock' --says 'update-ref' \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q
 [ -e "$REPO/.git/refs/heads/main.lock" ] || die "someone else's main.lock was removed"
 rm -f "$REPO/.git/refs/heads/main.lock"
-[ "$rc" = 3 ] || die "a failing ref transaction gave exit $rc, not 3: $(cat "$SCRATCH/err")"
-grep -q 'main.lock' "$SCRATCH/err" || die "the message does not name main.lock: $(cat "$SCRATCH/err")"
-grep -q 'update-ref' "$SCRATCH/err" || die "the message does not name update-ref: $(cat "$SCRATCH/err")"
 diff -u "$SCRATCH/before.refs" <(refs_of "$REPO") ||
 	die "a failed run (ref transaction) moved refs (or wrote backups)"
 [ -z "$(git -C "$REPO" status --porcelain)" ] || die "a failed run changed the work tree"
 [ ! -e "$REPO/.git/migrate/journal" ] || die "a failed transaction left its journal"
 [ ! -e "$REPO/.git/migrate/commit-map" ] || die "a failed run wrote the commit map"
 info "refused: dirty work tree (1), bad rules (1), locked ref (3, no ref moved)"
+EOF
 
-# --- what a killed fast-import leaves: its keep file ------------------------------
+test_case "the run (over the keep file a killed fast-import leaves)" <<'EOF'
 # fast-import marks its pack with pack-<hash>.keep holding "fast-import" and
 # removes it at its end; killed before, it leaves it, and the next run's
 # fast-import, writing a pack of the same name from the same stream, dies on
@@ -79,7 +75,6 @@ own=$(ls "$REPO/.git/objects/pack" | grep '\.pack$' | grep -v "$pack" | head -1)
 [ -n "$own" ] || die "no other pack in $REPO"
 cp "$SCRATCH/own.keep" "$REPO/.git/objects/pack/${own%.pack}.keep"
 
-# --- the run ----------------------------------------------------------------------
 run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --to "$SCRATCH/reference" -q ||
 	die "the reference run --to failed"
 run_migrate run --rules "$SCRATCH/rules" --repo "$REPO" --in-place -q ||
@@ -113,15 +108,13 @@ grep -q '^    migrate push ' "$REPO/.git/migrate/RESET.md" || die "RESET.md lack
 [ -d "$REPO/.git/lfs/objects" ] || die "no LFS store in the repository's git dir"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after the run"
 info "in place: $(wc -l <"$SCRATCH/before.refs") refs backed up and rewritten as --to does, clean work tree"
+EOF
 
-# --- other rules after an in-place run: refused; the message's commands work --
+test_case "other rules after an in-place run: refused; the message's commands work" <<'EOF'
 printf '*.bin lfs\n' >"$SCRATCH/rules.other"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$REPO" --in-place 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] && grep -q 'not those of the last run' "$SCRATCH/err" ||
-	die "other rules in place: exit $rc: $(cat "$SCRATCH/err")"
-grep -q "RESET.md gives the commands" "$SCRATCH/err" ||
-	die "the refusal does not point to RESET.md: $(cat "$SCRATCH/err")"
+expect_refusal --what "other rules in place" --says 'not those of the last run' \
+	--says "RESET.md gives the commands" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$REPO" --in-place
 # the commands RESET.md gives, as written (ORIG filled in), but the run
 cmds=$(sed -n '/^## Converting again with other rules/,/^## /{/^    git /s/^    //p}' "$REPO/.git/migrate/RESET.md")
 [ "$(wc -l <<<"$cmds")" = 3 ] || die "RESET.md gives no commands for the original history: $cmds"
@@ -134,19 +127,16 @@ diff -u <(refs_of "$SCRATCH/again-ref" | grep -v ' refs/migrate/') \
 	<(refs_of "$SCRATCH/again" | grep -v ' refs/migrate/') >&2 ||
 	die "from the original history the message points to: other refs than from the source"
 info "other rules in place: refused (1); the commands RESET.md gives copy the original history, which converts as the source does"
+EOF
 
-# --- --restart: the other rules in place, from refs/migrate/original/ ---------
+test_case "--restart: the other rules in place, from refs/migrate/original/" <<'EOF'
 R2="$SCRATCH/restart"
 cp -a "$REPO" "$R2"
 refs_of "$R2" | grep ' refs/migrate/original/' >"$SCRATCH/orig.before"
 cp "$R2/.git/migrate/commit-map" "$SCRATCH/map.before-restart"
 restart() { "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$R2" --in-place --restart -q "$@"; }
 refused() {	# refused WHAT PATTERN: --restart exits 1 saying PATTERN, no ref moves
-	refs_of "$R2" >"$SCRATCH/r2.refs"
-	rc=0
-	restart 2>"$SCRATCH/err" || rc=$?
-	[ "$rc" = 1 ] && grep -q -- "$2" "$SCRATCH/err" || die "--restart over $1: exit $rc: $(cat "$SCRATCH/err")"
-	diff -u "$SCRATCH/r2.refs" <(refs_of "$R2") >&2 || die "a refused --restart (over $1) moved refs"
+	expect_refusal --what "--restart over $1" --says "$2" --refs-unchanged "$R2" -- restart
 }
 # a branch with a commit the run did not write (local work), then the same
 # converted by a later run: either would be dropped from the branch
@@ -199,13 +189,12 @@ rc=0
 restart || die "a second --restart failed"
 [ -s "$R2/.git/migrate/before-restart.2/commit-map" ] && [ -s "$R2/.git/migrate/before-restart/commit-map" ] ||
 	die "a second --restart did not keep both copies"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] && grep -q -- "--restart goes with --in-place" "$SCRATCH/err" && [ ! -e "$SCRATCH/nowhere" ] ||
-	die "--restart with --to: exit $rc: $(cat "$SCRATCH/err")"
+expect_refusal --what "--restart with --to" --says "--restart goes with --in-place" --absent "$SCRATCH/nowhere" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules.other" --repo "$SRC" --to "$SCRATCH/nowhere" --restart
 info "--restart: refused over local work (converted or not), a backup of rewritten history, and with --to (1); then the refs of a conversion of the source with the other rules, backups kept, the old map kept and composed for old clones"
+EOF
 
-# --- RESET.md's commands to reclaim the space, run as written --------------------
+test_case "RESET.md's commands to reclaim the space, run as written" <<'EOF'
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack:/ { print $2 }'; }
 git -C "$REPO" gc -q --prune=now	# the same repacking without the drop, to compare
 before_kib=$(pack_kib "$REPO")
@@ -220,4 +209,5 @@ after_kib=$(pack_kib "$REPO")
 diff -u <(refs_of "$SCRATCH/reference") <(refs_of "$REPO") || die "reclaiming changed the refs"
 run_migrate run --repo "$REPO" --in-place --verify-only -q || die "--verify-only fails after reclaiming"
 info "reclaimed as RESET.md says: pack $before_kib KiB -> $after_kib KiB, refs and --verify-only unchanged"
-echo "run_in_place: ok"
+EOF
+test_done

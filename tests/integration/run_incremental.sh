@@ -10,8 +10,8 @@
 # the refs of one full run of the final source into a fresh repository,
 # and the clone must fetch fast-forward. Last, --verify-only re-checks the
 # state, then fails loudly once a marks file or the map is corrupted.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"
 SRC="$SCRATCH/corpus/assets"
@@ -25,7 +25,7 @@ git clone -q "$NEW" "$SCRATCH/clone"
 git -C "$SCRATCH/clone" for-each-ref --format='%(objectname) %(refname:strip=3)' \
 	refs/remotes/origin | grep -v ' HEAD$' | sort >"$SCRATCH/clone.before"
 
-# --- new commits in the source ---------------------------------------------
+test_case "new commits in the source" <<'EOF'
 git -C "$SRC" checkout -q main
 echo "new binary" >"$SRC/new.bin"
 git -C "$SRC" add new.bin
@@ -63,8 +63,9 @@ diff -u <(refs_of "$SCRATCH/full") <(refs_of "$NEW") ||
 	die "two runs gave other refs than one full run"
 [ -z "$(git -C "$NEW" status --porcelain)" ] || die "NEW's work tree is not clean after run 2"
 [ "$(git -C "$NEW" rev-parse HEAD)" = "$(git -C "$NEW" rev-parse main)" ] || die "NEW's HEAD"
+EOF
 
-# --- the clone of run 1 fetches fast-forward ----------------------------------
+test_case "the clone of run 1 fetches fast-forward" <<'EOF'
 git -C "$SCRATCH/clone" fetch -q origin 2>"$SCRATCH/fetch.err" || die "fetch failed"
 grep -q 'forced update' "$SCRATCH/fetch.err" && die "fetch needed a forced update"
 while read -r old b; do
@@ -76,8 +77,9 @@ git -C "$SCRATCH/clone" pull -q --ff-only || die "git pull --ff-only fails in th
 git -C "$SCRATCH/clone" rev-parse -q --verify refs/remotes/origin/hotfix >/dev/null ||
 	die "the clone did not get the new branch"
 info "run 2 exported 3 new commits, kept $(($(wc -l <"$SCRATCH/map1") - 1)) ids, refs equal a full run, clone fast-forwards"
+EOF
 
-# --- the check fails loudly on corrupted state --------------------------------------
+test_case "the check fails loudly on corrupted state" <<'EOF'
 run_migrate run --repo "$SRC" --to "$NEW" --verify-only -q || die "--verify-only fails on a good state"
 cp "$ST/import-marks" "$SCRATCH/imarks.good"
 cp "$ST/commit-map" "$SCRATCH/map.good"
@@ -106,13 +108,15 @@ rc=0
 cp "$SCRATCH/map.good" "$ST/commit-map"
 run_migrate run --repo "$SRC" --to "$NEW" --verify-only -q || die "--verify-only fails on the restored state"
 info "--verify-only: good state passes; a changed mark, an extra mark and a wrong map entry fail (exit 3)"
-# --- a third run with nothing new changes nothing ------------------------------
+EOF
+test_case "a third run with nothing new changes nothing" <<'EOF'
 refs_of "$NEW" >"$SCRATCH/refs2"
 run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/run3.err" || die "run 3 failed"
 grep -q "^migrate run: 0 new commit(s) mapped" "$SCRATCH/run3.err" || die "run 3: $(cat "$SCRATCH/run3.err")"
 diff -u "$SCRATCH/refs2" <(refs_of "$NEW") || die "run 3 changed refs"
+EOF
 
-# --- other rules: refused, saying what to do; nothing moves --------------------
+test_case "other rules: refused, saying what to do; nothing moves" <<'EOF'
 head -c "$(stat -c %s "$SCRATCH/rules")" "$ST/rules" | cmp -s "$SCRATCH/rules" - ||
 	die "the state does not keep the rules of the last run"
 cp "$ST/rules" "$SCRATCH/kept-rules"
@@ -133,5 +137,6 @@ rc=0
 	die "a run adding --replace-message: exit $rc: $(cat "$SCRATCH/err")"
 run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" -q || die "the same rules again were refused"
 info "other rules than the last run's: refused (exit 1, naming a fresh --to), nothing moved; the same rules go on"
+EOF
 
-echo "run_incremental: ok"
+test_done

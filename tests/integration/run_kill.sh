@@ -24,8 +24,8 @@
 #
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
 # (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 NREFS="${KILL_REFS:-600}"
 NCOMMITS="${KILL_COMMITS:-60}"

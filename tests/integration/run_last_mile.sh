@@ -23,8 +23,8 @@
 #   refused when a ref moved since; --to says what to delete.
 # - git-annex --to: the work tree is clean after the first run and after
 #   an incremental one (a file of the second run was a staged deletion).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 # --- a server and an ordinary clone of it ---------------------------------
 SERVER="$SCRATCH/server.git"
@@ -68,7 +68,7 @@ no_hook() {
 	git config --global --unset core.hooksPath || true
 }
 
-# --- --restart in an ordinary clone ------------------------------------------
+test_case "--restart in an ordinary clone" <<'EOF'
 C="$SCRATCH/clone"
 git clone -q "file://$SERVER" "$C"
 git -C "$C" branch -q feature origin/feature
@@ -89,8 +89,9 @@ git -C "$C" show main:notes.txt | grep -q '^version https://git-lfs' ||
 git -C "$C" for-each-ref --format='%(refname)' refs/migrate/original/ |
 	grep -q 'origin/HEAD' && die "a symbolic ref got a backup"
 info "--restart in an ordinary clone: converted again, origin/HEAD still names origin/main"
+EOF
 
-# --- an edit made while the run works -------------------------------------------
+test_case "an edit made while the run works" <<'EOF'
 E="$SCRATCH/edit"
 git clone -q "file://$SERVER" "$E"
 refs_of "$E" >"$SCRATCH/e.refs"
@@ -108,8 +109,10 @@ diff -u "$SCRATCH/e.refs" <(refs_of "$E") || die "refs moved although the work t
 git -C "$E" checkout -q -- notes.txt
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$E" --in-place || die "the run after the edit failed"
 info "an edit during an in-place run: $(sed "s|$SCRATCH|…|" "$SCRATCH/err" | head -1)"
+EOF
+no_hook
 
-# --- a --to run whose final repack fails ------------------------------------------
+test_case "a --to run whose final repack fails" <<'EOF'
 # repack.writeBitmaps is read by `git repack` only: an invalid value makes
 # it fail after the refs moved, and nothing else.
 git config --global repack.writeBitmaps maybe
@@ -127,8 +130,10 @@ git -C "$SCRATCH/new" show main:art1.bin | grep -q '^version https://git-lfs' ||
 git -C "$SCRATCH/new" repack -a -d -q && rm "$SCRATCH/new/.git/objects/info/alternates"
 git -C "$SCRATCH/new" fsck --no-progress --strict >/dev/null 2>&1 || die "the kept result is not whole after the repack the message asks for"
 info "a failing repack after the refs moved: the result stays in NEWDIR, as the message says"
+EOF
+git config --global --unset repack.writeBitmaps || true
 
-# --- SIGINT while the run works ----------------------------------------------------
+test_case "SIGINT while the run works" <<'EOF'
 I="$SCRATCH/int"
 git clone -q "file://$SERVER" "$I"
 refs_of "$I" >"$SCRATCH/i.refs"
@@ -151,8 +156,10 @@ diff -u "$SCRATCH/i.refs" <(refs_of "$I") || die "SIGINT: refs moved"
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$I" --in-place || die "the run after SIGINT failed"
 git -C "$I" show main:art1.bin | grep -q '^version https://git-lfs' || die "the run after SIGINT did not convert"
 info "SIGINT during a run: $(grep interrupted "$SCRATCH/err" | sed "s|$SCRATCH|…|")"
+EOF
+no_hook
 
-# --- a rolled-back run takes its reports back with it --------------------------------
+test_case "a rolled-back run takes its reports back with it" <<'EOF'
 # A second run is killed (SIGKILL) while its refs move: git's
 # reference-transaction hook of the repository kills migrate when the
 # transaction that moves main is prepared; the journal is left, and
@@ -191,8 +198,10 @@ cmp -s "$SCRATCH/report.first" "$B/.git/migrate/report.txt" || die "--rollback: 
 cmp -s "$SCRATCH/json.first" "$B/.git/migrate/report.json" || die "--rollback: report.json is the rolled-back run's"
 ls "$B/.git/migrate/" | grep -q '\.new$' && die "--rollback: working copies left"
 info "--rollback of a run killed while its refs moved: refs and reports as before it"
+EOF
+no_hook
 
-# --- no rules: refused before anything is written -------------------------------------
+test_case "no rules: refused before anything is written" <<'EOF'
 N="$SCRATCH/norules"
 git clone -q "file://$SERVER" "$N"
 refs_of "$N" >"$SCRATCH/n.refs"
@@ -215,8 +224,9 @@ run_migrate run --rules "$SCRATCH/rules.wav" --repo "$N" --to "$SCRATCH/norules-
 grep -q "warning: 1 rule(s) matched no file in the commits of this run: .*rules.wav:2 \*.wav" "$SCRATCH/err" ||
 	{ cat "$SCRATCH/err" >&2; die "a rule that matched nothing: no warning"; }
 info "no rules: refused before anything is written; --allow-no-rules writes only the maps; a rule that matches nothing is warned of"
+EOF
 
-# --- --undo: a finished in-place run taken back ----------------------------------------
+test_case "--undo: a finished in-place run taken back" <<'EOF'
 U="$SCRATCH/undo"
 git clone -q "file://$SERVER" "$U"
 git -C "$U" branch -q feature origin/feature
@@ -248,8 +258,9 @@ rc=0
 [ "$rc" = 1 ] && grep -q "never wrote to its source; to take it back, delete $SCRATCH/new" "$SCRATCH/err" ||
 	{ cat "$SCRATCH/err" >&2; die "--undo with --to: exit $rc, no word of what to delete"; }
 info "--undo: refused over a ref moved since; then every ref back, backups gone, files real, the state kept, a new run equals the first"
+EOF
 
-# --- git-annex: the work tree clean after every run, incremental too ---------------
+test_case "git-annex: the work tree clean after every run, incremental too" <<'EOF'
 A="$SCRATCH/annex-src"
 git clone -q "file://$SERVER" "$A"
 printf 'art*.bin annex\n' >"$SCRATCH/annex.rules"
@@ -265,5 +276,6 @@ run_migrate run -q --rules "$SCRATCH/annex.rules" --repo "$A" --to "$SCRATCH/ann
 cmp -s "$SCRATCH/annex-new/art7.bin" "$A/art7.bin" || die "annex, second run: art7.bin is not its content"
 grep -q 'has local changes' "$SCRATCH/err" && die "annex, second run: the work tree was left behind"
 info "git-annex --to: the work tree clean after the first run and after an incremental one (no staged deletion)"
+EOF
 
-echo "run_last_mile: ok"
+test_done

@@ -13,8 +13,8 @@
 # id. Leftovers of killed runs (store temp files of dead processes, temp
 # and .new files beside the maps) are removed at the next start; a live
 # process's temp file is not.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 printf '*.bin lfs\n' >"$SCRATCH/rules"
 
@@ -38,21 +38,14 @@ make_repo() {
 # refused DIR NAME PATTERN: the run exits 1 with PATTERN in its message,
 # and the refs of DIR are exactly as before (no backup either).
 refused() {
-	local dir="$1" name="$2" pattern="$3" rc=0
-	refs_of "$dir" >"$SCRATCH/before.refs"
-	"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$dir" --in-place -q \
-		2>"$SCRATCH/err" || rc=$?
-	[ "$rc" = 1 ] || die "$name: exit $rc, not 1: $(cat "$SCRATCH/err")"
-	grep -q -- "$pattern" "$SCRATCH/err" ||
-		die "$name: the message does not name '$pattern': $(cat "$SCRATCH/err")"
-	diff -u "$SCRATCH/before.refs" <(refs_of "$dir") || die "$name: refs changed"
-	[ ! -e "$dir/.git/migrate/journal" ] || die "$name: a journal was left"
-	[ ! -e "$dir/.git/migrate/commit-map" ] || die "$name: the commit map was written"
+	expect_refusal --what "$2" --says "$3" --refs-unchanged "$1" \
+		--absent "$1/.git/migrate/journal" --absent "$1/.git/migrate/commit-map" \
+		-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --in-place -q
 }
 
 R="$SCRATCH/repo"
 
-# --- untracked files the new history would overwrite ------------------------
+test_case "untracked files the new history would overwrite" <<'EOF'
 make_repo "$R"
 echo "my own attributes" >"$R/.gitattributes"
 refused "$R" "untracked .gitattributes" "$R/.gitattributes"
@@ -64,14 +57,13 @@ printf 'data.txt split record=^(.) into=parts/{1}\n' >"$SCRATCH/split.rules"
 printf 'x1\ny2\n' >"$R/data.txt"
 git -C "$R" add data.txt && git -C "$R" commit -qm split
 echo "not a directory" >"$R/parts"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/split.rules" --repo "$R" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "an untracked file in the way of a directory: exit $rc: $(cat "$SCRATCH/err")"
-grep -q "untracked file $R/parts " "$SCRATCH/err" || die "the message does not name parts: $(cat "$SCRATCH/err")"
+expect_refusal --what "an untracked file in the way of a directory" --says "untracked file $R/parts " \
+	-- "$MIGRATE" run --rules "$SCRATCH/split.rules" --repo "$R" --in-place -q
 [ "$(cat "$R/parts")" = "not a directory" ] || die "the untracked file parts changed"
 info "refused: untracked .gitattributes, untracked file where a directory comes (exit 1, named, kept)"
+EOF
 
-# --- linked work trees -----------------------------------------------------------
+test_case "linked work trees" <<'EOF'
 make_repo "$R"
 git -C "$R" worktree add -q "$SCRATCH/wt" side
 echo "work in progress" >>"$SCRATCH/wt/a.txt"
@@ -88,8 +80,9 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$R" --in-place -q || die "the r
 	die "the linked work tree shows changes: $(git -C "$SCRATCH/wt" status --porcelain | head -3)"
 [ -f "$SCRATCH/wt/.gitattributes" ] || die "the linked work tree lacks the new .gitattributes"
 info "linked work tree: dirty refused (named, edit kept), clean one reset to its new branch"
+EOF
 
-# --- detached HEAD ----------------------------------------------------------------
+test_case "detached HEAD" <<'EOF'
 make_repo "$R"
 git -C "$R" checkout -q --detach main~1
 old=$(git -C "$R" rev-parse HEAD)
@@ -101,8 +94,9 @@ new=$(awk -v o="$old" '$1 == o { print $2 }' "$R/.git/migrate/commit-map")
 [ -z "$(git -C "$R" status --porcelain)" ] || die "the work tree shows changes: $(git -C "$R" status --porcelain | head -3)"
 run_migrate run --repo "$R" --in-place --verify-only -q || die "--verify-only fails after a detached run"
 info "detached HEAD: moved to its new id $new, clean, verifies"
+EOF
 
-# --- operations in progress ---------------------------------------------------------
+test_case "operations in progress" <<'EOF'
 conflict_repo() {
 	make_repo "$R"
 	(
@@ -129,20 +123,19 @@ make_repo "$R"
 git -C "$R" bisect start -q main main~2 >/dev/null 2>&1 || git -C "$R" bisect start main main~2 >/dev/null
 refused "$R" "a bisect" "middle of a bisect"
 info "refused: rebase, merge, cherry-pick, revert, bisect in progress (exit 1, refs unchanged)"
+EOF
 
-# --- sha256 ---------------------------------------------------------------------------
+test_case "sha256" <<'EOF'
 git init -q --object-format=sha256 "$SCRATCH/sha256"
 (cd "$SCRATCH/sha256" && echo a >a && git add a && git commit -qm a)
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --in-place -q 2>"$SCRATCH/err" || rc=$?
-[ "$rc" = 1 ] || die "sha256: exit $rc, not 1"
-grep -q "sha256 repositories are not supported yet" "$SCRATCH/err" || die "sha256: $(cat "$SCRATCH/err")"
-rc=0
-"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --to "$SCRATCH/sha256-new" -q 2>"$SCRATCH/err" || rc=$?
-grep -q "sha256 repositories are not supported yet" "$SCRATCH/err" || die "sha256 --to: $(cat "$SCRATCH/err")"
+expect_refusal --what sha256 --says "sha256 repositories are not supported yet" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --in-place -q
+expect_refusal --what "sha256 --to" --says "sha256 repositories are not supported yet" \
+	-- "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/sha256" --to "$SCRATCH/sha256-new" -q
 info "refused: sha256 repository, in place and --to"
+EOF
 
-# --- leftovers of killed runs ------------------------------------------------------------
+test_case "leftovers of killed runs" <<'EOF'
 make_repo "$R"
 run_migrate run --rules "$SCRATCH/rules" --repo "$R" --in-place -q || die "the first run failed"
 (cd "$R" && echo four >>a.txt && git commit -qam four)
@@ -170,4 +163,5 @@ grep -q junk "$S/commit-map" && die "the junk .new map was used"
 	die "the map did not grow by the one new commit"
 git -C "$R" fsck --no-progress >/dev/null 2>&1 || die "git fsck fails after the run"
 info "leftovers: dead process's store temp file, temp and .new state files removed; live one and others kept"
-echo "run_refusals: ok"
+EOF
+test_done

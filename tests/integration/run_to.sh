@@ -8,9 +8,9 @@
 # files and RESET.md under NEWDIR/.git/migrate/. Then the refusals: an
 # existing non-empty directory, and a failing fast-export (an unknown
 # revision), which must leave NEWDIR's refs as they were.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/lfs_lib.sh
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
+# shellcheck source=tests/integration/lib/lfs_lib.sh
 . "$HERE/lfs_lib.sh"
 
 make_history --only assets "$SCRATCH/corpus"
@@ -22,7 +22,7 @@ cat >"$SCRATCH/rules" <<'RULES'
 RULES
 refs_of "$SRC" >"$SCRATCH/src.refs.before"
 
-# --- the manual pipeline --------------------------------------------------
+test_case "the manual pipeline" <<'EOF'
 mkdir -p "$SCRATCH/manual"
 git init -q "$SCRATCH/manual"
 export_stream "$SRC" >"$SCRATCH/manual.fe"
@@ -31,9 +31,10 @@ run_migrate --rules "$SCRATCH/rules" --store "$SCRATCH/manual/.git/lfs/objects" 
 	<"$SCRATCH/manual.fe" >"$SCRATCH/manual.fi" || die "manual pipeline: migrate failed"
 import_stream "$SCRATCH/manual" "$SCRATCH/manual.marks" <"$SCRATCH/manual.fi" ||
 	die "manual pipeline: fast-import failed"
+EOF
 
-# --- migrate run --to -------------------------------------------------------
 NEW="$SCRATCH/new"
+test_case "migrate run --to" <<'EOF'
 run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" -q ||
 	die "migrate run --to failed"
 refs_of "$SCRATCH/manual" >"$SCRATCH/manual.refs"
@@ -88,8 +89,9 @@ git -C "$NEW" archive --format=tar HEAD >/dev/null || die "NEWDIR's HEAD does no
 mv "$SCRATCH/src-away" "$SRC"
 info "run --to: NEWDIR in one pack, no alternate, fsck clean with the source moved away"
 info "run --to: $(wc -l <"$SCRATCH/new.refs") refs and $(($(wc -l <"$SCRATCH/manual.map") - 1)) map entries equal the manual pipeline's"
+EOF
 
-# --- refusals -----------------------------------------------------------------
+test_case "refusals" <<'EOF'
 mkdir -p "$SCRATCH/busy" && echo x >"$SCRATCH/busy/file"
 rc=0
 "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SRC" --to "$SCRATCH/busy" -q 2>"$SCRATCH/err" || rc=$?
@@ -124,4 +126,5 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$FAIL" -q ||
 	die "a retry after a failed first run failed"
 diff -u "$SCRATCH/manual.refs" <(refs_of "$FAIL") || die "the retry gave other refs"
 info "refusals: non-empty directory (1), no mode (1), failing fast-export (3, target gone again), rule typo (1, empty target empty again), retries work"
-echo "run_to: ok"
+EOF
+test_done

@@ -10,7 +10,7 @@
 # every *.bin is an LFS pointer (`git lfs pointer --check --strict`),
 # `git check-attr` says filter=lfs exactly for *.bin, `git lfs fsck`.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 cd "$SCRATCH"
 git init -q src

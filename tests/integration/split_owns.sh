@@ -10,7 +10,7 @@
 #    over 255 bytes are refused as keys;
 #  - parts keep the split file's mode (the exec bit);
 #  - R and C of a directory holding a split file move or copy its parts.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 W="$SCRATCH/w"
 git init -q "$W"
@@ -48,16 +48,13 @@ ok() {
 }
 # refused NAME RC PATTERN...: migrate exits RC, its message matches each
 refused() {
-	local name="$1" want="$2" rc=0 p
+	local name="$1" want="$2" p says=()
 	shift 2
-	"$MIGRATE" --rules "$SCRATCH/rules" <"$SCRATCH/$name.fe" >"$SCRATCH/$name.fi" \
-		2>"$SCRATCH/$name.err" || rc=$?
-	[ "$rc" = "$want" ] || die "$name: exit $rc, wanted $want: $(cat "$SCRATCH/$name.err")"
 	for p in "$@"; do
-		grep -q -- "$p" "$SCRATCH/$name.err" ||
-			die "$name: message lacks '$p': $(cat "$SCRATCH/$name.err")"
+		says+=(--says "$p")
 	done
-	[ "$(wc -l <"$SCRATCH/$name.err")" -le 1 ] || die "$name: more than one message"
+	expect_refusal --what "$name" --status "$want" "${says[@]}" --one-message \
+		--stdin "$SCRATCH/$name.fe" -- "$MIGRATE" --rules "$SCRATCH/rules"
 }
 tree() { git -C "$SCRATCH/$1.git" ls-tree -r --format='%(objectmode) %(path)' "${2:-main}"; }
 has() { tree "$1" "${3:-main}" | grep -qx "$2" || die "$1: ${3:-main} lacks '$2': $(tree "$1" "${3:-main}")"; }

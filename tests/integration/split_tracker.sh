@@ -11,7 +11,7 @@
 #    split path, deletion, a second branch;
 #  - missing head and bad keys: a clear message, exit 1, nothing written;
 #  - an incremental second run over new commits equals the single run.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_history --only tracker "$SCRATCH/corpus"
 ORIG="$SCRATCH/corpus/tracker"

@@ -7,7 +7,7 @@
 #  - the report has a row per id (paths, blobs, bytes) and lists, with a
 #    warning, an id the history never had; analyze says the same numbers;
 #  - a word that is no id, and a blob: rule that does not drop: exit 1.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v git-filter-repo >/dev/null || die "git-filter-repo is not installed (scripts/lib.sh installs it)"
 

@@ -24,7 +24,7 @@
 #    when it fails at its ref transaction), a killed run's packs
 #    go at the next start, and a failed run never drops a pack an earlier
 #    run left (the same bytes make the same pack name).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v git-lfs >/dev/null || die "git-lfs is not installed"
 
