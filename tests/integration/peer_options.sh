@@ -3,9 +3,10 @@
 # that migrate does not take names migrate's way of saying it (issue 28,
 # item 2): exit 1, the peer named, and the rule it suggests is one the
 # rule parser takes (migrate check-rules judges it).
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
+test_case "peer options name our way of saying them, a rule check-rules takes" <<'EOF'
 n=0
 for o in include exclude above fixup everything include-ref exclude-ref \
 	strip-blobs-bigger-than path path-glob path-regex invert-paths \
@@ -28,9 +29,13 @@ for o in include exclude above fixup everything include-ref exclude-ref \
 		n=$((n + 1))
 	done
 done
+info "$n peer options (git lfs migrate, git filter-repo, BFG) refused with migrate's way of saying them; the rules quoted parse"
+EOF
+
+test_case "a near miss of our own option gets the nearest one" <<'EOF'
 # a near miss of our own option still gets the nearest one, not a peer's
 "$MIGRATE" run --inclde x </dev/null >/dev/null 2>"$SCRATCH/err" || true
 grep -q "^migrate run: error: unknown option 'inclde'$" "$SCRATCH/err" || die "--inclde: $(cat "$SCRATCH/err")"
-info "$n peer options (git lfs migrate, git filter-repo, BFG) refused with migrate's way of saying them; the rules quoted parse"
+EOF
 
-echo "peer_options: ok"
+test_done

@@ -5,8 +5,8 @@
 # and the git-annex branch go up before the refs, and a fresh clone gets
 # every file byte-identical with `git annex get`; a server git-annex
 # cannot store in is refused before any ref moves, naming it.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 P="$SCRATCH/project"
 git init -q "$P"
@@ -30,6 +30,7 @@ publish() {
 		die "the run in $clone failed"
 }
 
+test_case "an annex server: keys, git-annex branch and refs pushed; a fresh clone gets every file" <<'EOF'
 # --- a server that is a git-annex repository ---------------------------------
 S="$SCRATCH/server.git"
 git clone -q --bare "$P" "$S"
@@ -51,7 +52,9 @@ for i in 1 2 3; do
 done
 (cd "$F" && git annex fsck --quiet >/dev/null 2>&1) || die "git annex fsck in the fresh clone"
 info "an annex server: refs, $n keys and the git-annex branch pushed; a fresh clone gets every file back"
+EOF
 
+test_case "a server without git-annex: refused before any branch moves" <<'EOF'
 # --- a server git-annex cannot store in: refused before any ref moves -----------
 S2="$SCRATCH/plain.git"
 git clone -q --bare "$P" "$S2"
@@ -66,5 +69,6 @@ git -C "$S2" for-each-ref | grep -v ' refs/heads/synced/\| refs/heads/git-annex$
 	diff -u <(grep -v ' refs/heads/git-annex$' "$SCRATCH/s2.before") - ||
 	die "a refused push moved the server's branches"
 info "a server without git-annex: refused before any branch moved ($(head -1 "$SCRATCH/err" | cut -c1-90)...)"
+EOF
 
-echo "push_annex: ok"
+test_done

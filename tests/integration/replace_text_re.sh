@@ -9,8 +9,8 @@
 # lines, a binary file) must give the same tree. Before: multi-line '^'
 # did not match after a newline that ends the text, and [[:alpha:]] was a
 # POSIX class (Python reads it as a set holding '[' and ':').
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v git-filter-repo >/dev/null || die "git-filter-repo is not installed (scripts/lib.sh installs it)"
 
@@ -29,29 +29,30 @@ git init -q "$SRC"
 )
 export_stream "$SRC" >"$SCRATCH/src.fe"
 
-n=0
+# one case per expression (its body sees $line)
 while IFS= read -r line; do
 	[ -n "$line" ] || continue
-	printf '%s\n' "$line" >"$SCRATCH/expr"
-	rm -rf "$SCRATCH/fr" "$SCRATCH/mg"
-	git clone -q --no-local "$SRC" "$SCRATCH/fr"
-	(cd "$SCRATCH/fr" && git filter-repo --replace-text "$SCRATCH/expr" --force >/dev/null 2>&1) ||
-		die "git filter-repo refused '$line'"
-	printf '* replace-text=%s\n' "$SCRATCH/expr" >"$SCRATCH/rules"
-	git init -q "$SCRATCH/mg"
-	(cd "$SRC" && run_migrate --rules "$SCRATCH/rules" <"$SCRATCH/src.fe" 2>"$SCRATCH/err") |
-		git -C "$SCRATCH/mg" fast-import --quiet || die "migrate with '$line': $(cat "$SCRATCH/err")"
-	# the last commit's tree (filter-repo prunes a commit the
-	# replacement empties; migrate keeps it, with the same tree)
-	want=$(git -C "$SCRATCH/fr" rev-parse "HEAD^{tree}")
-	got=$(git -C "$SCRATCH/mg" rev-parse "HEAD^{tree}")
-	if [ "$want" != "$got" ]; then
-		git -C "$SCRATCH/fr" ls-tree -r HEAD >"$SCRATCH/fr.ls"
-		git -C "$SCRATCH/mg" ls-tree -r HEAD >"$SCRATCH/mg.ls"
-		diff "$SCRATCH/fr.ls" "$SCRATCH/mg.ls" >&2 || true
-		die "'$line': another tree than git filter-repo's"
-	fi
-	n=$((n + 1))
+	test_case "$line" <<'EOF'
+printf '%s\n' "$line" >"$SCRATCH/expr"
+rm -rf "$SCRATCH/fr" "$SCRATCH/mg"
+git clone -q --no-local "$SRC" "$SCRATCH/fr"
+(cd "$SCRATCH/fr" && git filter-repo --replace-text "$SCRATCH/expr" --force >/dev/null 2>&1) ||
+	die "git filter-repo refused '$line'"
+printf '* replace-text=%s\n' "$SCRATCH/expr" >"$SCRATCH/rules"
+git init -q "$SCRATCH/mg"
+(cd "$SRC" && run_migrate --rules "$SCRATCH/rules" <"$SCRATCH/src.fe" 2>"$SCRATCH/err") |
+	git -C "$SCRATCH/mg" fast-import --quiet || die "migrate with '$line': $(cat "$SCRATCH/err")"
+# the last commit's tree (filter-repo prunes a commit the
+# replacement empties; migrate keeps it, with the same tree)
+want=$(git -C "$SCRATCH/fr" rev-parse "HEAD^{tree}")
+got=$(git -C "$SCRATCH/mg" rev-parse "HEAD^{tree}")
+if [ "$want" != "$got" ]; then
+	git -C "$SCRATCH/fr" ls-tree -r HEAD >"$SCRATCH/fr.ls"
+	git -C "$SCRATCH/mg" ls-tree -r HEAD >"$SCRATCH/mg.ls"
+	diff "$SCRATCH/fr.ls" "$SCRATCH/mg.ls" >&2 || true
+	die "'$line': another tree than git filter-repo's"
+fi
+EOF
 done <<'EXPRESSIONS'
 regex:(?m)^==>> 
 regex:(?m)$==>;
@@ -86,6 +87,5 @@ regex:line (one|two)==>L\1
 literal line==>LINE
 glob:*ne==>NE
 EXPRESSIONS
-info "$n expressions: the filter gives git filter-repo's tree, each expression alone"
 
-echo "replace_text_re: ok"
+test_done

@@ -6,8 +6,8 @@
 # so is a linked work tree with uncommitted changes on a branch the run
 # converts, and a run without rules (run_last_mile.sh). A
 # --restart that fails leaves no copy of the state behind.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 R="$SCRATCH/repo"
 git init -q "$R"
@@ -19,6 +19,7 @@ git init -q "$R"
 	done
 )
 printf '*.bin lfs\n' >"$SCRATCH/rules"
+test_case "an untracked .gitattributes: refused before any LFS object is stored" <<'EOF'
 echo "my own attributes" >"$R/.gitattributes"
 refs_of "$R" >"$SCRATCH/before"
 rc=0
@@ -32,7 +33,9 @@ grep -q "the untracked file $R/.gitattributes would be overwritten" "$SCRATCH/er
 [ ! -e "$R/.git/migrate/import.git" ] || die "the side repository was made before the refusal"
 diff -u "$SCRATCH/before" <(refs_of "$R") || die "refs moved"
 info "an untracked .gitattributes: refused before any LFS object was stored"
+EOF
 
+test_case "a dirty linked work tree: refused before any LFS object is stored" <<'EOF'
 # a linked work tree with uncommitted changes on a branch the run converts
 L="$SCRATCH/linked-repo"
 git clone -q --no-local "$R" "$L"
@@ -48,7 +51,9 @@ grep -q "the work tree $SCRATCH/wt has uncommitted changes and its branch refs/h
 [ -z "$(find "$L/.git/lfs" -type f 2>/dev/null)" ] || die "LFS objects were stored before refusing the dirty linked work tree"
 grep -q "work in progress" "$SCRATCH/wt/art1.bin" || die "the linked work tree's edit was lost"
 info "a dirty linked work tree: refused before any LFS object was stored"
+EOF
 
+test_case "a preview is not refused; with the file moved away the run converts" <<'EOF'
 # a preview writes nothing: it is not refused
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --in-place --dry-run ||
 	die "the preview was refused"
@@ -57,7 +62,9 @@ mv "$R/.gitattributes" "$SCRATCH/attributes.mine"
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$R" --in-place || die "the run after moving it away failed"
 git -C "$R" show HEAD:art1.bin | grep -q '^version https://git-lfs' || die "not converted"
 info "a preview is not refused; with the file moved away the run converts"
+EOF
 
+test_case "a failed --restart leaves no copy of the state" <<'EOF'
 # a --restart that fails leaves no copy of the state behind (it left
 # before-restart/, and a later restart made before-restart.2/)
 printf '*.bin lfz\n' >"$SCRATCH/bad.rules"
@@ -70,5 +77,6 @@ run_migrate run -q --rules "$SCRATCH/rules2" --repo "$R" --in-place --restart ||
 [ -d "$R/.git/migrate/before-restart" ] && [ ! -e "$R/.git/migrate/before-restart.2" ] ||
 	die "the restart's copy of the state is not before-restart/ alone: $(ls "$R/.git/migrate")"
 info "a failed --restart leaves no copy of the state; the next one keeps it in before-restart/"
+EOF
 
-echo "run_early: ok"
+test_done

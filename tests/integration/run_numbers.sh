@@ -5,8 +5,8 @@
 # counts (report.json), for lfs, drop, split and replace-text rules at once,
 # the preview's line equal the run's. The report names each rule with its
 # size condition.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 R="$SCRATCH/repo"
 git init -q "$R"
@@ -27,6 +27,7 @@ cat >"$SCRATCH/rules" <<RULES
 records.txt split record='^(.)' into='records/{1}.txt'
 conf*.txt replace-text=$SCRATCH/expr
 RULES
+test_case "the ending and the preview count by action as report.json does" <<'EOF'
 run_migrate run --rules "$SCRATCH/rules" --repo "$R" --to "$SCRATCH/prev" --dry-run \
 	--report-json "$SCRATCH/dry.json" 2>"$SCRATCH/dry.err" || die "the preview failed"
 run_migrate run --rules "$SCRATCH/rules" --repo "$R" --to "$SCRATCH/new" 2>"$SCRATCH/run.err" ||
@@ -49,7 +50,9 @@ grep -qF "migrate run: by action: $want (distinct blobs, as the report counts th
 grep -qF "migrate run: by action, what would be: $want (" "$SCRATCH/dry.err" ||
 	die "the preview's counts are not the run's: $(grep 'by action' "$SCRATCH/dry.err")"
 info "the ending and the preview: by action: $want, as report.json counts them"
+EOF
 
+test_case "the report shows each rule's size condition" <<'EOF'
 # two rules of one pattern: the report tells them apart by their size
 # conditions (table and JSON)
 printf '*.bin size>5kB lfs\n*.bin drop\n' >"$SCRATCH/size.rules"
@@ -65,5 +68,6 @@ assert r[0]['size_min'] == 5001 and 'size_max' not in r[0], r[0]
 assert 'size_min' not in r[1], r[1]
 PY
 info "two rules of one pattern: the report shows each one's size condition (size>=5001)"
+EOF
 
-echo "run_numbers: ok"
+test_done

@@ -4,8 +4,8 @@
 # sha256 repository exited 0 with sha1 ids in every map), analyze (it
 # failed with "unexpected line"), remap and run, each with exit status 1
 # and nothing written.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
 S="$SCRATCH/sha256"
 git init -q --object-format=sha256 "$S"
@@ -20,6 +20,7 @@ expect_sha256_refusal() { # NAME CMD...: exit 1, the format named
 	grep -q "uses sha256 object ids; sha256 repositories are not supported yet" "$SCRATCH/err" ||
 		{ cat "$SCRATCH/err" >&2; die "$name: the object format is not named"; }
 }
+test_case "the filter, in the repository and with --source-repo: refused, nothing written" <<'EOF'
 ( cd "$S" && expect_sha256_refusal "the filter" "$MIGRATE" --commit-map "$SCRATCH/map" \
 	< "$SCRATCH/s.fe" )
 rc=0
@@ -28,11 +29,21 @@ rc=0
 [ ! -e "$SCRATCH/map" ] || die "the filter wrote a commit map of sha1 ids"
 [ ! -s "$SCRATCH/out" ] || die "the filter wrote a stream"
 expect_sha256_refusal "the filter, --source-repo" "$MIGRATE" --source-repo "$S"
+EOF
+
+test_case "analyze: refused by name" <<'EOF'
 expect_sha256_refusal "analyze" "$MIGRATE" analyze --repo "$S"
+EOF
+
+test_case "remap: refused by name" <<'EOF'
 ( cd "$S" && expect_sha256_refusal "remap" "$MIGRATE" remap --commit-map "$SCRATCH/s.fe" )
+EOF
+
+test_case "run: refused by name, no state written" <<'EOF'
 printf '*.bin lfs\n' >"$SCRATCH/rules"
 expect_sha256_refusal "run" "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$S" --in-place
 [ ! -e "$S/.git/migrate" ] || die "run wrote a state into the sha256 repository"
 info "a sha256 repository: the filter, analyze, remap and run refuse it by name (exit 1), nothing written"
+EOF
 
-echo "sha256: ok"
+test_done

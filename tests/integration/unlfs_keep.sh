@@ -6,8 +6,8 @@
 # at every commit; the work tree after `migrate run` is clean, the kept
 # pointer checked out as a pointer. A pointer with extensions is refused
 # naming the commit and the path, with the rule that keeps it.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 git lfs install --skip-repo >/dev/null
 
 W="$SCRATCH/lfs-repo"
@@ -21,6 +21,7 @@ git init -q "$W"
 	done
 	mkdir -p sub && cp art1.bin sub/copy.bin && git add -A && git commit -qm copy
 )
+test_case "--missing keep: the kept pointer alone keeps filter=lfs, work tree clean" <<'EOF'
 lost=$(git -C "$W" lfs ls-files -l | awk '$3 == "art2.bin" {print $1}')
 [ -n "$lost" ] || die "no oid for art2.bin"
 find "$W/.git/lfs/objects" -name "$lost" -delete
@@ -49,7 +50,9 @@ git -C "$N" show HEAD:art1.bin | grep -q '^version https://git-lfs' && die "art1
 [ -z "$(git -C "$N" status --porcelain)" ] || die "the work tree is not clean: $(git -C "$N" status --porcelain | head -3)"
 grep -q '^version https://git-lfs' "$N/art2.bin" || die "the kept pointer is not a pointer in the work tree"
 info "--missing keep: the kept pointer alone has filter=lfs ($n paths judged by check-attr, every commit), work tree clean"
+EOF
 
+test_case "a pointer with extensions: refused naming commit and path, the rule it suggests keeps it" <<'EOF'
 # a pointer with extensions: refused naming the commit and the path, with
 # the rule that keeps it; that rule keeps it a pointer and the run goes on
 X="$SCRATCH/ext-repo"
@@ -79,5 +82,6 @@ run_migrate run -q --rules "$SCRATCH/rules.ext" --repo "$X" --to "$SCRATCH/ext-n
 git -C "$SCRATCH/ext-new2" show "HEAD:dir with space/x.bin" | grep -q '^ext-0-foo' ||
 	die "the extension pointer did not stay a pointer"
 info "an extension pointer: refused naming commit and path; the suggested rule ($rule) keeps it"
+EOF
 
-echo "unlfs_keep: ok"
+test_done

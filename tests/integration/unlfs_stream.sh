@@ -6,8 +6,8 @@
 # by later commits (a copy, a rename): it failed with "blob ... is needed
 # again but is neither in the stream any more nor in repository .". Every
 # file of every commit is judged against git lfs smudge of the original.
-# shellcheck source=tests/integration/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 git lfs install --skip-repo >/dev/null
 
 W="$SCRATCH/lfs-repo"
@@ -26,6 +26,7 @@ git init -q "$W"
 )
 export_stream "$W" >"$SCRATCH/full.fe"	# full data: every blob is in it
 printf '*.bin unlfs\n' >"$SCRATCH/rules"
+test_case "a full-data stream, no repository anywhere: every file taken back" <<'EOF'
 mkdir -p "$SCRATCH/nowhere"
 (cd "$SCRATCH/nowhere" && run_migrate --rules "$SCRATCH/rules" --lfs-objects "$W/.git/lfs/objects" \
 	<"$SCRATCH/full.fe" >"$SCRATCH/out.fi" 2>"$SCRATCH/err") ||
@@ -46,5 +47,6 @@ for rev in $(git -C "$W" rev-list --all); do
 	done < <(git -C "$W" ls-tree -r --name-only "$rev")
 done
 info "no repository anywhere: $n files of $(git -C "$W" rev-list --all | wc -l) commits taken back, copies and renames of one pointer included"
+EOF
 
-echo "unlfs_stream: ok"
+test_done
