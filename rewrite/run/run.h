@@ -212,9 +212,12 @@ int run_worktree_status(const char *dir, struct buf *out, struct err *e);
  * that no journal knows and that the next run's reset dies on. */
 int run_worktree_clean(const char *dir, struct err *e);
 
+/* The four files of the filter and fast-import in state, each name with
+ * suffix ("" or ".new"); run_state_files_free frees them. */
 void run_state_files_init(struct state_files *f, const char *state,
 			  const char *suffix);
 void run_state_files_free(struct state_files *f);
+/* <state>/<name> replaced by text (atomically). */
 int run_write_small(const char *state, const char *name, const char *text,
 		    struct err *e);
 
@@ -231,6 +234,10 @@ size_t run_drop_packs(const char *list, const struct buf *keep);
 size_t run_clean_all(const struct run *r);
 /* The packs of files taken back are kept for good: their list goes. */
 void run_packs_kept(const struct run *r);
+/* The source, the target (--to made or checked, --in-place), the state
+ * folder, its lock and the recovery of an interrupted run; refused before
+ * anything is written: not a repository, sha256, no rules. run_release
+ * frees what run_setup and the run took. */
 int run_setup(struct run *r, struct err *e);
 void run_release(struct run *r);
 /*
@@ -247,6 +254,8 @@ int run_by_oid(const void *a, const void *b);
  * (caller frees); *n of them. A missing file is no tips. */
 int run_tips_load(struct oid **ids, size_t *n, const char *state,
 		  struct err *e);
+/* The export's revisions into r->revs: REV-ARGS (default --all) less the
+ * tips an earlier run recorded; --restart: the backups. */
 int run_build_revs(struct run *r, struct err *e);
 /* The number of commits the export will hold, for the progress ETA; 0
  * when rev-list cannot tell (fast-export then reports the problem). */
@@ -360,6 +369,7 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 /* RESET.md for this run: refmap holds its "<old> <new> <ref>" lines. */
 void run_reset_text(struct buf *out, const struct run *r,
 		    const struct state_files *f, const struct buf *refmap);
+/* <state>/RESET.md.new (journaled): run_reset_text's, for this run. */
 int run_write_reset(struct run *r, const struct state_files *fin,
 		    const struct state_files *fnew, struct err *e);
 
