@@ -119,6 +119,42 @@ int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+void hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int hex_decode(const char *in, size_t n, unsigned char *out)
+{
+	size_t i;
+
+	for (i = 0; i < 2 * n; i++)
+		if (hex_value(in[i]) < 0)
+			return -1;
+	for (i = 0; i < n; i++)
+		out[i] = (unsigned char)(hex_value(in[2 * i]) << 4 |
+					 hex_value(in[2 * i + 1]));
+	return 0;
+}
+
 void buf_init(struct buf *b, size_t max)
 {
 	b->ptr = buf_empty;
