@@ -263,46 +263,34 @@ static int parse_tree(struct analysis *a, const struct qent *q,
 		      const struct buf *body, struct qent **next,
 		      struct buf *path, struct err *e)
 {
-	const char *p = body->ptr, *end = body->ptr + body->len;
 	const char *dir = q->key + OID_RAW;
 	size_t dlen = q->klen - OID_RAW;
+	struct tree_iter it;
+	struct tree_item item;
 	struct oid tree;
 	char hex[OID_HEX + 1];
+	int r;
 
-	while (p < end) {
-		const char *sp = memchr(p, ' ', (size_t)(end - p)), *name, *nul;
-		uint32_t mode = 0;
-		struct oid id;
-
-		nul = sp ? memchr(sp, '\0', (size_t)(end - sp)) : NULL;
-		if (!sp || sp == p || !nul || nul == sp + 1 ||
-		    (size_t)(end - nul) < 1 + OID_RAW)
-			goto bad;
-		for (; p < sp; p++) {
-			if (*p < '0' || *p > '7' || mode > 0777777)
-				goto bad;
-			mode = mode * 8 + (uint32_t)(*p - '0');
-		}
-		name = sp + 1;
-		memcpy(id.hash, nul + 1, OID_RAW);
-		p = nul + 1 + OID_RAW;
+	tree_iter_init(&it, body->ptr, body->len);
+	while ((r = tree_iter_next(&it, &item)) > 0) {
 		buf_reset(path);
 		if (dlen && (buf_add(path, dir, dlen) < 0 || buf_addch(path, '/') < 0))
 			goto bad;
-		if (buf_add(path, name, (size_t)(nul - name)) < 0)
+		if (buf_add(path, item.name, item.len) < 0)
 			goto bad;
-		if (tree_mode_is_dir(mode))
-			queue_add(next, &id, path->ptr, path->len, q->flags);
-		else if (mode == TREE_MODE_LINK)
-			pair_add(a, &id, path->ptr, path->len, q->flags | PAIR_LINK);
-		else if (mode != TREE_MODE_GITLINK)
-			pair_add(a, &id, path->ptr, path->len, q->flags | PAIR_FILE);
+		if (tree_mode_is_dir(item.mode))
+			queue_add(next, &item.oid, path->ptr, path->len, q->flags);
+		else if (item.mode == TREE_MODE_LINK)
+			pair_add(a, &item.oid, path->ptr, path->len, q->flags | PAIR_LINK);
+		else if (item.mode != TREE_MODE_GITLINK)
+			pair_add(a, &item.oid, path->ptr, path->len, q->flags | PAIR_FILE);
 	}
-	return 0;
+	if (r == 0)
+		return 0;
 bad:
 	oid_hex(key_oid(q, &tree), hex);
 	return err_set(e, ERR_IO, "tree %s: malformed entry at byte %zu", hex,
-		       (size_t)(p - body->ptr));
+		       tree_iter_offset(&it));
 }
 
 /* Reads every tree of the level q (and fills *next). */

@@ -421,6 +421,32 @@ static inline int tree_mode_is_dir(uint32_t mode)
 	return (mode & 0170000u) == TREE_MODE_DIR;
 }
 
+/*
+ * The entries of a raw tree object ("<octal mode> <name>\0<20-byte id>",
+ * repeated), read in place: the one reader of that format. An entry is
+ * malformed when its mode is empty, has a digit that is not octal or is
+ * above 07777777, its name is empty, or the object ends inside it.
+ */
+struct tree_iter {
+	const char *start, *p, *end;
+};
+struct tree_item {
+	uint32_t mode;
+	const char *name;	/* into the body, not NUL-terminated */
+	size_t len;
+	struct oid oid;
+};
+void tree_iter_init(struct tree_iter *it, const void *body, size_t len);
+/* 1 with *item filled, 0 at the end, -1 on a malformed entry
+ * (tree_iter_offset then says at which byte). */
+int tree_iter_next(struct tree_iter *it, struct tree_item *item);
+/* The byte of the body reached: the next entry, or where a malformed one
+ * went wrong. */
+static inline size_t tree_iter_offset(const struct tree_iter *it)
+{
+	return (size_t)(it->p - it->start);
+}
+
 struct tree_state;
 struct tnode;
 
