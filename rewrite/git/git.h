@@ -208,6 +208,40 @@ void gitrefs_free(struct gitrefs *r);
 const struct gitref *gitrefs_find(const struct gitrefs *r, const char *name);
 
 /*
+ * catfile.c: one `git -C dir cat-file --batch-command` child, the one
+ * client of that protocol. Requests are buffered and answered in order,
+ * so a caller may write many ahead of the answers it reads and git and
+ * migrate work at once (what is ahead must stay under the pipe's 64 KiB:
+ * a request that waits for git while git waits for its answers to be
+ * read is a deadlock). A failure's message names the repository, says
+ * what went wrong with git's own words, then hint (may be NULL; borrowed
+ * for the client's life). After an error the client is of no more use
+ * but to be closed.
+ */
+struct catfile;
+/* Starts the child: 0, or -1 with e set and nothing left. */
+int catfile_start(struct catfile **out, const char *dir, const char *hint,
+		  struct err *e);
+/* Writes the request "<cmd> <name>" (cmd: "contents" or "info"), sent
+ * when an answer is read: 0 or -1. */
+int catfile_ask(struct catfile *c, const char *cmd, const char *name,
+		struct err *e);
+/* The next answer's header: 1 with *type, *oid, *size; 0 when the name
+ * is missing or ambiguous; -1 with e set (ERR_USAGE for a sha256
+ * repository). A "contents" answer is followed by its body, read whole
+ * with catfile_body or in pieces with catfile_read before the next
+ * header. */
+int catfile_header(struct catfile *c, enum obj_type *type, struct oid *oid,
+		   uint64_t *size, struct err *e);
+/* The body into body (up to its max): 0 or -1. */
+int catfile_body(struct catfile *c, struct buf *body, struct err *e);
+/* Up to cap bytes of the body: their number, 0 at its end, -1. */
+ssize_t catfile_read(struct catfile *c, void *dst, size_t cap, struct err *e);
+/* Ends the child (its stdin closed) and frees c: 0, or -1 with e set when
+ * git failed (e NULL: not asked). NULL is fine. */
+int catfile_close(struct catfile *c, struct err *e);
+
+/*
  * odb.c: reading objects from a git repository through one long-lived
  * `git cat-file --batch-command` process (started on first use).
  */
