@@ -430,6 +430,27 @@ size_t cmap_each_from(const struct cmap *m, size_t from,
  * except BFG's, sorted by old). */
 int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
 
+/*
+ * maps.c too: the lines of the two other files a run leaves and reads
+ * back, written and read here only. A marks file is ":<mark> <id>" lines
+ * (as git fast-import --export-marks writes it); a ref map "<old> <new>
+ * <ref>" lines, old 40 zeros for a ref the input did not have, new 40
+ * zeros for a ref deleted.
+ */
+void marks_line_format(struct buf *out, uint64_t mark, const struct oid *id);
+/* One line without its newline: 0 with *mark and *id, or -1. */
+int marks_line_parse(const char *line, size_t len, uint64_t *mark,
+		     struct oid *id);
+struct refmap_line {
+	struct oid old, new;
+	const char *ref;	/* into the line parsed, not NUL-terminated */
+	size_t ref_len;		/* at least 1 */
+};
+void refmap_line_format(struct buf *out, const struct oid *old,
+			const struct oid *new, const char *ref);
+/* One line without its newline: 0 with *r, or -1. */
+int refmap_line_parse(const char *line, size_t len, struct refmap_line *r);
+
 
 /*
  * tree.c: the per-commit tree state fast-import keeps, copied so that
