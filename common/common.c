@@ -131,14 +131,13 @@ void hex_encode(const unsigned char *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int hex_value(char c)
+static int hex_value(unsigned char c)
 {
-	if (c >= '0' && c <= '9')
+	if ((unsigned)(c - '0') < 10)
 		return c - '0';
-	if (c >= 'a' && c <= 'f')
+	c |= 0x20;	/* 'A'..'F' to 'a'..'f' */
+	if ((unsigned)(c - 'a') < 6)
 		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
 	return -1;
 }
 
@@ -146,12 +145,14 @@ int hex_decode(const char *in, size_t n, unsigned char *out)
 {
 	size_t i;
 
-	for (i = 0; i < 2 * n; i++)
-		if (hex_value(in[i]) < 0)
+	for (i = 0; i < n; i++) {
+		int hi = hex_value((unsigned char)in[2 * i]);
+		int lo = hex_value((unsigned char)in[2 * i + 1]);
+
+		if ((hi | lo) < 0)
 			return -1;
-	for (i = 0; i < n; i++)
-		out[i] = (unsigned char)(hex_value(in[2 * i]) << 4 |
-					 hex_value(in[2 * i + 1]));
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
 	return 0;
 }
 

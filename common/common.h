@@ -77,7 +77,7 @@ int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
  * (2n + 1 bytes): object ids, SHA-256 digests, hash directories. */
 void hex_encode(const unsigned char *in, size_t n, char *out);
 /* Reads 2n hex digits (either case) into the n bytes of out: 0, or -1 at
- * a byte that is not a hex digit (out is then untouched). */
+ * a byte that is not a hex digit (out is then partly written). */
 int hex_decode(const char *in, size_t n, unsigned char *out);
 
 /* Writes all n bytes of p to fd, riding out EINTR and short writes: 0, or

@@ -191,8 +191,8 @@ static void queue_free(struct qent **q)
 }
 
 /* Reads the answer for tree `want` into body. */
-static int cat_read(struct catfile *c, const char *want, struct buf *body,
-		    struct err *e)
+static int cat_read(struct catfile *c, const struct oid *want,
+		    struct buf *body, struct err *e)
 {
 	enum obj_type type;
 	struct oid id;
@@ -202,8 +202,9 @@ static int cat_read(struct catfile *c, const char *want, struct buf *body,
 
 	if (r < 0)
 		return -1;
-	if (r == 0 || type != OBJ_TREE || strcmp(oid_hex(&id, hex), want))
-		return err_set(e, ERR_IO, "git cat-file: tree %s: %s", want,
+	if (r == 0 || type != OBJ_TREE || !oid_eq(&id, want))
+		return err_set(e, ERR_IO, "git cat-file: tree %s: %s",
+			       oid_hex(want, hex),
 			       r == 0 ? "missing" : obj_type_name(type));
 	return catfile_body(c, body, e);
 }
@@ -261,8 +262,7 @@ static int read_level(struct analysis *a, struct catfile *c, struct qent *q,
 			rc = catfile_ask(c, "contents", oid_hex(key_oid(s, &id), hex), e);
 		if (rc < 0)
 			break;
-		oid_hex(key_oid(r, &id), hex);
-		rc = cat_read(c, hex, &body, e);
+		rc = cat_read(c, key_oid(r, &id), &body, e);
 		if (rc == 0)
 			rc = parse_tree(a, r, &body, next, &path, e);
 		a->trees_read++;

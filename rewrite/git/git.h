@@ -1,9 +1,10 @@
 /*
  * git.h - git plumbing, the contract of rewrite/git/: object ids and
  * hashing (oid.c), child processes (gitcmd.c, the only code that starts
- * one), object reading (odb.c), commit-map files
- * (maps.c), and in-memory trees with their ids (tree.c). Nothing here
- * knows the stream or the rules.
+ * one), the git cat-file client (catfile.c), object reading (odb.c,
+ * pack.c), commit-map, marks and ref-map files (maps.c), and in-memory
+ * trees with their ids and raw tree objects (tree.c). Nothing here knows
+ * the stream or the rules.
  */
 #ifndef MIGRATE_GIT_H
 #define MIGRATE_GIT_H
@@ -491,10 +492,45 @@ struct tree_item {
 	size_t len;
 	struct oid oid;
 };
-void tree_iter_init(struct tree_iter *it, const void *body, size_t len);
+static inline void tree_iter_init(struct tree_iter *it, const void *body, size_t len)
+{
+	it->start = it->p = body;
+	it->end = it->p + len;
+}
+
 /* 1 with *item filled, 0 at the end, -1 on a malformed entry
- * (tree_iter_offset then says at which byte). */
-int tree_iter_next(struct tree_iter *it, struct tree_item *item);
+ * (tree_iter_offset then says at which byte). Inline: migrate analyze
+ * reads millions of entries (git 2008: a call each cost it 4% of its
+ * instructions). */
+static inline int tree_iter_next(struct tree_iter *it, struct tree_item *item)
+{
+	const char *p = it->p, *end = it->end, *sp, *nul;
+	uint32_t mode = 0;
+
+	if (p == end)
+		return 0;
+	sp = memchr(p, ' ', (size_t)(end - p));
+	nul = sp ? memchr(sp, '\0', (size_t)(end - sp)) : NULL;
+	if (!sp || sp == p || !nul || nul == sp + 1 ||
+	    (size_t)(end - nul) < 1 + OID_RAW)
+		return -1;
+	/* octal digits only: any other byte means a corrupt object, and a
+	 * mode guessed from it would change the ids computed from it */
+	for (; p < sp; p++) {
+		if (*p < '0' || *p > '7' || mode > 0777777) {
+			it->p = p;
+			return -1;
+		}
+		mode = mode * 8 + (uint32_t)(*p - '0');
+	}
+	item->mode = mode;
+	item->name = sp + 1;
+	item->len = (size_t)(nul - sp - 1);
+	memcpy(item->oid.hash, nul + 1, OID_RAW);
+	it->p = nul + 1 + OID_RAW;
+	return 1;
+}
+
 /* The byte of the body reached: the next entry, or where a malformed one
  * went wrong. */
 static inline size_t tree_iter_offset(const struct tree_iter *it)

@@ -20,9 +20,12 @@ char *oid_hex(const struct oid *o, char *out)
 
 int oid_from_hex(struct oid *o, const char *hex, size_t len)
 {
-	if (len != OID_HEX)
+	struct oid tmp;
+
+	if (len != OID_HEX || hex_decode(hex, OID_RAW, tmp.hash) < 0)
 		return -1;
-	return hex_decode(hex, OID_RAW, o->hash);
+	*o = tmp;	/* untouched on failure */
+	return 0;
 }
 
 const char *obj_type_name(enum obj_type t)

@@ -340,41 +340,6 @@ static struct tentry *node_append(struct tree_state *ts, struct tnode *t)
 	return &k->e[k->n++];
 }
 
-void tree_iter_init(struct tree_iter *it, const void *body, size_t len)
-{
-	it->start = it->p = body;
-	it->end = it->p + len;
-}
-
-int tree_iter_next(struct tree_iter *it, struct tree_item *item)
-{
-	const char *p = it->p, *end = it->end, *sp, *nul;
-	uint32_t mode = 0;
-
-	if (p == end)
-		return 0;
-	sp = memchr(p, ' ', (size_t)(end - p));
-	nul = sp ? memchr(sp, '\0', (size_t)(end - sp)) : NULL;
-	if (!sp || sp == p || !nul || nul == sp + 1 ||
-	    (size_t)(end - nul) < 1 + OID_RAW)
-		return -1;
-	/* octal digits only: any other byte means a corrupt object, and a
-	 * mode guessed from it would change the ids computed from it */
-	for (; p < sp; p++) {
-		if (*p < '0' || *p > '7' || mode > 0777777) {
-			it->p = p;
-			return -1;
-		}
-		mode = mode * 8 + (uint32_t)(*p - '0');
-	}
-	item->mode = mode;
-	item->name = sp + 1;
-	item->len = (size_t)(nul - sp - 1);
-	memcpy(item->oid.hash, nul + 1, OID_RAW);
-	it->p = nul + 1 + OID_RAW;
-	return 1;
-}
-
 static int parse_tree_body(struct tree_state *ts, struct tnode *t,
 			   const struct buf *body, struct err *e)
 {

@@ -457,9 +457,10 @@ static void test_raw_entries(void **state)
 	}
 	/* cut inside the id */
 	{
-		static const char cut[] = "100644 a\0abc";
+		/* room for a whole entry, so the compiler sees no overrun */
+		static const char cut[64] = "100644 a\0abc";
 
-		tree_iter_init(&it, cut, sizeof(cut) - 1);
+		tree_iter_init(&it, cut, 12);
 		assert_int_equal(tree_iter_next(&it, &item), -1);
 		assert_int_equal(tree_iter_offset(&it), 0);
 		tree_iter_init(&it, cut, 0);
