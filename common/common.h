@@ -194,5 +194,10 @@ int file_write_commit(const char *tmp, const char *path, struct err *e);
 int path_is_special(const char *path);
 /* Both at once: path replaced by data (0, or -1 with e set). */
 int file_write(const char *path, const struct buf *data, struct err *e);
+/* Whether name (a folder's entry) is a temp file file_write_prepare
+ * names, "<name>.tmp-XXXXXX": one a run that ended did not commit. */
+int file_is_temp(const char *name);
+/* Whether s is exactly the six characters mkstemp puts for "XXXXXX". */
+int file_is_mkstemp_tail(const char *s);
 
 #endif

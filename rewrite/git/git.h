@@ -363,6 +363,10 @@ int packw_write(struct packw *w, const void *p, size_t n, struct err *e);
 int packw_finish(struct packw *w, const struct oid *id, struct err *e);
 int packw_commit(struct packw *w, struct buf *name, struct err *e);
 void packw_free(struct packw *w);
+/* Whether name (an entry of objects/pack) is one of packw's temp files,
+ * "tmp_migrate_pack_XXXXXX" or "tmp_migrate_idx_XXXXXX": one a run that
+ * ended did not commit. */
+int packw_is_temp(const char *name);
 
 /*
  * odb.c: a native reader of db's objects of its own, for another thread (one

@@ -154,6 +154,14 @@ static void test_atomic(void **state)
 	write_file(path, "old\n");
 	buf_adds(&data, "new\n");
 	assert_int_equal(file_write_prepare(path, &data, &tmp, &e), 0);
+	/* the temp name is one the journal's clean-up knows, and only such */
+	assert_true(file_is_temp(strrchr(tmp, '/') + 1));
+	assert_false(file_is_temp("out"));
+	assert_false(file_is_temp(".tmp-abcdef"));	/* no name before it */
+	assert_false(file_is_temp("out.tmp-abcde"));
+	assert_false(file_is_temp("out.tmp-abcdefg"));
+	assert_false(file_is_temp("out.tmp-abc-ef"));
+	assert_true(file_is_temp("out.tmp-x.tmp-Ab0Cd9"));
 	/* until committed, the old file is intact */
 	f = fopen(path, "r");
 	assert_non_null(fgets(line, sizeof(line), f));
