@@ -41,7 +41,7 @@ info "sources: $nfiles files, no process started outside $ALLOWED"
 # --- the libraries the binary under test is linked from ---------------------------
 build="$(dirname "$MIGRATE")"
 libs=()
-for f in common stream rules split pointerize git out blob engine analyze cli; do
+for f in common stream rules split pointerize replace git report blob engine analyze run cli; do
 	libs+=("$build/libmigrate_$f.a")
 done
 if ! command -v nm >/dev/null || [ ! -f "${libs[5]}" ]; then
