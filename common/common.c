@@ -119,6 +119,43 @@ int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+void hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hex_value(unsigned char c)
+{
+	if ((unsigned)(c - '0') < 10)
+		return c - '0';
+	c |= 0x20;	/* 'A'..'F' to 'a'..'f' */
+	if ((unsigned)(c - 'a') < 6)
+		return c - 'a' + 10;
+	return -1;
+}
+
+int hex_decode(const char *in, size_t n, unsigned char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int hi = hex_value((unsigned char)in[2 * i]);
+		int lo = hex_value((unsigned char)in[2 * i + 1]);
+
+		if ((hi | lo) < 0)
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
 void buf_init(struct buf *b, size_t max)
 {
 	b->ptr = buf_empty;

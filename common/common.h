@@ -73,6 +73,13 @@ static inline int u64_to_size(uint64_t v, size_t *out)
  */
 int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
 
+/* Writes the n bytes of in as 2n lowercase hex digits and a NUL into out
+ * (2n + 1 bytes): object ids, SHA-256 digests, hash directories. */
+void hex_encode(const unsigned char *in, size_t n, char *out);
+/* Reads 2n hex digits (either case) into the n bytes of out: 0, or -1 at
+ * a byte that is not a hex digit (out is then partly written). */
+int hex_decode(const char *in, size_t n, unsigned char *out);
+
 /* Writes all n bytes of p to fd, riding out EINTR and short writes: 0, or
  * -1 with errno set (EIO when write wrote nothing). */
 int write_full(int fd, const void *p, size_t n);
@@ -187,5 +194,10 @@ int file_write_commit(const char *tmp, const char *path, struct err *e);
 int path_is_special(const char *path);
 /* Both at once: path replaced by data (0, or -1 with e set). */
 int file_write(const char *path, const struct buf *data, struct err *e);
+/* Whether name (a folder's entry) is a temp file file_write_prepare
+ * names, "<name>.tmp-XXXXXX": one a run that ended did not commit. */
+int file_is_temp(const char *name);
+/* Whether s is exactly the six characters mkstemp puts for "XXXXXX". */
+int file_is_mkstemp_tail(const char *s);
 
 #endif

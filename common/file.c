@@ -229,3 +229,19 @@ int file_write(const char *path, const struct buf *data, struct err *e)
 	free(tmp);
 	return r;
 }
+
+int file_is_mkstemp_tail(const char *s)
+{
+	return strlen(s) == 6 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					   "abcdefghijklmnopqrstuvwxyz0123456789") == 6;
+}
+
+int file_is_temp(const char *name)
+{
+	const char *t = strstr(name, ".tmp-");
+
+	/* the last ".tmp-": the name it replaces may hold one too */
+	while (t && strstr(t + 1, ".tmp-"))
+		t = strstr(t + 1, ".tmp-");
+	return t && t != name && file_is_mkstemp_tail(t + 5);
+}

@@ -157,19 +157,14 @@ int ptr_annex_key_backend(struct buf *out, enum ptr_annex_backend backend,
 
 int ptr_annex_hashdirlower(const char *key, char out[8])
 {
-	static const char hx[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	char d[6];
-	int i;
+	char d[7];
 
 	if (EVP_Digest(key, strlen(key), md, &mdlen, EVP_md5(), NULL) != 1 ||
 	    mdlen < 3)
 		return -1;
-	for (i = 0; i < 3; i++) {
-		d[2 * i] = hx[md[i] >> 4];
-		d[2 * i + 1] = hx[md[i] & 15];
-	}
+	hex_encode(md, 3, d);
 	/* Annex/DirHashes.hs hashDirLower: "abc/def" */
 	memcpy(out, d, 3);
 	out[3] = '/';

@@ -14,14 +14,7 @@
 
 void ptr_oid_hex(const struct ptr_oid *oid, char out[PTR_OID_HEXSZ + 1])
 {
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < sizeof(oid->sha256); i++) {
-		out[2 * i] = digits[oid->sha256[i] >> 4];
-		out[2 * i + 1] = digits[oid->sha256[i] & 15];
-	}
-	out[PTR_OID_HEXSZ] = '\0';
+	hex_encode(oid->sha256, sizeof(oid->sha256), out);
 }
 
 /* One extension line, pointing into the data being classified. */
@@ -331,17 +324,11 @@ int ptr_is_lfs_pointer(const void *data, size_t len)
 	return decode(&pp, data, len);
 }
 
-static int hex_digit(char c)
-{
-	return c <= '9' ? c - '0' : c - 'a' + 10;
-}
-
 int ptr_lfs_decode(const void *data, size_t len, struct ptr_oid *oid,
 		   uint64_t *size, int *has_ext)
 {
 	struct lfs_parsed pp;
 	int kind = decode(&pp, data, len), i;
-	size_t k;
 
 	memset(oid, 0, sizeof(*oid));
 	*size = 0;
@@ -349,9 +336,7 @@ int ptr_lfs_decode(const void *data, size_t len, struct ptr_oid *oid,
 	if (kind == PTR_LFS_NOT_POINTER || len == 0)
 		return kind;
 	/* valid_oid checked "sha256:" and 64 lowercase hex digits */
-	for (k = 0; k < sizeof(oid->sha256); k++)
-		oid->sha256[k] = (unsigned char)(hex_digit(pp.oid[7 + 2 * k]) << 4 |
-						 hex_digit(pp.oid[8 + 2 * k]));
+	hex_decode(pp.oid + 7, sizeof(oid->sha256), oid->sha256);
 	*size = pp.size_value;
 	for (i = 0; i < LFS_EXT_SLOTS; i++)
 		*has_ext |= pp.ext[i].set;

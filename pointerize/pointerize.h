@@ -105,6 +105,10 @@ struct ptr_put;
  */
 int ptr_put_begin(struct ptr_store *s, struct ptr_put **out, struct err *e);
 
+/* Whether name (an entry of <dir>/tmp/) is the temp file of a put whose
+ * process has ended, "put-<pid>-<seq>-<ns>": one no one will finish. */
+int ptr_put_is_dead_temp(const char *name);
+
 /*
  * Hashes and writes n bytes. Writes are buffered in a fixed-size buffer,
  * so memory does not grow with the object. On failure p stays valid and

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -242,6 +243,27 @@ int ptr_store_open_object(const struct ptr_store *s, const struct ptr_oid *oid,
 }
 
 /* ---- streaming put ---- */
+
+/* Digits up to c; where they end (past c), or NULL. */
+static const char *digits_then(const char *s, int c)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n && s[n] == c ? s + n + 1 : NULL;
+}
+
+int ptr_put_is_dead_temp(const char *name)
+{
+	const char *seq, *ns;
+	long pid;
+
+	if (strncmp(name, "put-", 4) || !(seq = digits_then(name + 4, '-')) ||
+	    !(ns = digits_then(seq, '-')) || !digits_then(ns, '\0'))
+		return 0;
+	pid = strtol(name + 4, NULL, 10);
+	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 &&
+	       errno == ESRCH;
+}
 
 /*
  * Creates a fresh temp file in <dir>/tmp. O_EXCL with mode 0666 (not

@@ -423,25 +423,9 @@ static int parse_glob(const struct cur *c, size_t col, struct rule *r)
 /* The 40 hex digits of a blob id (either case) into id; -1 when not. */
 static int blob_id_parse(unsigned char *id, const char *hex, size_t len)
 {
-	size_t i;
-
 	if (len != 2 * RULES_BLOB_RAW)
 		return -1;
-	for (i = 0; i < len; i++) {
-		int ch = hex[i], v;
-
-		if (ch >= '0' && ch <= '9')
-			v = ch - '0';
-		else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
-			v = (ch | 0x20) - 'a' + 10;
-		else
-			return -1;
-		if (i % 2)
-			id[i / 2] = (unsigned char)(id[i / 2] | v);
-		else
-			id[i / 2] = (unsigned char)(v << 4);
-	}
-	return 0;
+	return hex_decode(hex, RULES_BLOB_RAW, id);
 }
 
 /* blob:<id>: the pattern is kept as written, in lower case. */

@@ -2,15 +2,13 @@
  * collect.c - the walk of `migrate analyze`: sizes from one `git cat-file
  * --batch-all-objects --batch-check`, the root trees from `git rev-list`,
  * then every tree, level by level, through one pipelined `git cat-file
- * --batch`: a tree is read once per path it sits at, however many commits
+ * --batch-command` (catfile.c): a tree is read once per path it sits at, however many commits
  * share it, so the cost follows the distinct trees of the history, not
  * commits times files. No blob content is read.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../rules/rules.h"
 #include "../blob/blob.h"
@@ -19,8 +17,9 @@
 /* The refs migrate itself keeps (run --in-place's originals) are not the
  * history being analyzed. */
 #define EXCLUDE_OURS "--exclude=refs/migrate/*"
-/* Requests written ahead of the answers read: under a pipe's 64 KiB, so
- * a write never waits for git while git waits for us. */
+/* Requests written ahead of the answers read: 1000 of 50 bytes ("contents
+ * <id>\n") are under a pipe's 64 KiB, so a write never waits for git while
+ * git waits for us. */
 #define AHEAD 1000
 #define OUT_MAX (SIZE_MAX / 2)
 
@@ -191,70 +190,23 @@ static void queue_free(struct qent **q)
 	}
 }
 
-/* `git cat-file --batch`, asked ahead of what is read. */
-struct cat {
-	pid_t pid;
-	int to, errfd;
-	FILE *from;
-	char *line;
-	size_t cap;
-};
-
-static int cat_fail(struct cat *c, const char *what, struct err *e)
-{
-	char said[512] = "";
-	ssize_t n = c->errfd >= 0 ? read(c->errfd, said, sizeof(said) - 1) : 0;
-
-	said[n > 0 ? n : 0] = '\0';
-	said[strcspn(said, "\n")] = '\0';
-	if (said[0])
-		return err_set(e, ERR_IO, "git cat-file --batch: %s (git: %s)",
-			       what, said);
-	return err_set(e, ERR_IO, "git cat-file --batch: %s", what);
-}
-
-static int write_all(struct cat *c, const struct buf *b, struct err *e)
-{
-	size_t off = 0;
-
-	while (off < b->len) {
-		ssize_t n = write(c->to, b->ptr + off, b->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return cat_fail(c, "cannot write to it", e);
-		off += (size_t)n;
-	}
-	return 0;
-}
-
 /* Reads the answer for tree `want` into body. */
-static int cat_read(struct cat *c, const char *want, struct buf *body,
-		    struct err *e)
+static int cat_read(struct catfile *c, const struct oid *want,
+		    struct buf *body, struct err *e)
 {
-	ssize_t n = getline(&c->line, &c->cap, c->from);
-	const char *sp;
+	enum obj_type type;
+	struct oid id;
 	uint64_t size;
-	size_t len;
+	char hex[OID_HEX + 1];
+	int r = catfile_header(c, &type, &id, &size, e);
 
-	if (n <= 0)
-		return cat_fail(c, "it ended early", e);
-	c->line[--n] = '\0';
-	sp = strrchr(c->line, ' ');
-	if (n < OID_HEX + 6 || memcmp(c->line, want, OID_HEX) ||
-	    strncmp(c->line + OID_HEX, " tree ", 6) || !sp ||
-	    parse_u64(sp + 1, strlen(sp + 1), UINT64_MAX, &size) < 0)
-		return err_set(e, ERR_IO, "git cat-file --batch: tree %s: %s",
-			       want, c->line);
-	if (u64_to_size(size, &len) < 0 || buf_grow(body, len) < 0)
-		return err_set(e, ERR_IO, "tree %s: too large (%llu bytes)", want,
-			       (unsigned long long)size);
-	buf_reset(body);
-	if (fread(body->ptr, 1, len, c->from) != len || fgetc(c->from) != '\n')
-		return cat_fail(c, "it ended early", e);
-	body->len = len;
-	body->ptr[len] = '\0';
-	return 0;
+	if (r < 0)
+		return -1;
+	if (r == 0 || type != OBJ_TREE || !oid_eq(&id, want))
+		return err_set(e, ERR_IO, "git cat-file: tree %s: %s",
+			       oid_hex(want, hex),
+			       r == 0 ? "missing" : obj_type_name(type));
+	return catfile_body(c, body, e);
 }
 
 /* The entries of one tree read at path: blobs become pairs, subtrees
@@ -263,53 +215,41 @@ static int parse_tree(struct analysis *a, const struct qent *q,
 		      const struct buf *body, struct qent **next,
 		      struct buf *path, struct err *e)
 {
-	const char *p = body->ptr, *end = body->ptr + body->len;
 	const char *dir = q->key + OID_RAW;
 	size_t dlen = q->klen - OID_RAW;
+	struct tree_iter it;
+	struct tree_item item;
 	struct oid tree;
 	char hex[OID_HEX + 1];
+	int r;
 
-	while (p < end) {
-		const char *sp = memchr(p, ' ', (size_t)(end - p)), *name, *nul;
-		uint32_t mode = 0;
-		struct oid id;
-
-		nul = sp ? memchr(sp, '\0', (size_t)(end - sp)) : NULL;
-		if (!sp || sp == p || !nul || nul == sp + 1 ||
-		    (size_t)(end - nul) < 1 + OID_RAW)
-			goto bad;
-		for (; p < sp; p++) {
-			if (*p < '0' || *p > '7' || mode > 0777777)
-				goto bad;
-			mode = mode * 8 + (uint32_t)(*p - '0');
-		}
-		name = sp + 1;
-		memcpy(id.hash, nul + 1, OID_RAW);
-		p = nul + 1 + OID_RAW;
+	tree_iter_init(&it, body->ptr, body->len);
+	while ((r = tree_iter_next(&it, &item)) > 0) {
 		buf_reset(path);
 		if (dlen && (buf_add(path, dir, dlen) < 0 || buf_addch(path, '/') < 0))
 			goto bad;
-		if (buf_add(path, name, (size_t)(nul - name)) < 0)
+		if (buf_add(path, item.name, item.len) < 0)
 			goto bad;
-		if (tree_mode_is_dir(mode))
-			queue_add(next, &id, path->ptr, path->len, q->flags);
-		else if (mode == TREE_MODE_LINK)
-			pair_add(a, &id, path->ptr, path->len, q->flags | PAIR_LINK);
-		else if (mode != TREE_MODE_GITLINK)
-			pair_add(a, &id, path->ptr, path->len, q->flags | PAIR_FILE);
+		if (tree_mode_is_dir(item.mode))
+			queue_add(next, &item.oid, path->ptr, path->len, q->flags);
+		else if (item.mode == TREE_MODE_LINK)
+			pair_add(a, &item.oid, path->ptr, path->len, q->flags | PAIR_LINK);
+		else if (item.mode != TREE_MODE_GITLINK)
+			pair_add(a, &item.oid, path->ptr, path->len, q->flags | PAIR_FILE);
 	}
-	return 0;
+	if (r == 0)
+		return 0;
 bad:
 	oid_hex(key_oid(q, &tree), hex);
 	return err_set(e, ERR_IO, "tree %s: malformed entry at byte %zu", hex,
-		       (size_t)(p - body->ptr));
+		       tree_iter_offset(&it));
 }
 
 /* Reads every tree of the level q (and fills *next). */
-static int read_level(struct analysis *a, struct cat *c, struct qent *q,
+static int read_level(struct analysis *a, struct catfile *c, struct qent *q,
 		      struct qent **next, struct err *e)
 {
-	struct buf req = BUF_INIT(OUT_MAX), body = BUF_INIT(BUF_MAX_DEFAULT);
+	struct buf body = BUF_INIT(BUF_MAX_DEFAULT);
 	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
 	struct qent *s = q, *r = q;
 	size_t ahead = 0;
@@ -318,24 +258,17 @@ static int read_level(struct analysis *a, struct cat *c, struct qent *q,
 	int rc = 0;
 
 	while (rc == 0 && r) {
-		buf_reset(&req);
-		for (; s && ahead < AHEAD; s = s->hh.next, ahead++) {
-			oid_hex(key_oid(s, &id), hex);
-			buf_printf(&req, "%s\n", hex);
-		}
-		if (req.len && write_all(c, &req, e) < 0) {
-			rc = -1;
+		for (; rc == 0 && s && ahead < AHEAD; s = s->hh.next, ahead++)
+			rc = catfile_ask(c, "contents", oid_hex(key_oid(s, &id), hex), e);
+		if (rc < 0)
 			break;
-		}
-		oid_hex(key_oid(r, &id), hex);
-		rc = cat_read(c, hex, &body, e);
+		rc = cat_read(c, key_oid(r, &id), &body, e);
 		if (rc == 0)
 			rc = parse_tree(a, r, &body, next, &path, e);
 		a->trees_read++;
 		r = r->hh.next;
 		ahead--;
 	}
-	buf_release(&req);
 	buf_release(&body);
 	buf_release(&path);
 	return rc;
@@ -343,39 +276,23 @@ static int read_level(struct analysis *a, struct cat *c, struct qent *q,
 
 static int walk_trees(struct analysis *a, struct qent **level, struct err *e)
 {
-	struct gitargv args = GITARGV_INIT;
-	struct cat c = { -1, -1, -1, NULL, NULL, 0 };
+	struct catfile *c;
 	struct qent *next = NULL;
 	struct err quiet = ERR_INIT;	/* after an error, e keeps the first */
-	int from, rc, status;
+	int rc;
 
-	gitargv_push(&args, "cat-file");
-	gitargv_push(&args, "--batch");
-	rc = gitcmd_spawn_piped(&c.pid, a->repo, &args, &c.to, &from, &c.errfd, e);
-	gitargv_clear(&args);
-	if (rc < 0)
+	if (catfile_start(&c, a->repo, NULL, e) < 0)
 		return -1;
-	pipe_widen(from);
-	c.from = fdopen(from, "r");
-	if (!c.from) {
-		close(from);
-		rc = err_errno(e, ERR_IO, "fdopen");
-	}
+	rc = 0;
 	while (rc == 0 && *level) {
-		rc = read_level(a, &c, *level, &next, e);
+		rc = read_level(a, c, *level, &next, e);
 		queue_free(level);
 		*level = next;
 		next = NULL;
 	}
 	queue_free(&next);
-	close(c.to);
-	if (c.from)
-		fclose(c.from);
-	status = gitcmd_wait(c.pid, rc < 0 ? &quiet : e);
-	if (rc == 0 && status != 0)
-		rc = status < 0 ? -1 : cat_fail(&c, "it failed", e);
-	close(c.errfd);
-	free(c.line);
+	if (catfile_close(c, rc < 0 ? &quiet : e) < 0)
+		rc = -1;
 	return rc;
 }
 

@@ -42,7 +42,6 @@ static void format_ref_map(struct rw *rw, struct buf *out, uint64_t *nrefs,
 	struct branch *b, *bt;
 	struct tag_ent *t;
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
-	char h1[OID_HEX + 1], h2[OID_HEX + 1];
 
 	HASH_ITER(hh, rw->branches, b, bt)
 		if (!oid_is_null(&b->tip))
@@ -56,8 +55,7 @@ static void format_ref_map(struct rw *rw, struct buf *out, uint64_t *nrefs,
 	HASH_SORT(all, ref_by_name);
 	*nrefs = *nchanged = 0;
 	HASH_ITER(hh, all, r, tmp) {
-		buf_printf(out, "%s %s %s\n", oid_hex(&r->old, h1),
-			   oid_hex(&r->new, h2), r->name);
+		refmap_line_format(out, &r->old, &r->new, r->name);
 		(*nrefs)++;
 		*nchanged += !oid_eq(&r->old, &r->new);
 		HASH_DEL(all, r);
@@ -75,13 +73,11 @@ static int mark_by_num(struct mark_ent *a, struct mark_ent *b)
 static void format_marks(struct rw *rw, struct buf *out)
 {
 	struct mark_ent *m, *tmp;
-	char hex[OID_HEX + 1];
 
 	HASH_SORT(rw->marks, mark_by_num);
 	HASH_ITER(hh, rw->marks, m, tmp)
 		if (m->bm.declared) /* a blob only ever converted never went out */
-			buf_printf(out, ":%llu %s\n", (unsigned long long)m->mark,
-			   oid_hex(&m->oid, hex));
+			marks_line_format(out, m->mark, &m->oid);
 }
 
 static const char *out_path(const struct rw *rw, int i)

@@ -1,9 +1,10 @@
 /*
  * git.h - git plumbing, the contract of rewrite/git/: object ids and
  * hashing (oid.c), child processes (gitcmd.c, the only code that starts
- * one), object reading (odb.c), commit-map files
- * (maps.c), and in-memory trees with their ids (tree.c). Nothing here
- * knows the stream or the rules.
+ * one), the git cat-file client (catfile.c), object reading (odb.c,
+ * pack.c), commit-map, marks and ref-map files (maps.c), and in-memory
+ * trees with their ids and raw tree objects (tree.c). Nothing here knows
+ * the stream or the rules.
  */
 #ifndef MIGRATE_GIT_H
 #define MIGRATE_GIT_H
@@ -214,6 +215,40 @@ void gitrefs_free(struct gitrefs *r);
 const struct gitref *gitrefs_find(const struct gitrefs *r, const char *name);
 
 /*
+ * catfile.c: one `git -C dir cat-file --batch-command` child, the one
+ * client of that protocol. Requests are buffered and answered in order,
+ * so a caller may write many ahead of the answers it reads and git and
+ * migrate work at once (what is ahead must stay under the pipe's 64 KiB:
+ * a request that waits for git while git waits for its answers to be
+ * read is a deadlock). A failure's message names the repository, says
+ * what went wrong with git's own words, then hint (may be NULL; borrowed
+ * for the client's life). After an error the client is of no more use
+ * but to be closed.
+ */
+struct catfile;
+/* Starts the child: 0, or -1 with e set and nothing left. */
+int catfile_start(struct catfile **out, const char *dir, const char *hint,
+		  struct err *e);
+/* Writes the request "<cmd> <name>" (cmd: "contents" or "info"), sent
+ * when an answer is read: 0 or -1. */
+int catfile_ask(struct catfile *c, const char *cmd, const char *name,
+		struct err *e);
+/* The next answer's header: 1 with *type, *oid, *size; 0 when the name
+ * is missing or ambiguous; -1 with e set (ERR_USAGE for a sha256
+ * repository). A "contents" answer is followed by its body, read whole
+ * with catfile_body or in pieces with catfile_read before the next
+ * header. */
+int catfile_header(struct catfile *c, enum obj_type *type, struct oid *oid,
+		   uint64_t *size, struct err *e);
+/* The body into body (up to its max): 0 or -1. */
+int catfile_body(struct catfile *c, struct buf *body, struct err *e);
+/* Up to cap bytes of the body: their number, 0 at its end, -1. */
+ssize_t catfile_read(struct catfile *c, void *dst, size_t cap, struct err *e);
+/* Ends the child (its stdin closed) and frees c: 0, or -1 with e set when
+ * git failed (e NULL: not asked). NULL is fine. */
+int catfile_close(struct catfile *c, struct err *e);
+
+/*
  * odb.c: reading objects from a git repository through one long-lived
  * `git cat-file --batch-command` process (started on first use).
  */
@@ -334,6 +369,10 @@ int packw_write(struct packw *w, const void *p, size_t n, struct err *e);
 int packw_finish(struct packw *w, const struct oid *id, struct err *e);
 int packw_commit(struct packw *w, struct buf *name, struct err *e);
 void packw_free(struct packw *w);
+/* Whether name (an entry of objects/pack) is one of packw's temp files,
+ * "tmp_migrate_pack_XXXXXX" or "tmp_migrate_idx_XXXXXX": one a run that
+ * ended did not commit. */
+int packw_is_temp(const char *name);
 
 /*
  * odb.c: a native reader of db's objects of its own, for another thread (one
@@ -402,6 +441,27 @@ size_t cmap_each_from(const struct cmap *m, size_t from,
  * except BFG's, sorted by old). */
 int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
 
+/*
+ * maps.c too: the lines of the two other files a run leaves and reads
+ * back, written and read here only. A marks file is ":<mark> <id>" lines
+ * (as git fast-import --export-marks writes it); a ref map "<old> <new>
+ * <ref>" lines, old 40 zeros for a ref the input did not have, new 40
+ * zeros for a ref deleted.
+ */
+void marks_line_format(struct buf *out, uint64_t mark, const struct oid *id);
+/* One line without its newline: 0 with *mark and *id, or -1. */
+int marks_line_parse(const char *line, size_t len, uint64_t *mark,
+		     struct oid *id);
+struct refmap_line {
+	struct oid old, new;
+	const char *ref;	/* into the line parsed, not NUL-terminated */
+	size_t ref_len;		/* at least 1 */
+};
+void refmap_line_format(struct buf *out, const struct oid *old,
+			const struct oid *new, const char *ref);
+/* One line without its newline: 0 with *r, or -1. */
+int refmap_line_parse(const char *line, size_t len, struct refmap_line *r);
+
 
 /*
  * tree.c: the per-commit tree state fast-import keeps, copied so that
@@ -425,6 +485,67 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out);
 static inline int tree_mode_is_dir(uint32_t mode)
 {
 	return (mode & 0170000u) == TREE_MODE_DIR;
+}
+
+/*
+ * The entries of a raw tree object ("<octal mode> <name>\0<20-byte id>",
+ * repeated), read in place: the one reader of that format. An entry is
+ * malformed when its mode is empty, has a digit that is not octal or is
+ * above 07777777, its name is empty, or the object ends inside it.
+ */
+struct tree_iter {
+	const char *start, *p, *end;
+};
+struct tree_item {
+	uint32_t mode;
+	const char *name;	/* into the body, not NUL-terminated */
+	size_t len;
+	struct oid oid;
+};
+static inline void tree_iter_init(struct tree_iter *it, const void *body, size_t len)
+{
+	it->start = it->p = body;
+	it->end = it->p + len;
+}
+
+/* 1 with *item filled, 0 at the end, -1 on a malformed entry
+ * (tree_iter_offset then says at which byte). Inline: migrate analyze
+ * reads millions of entries (git 2008: a call each cost it 4% of its
+ * instructions). */
+static inline int tree_iter_next(struct tree_iter *it, struct tree_item *item)
+{
+	const char *p = it->p, *end = it->end, *sp, *nul;
+	uint32_t mode = 0;
+
+	if (p == end)
+		return 0;
+	sp = memchr(p, ' ', (size_t)(end - p));
+	nul = sp ? memchr(sp, '\0', (size_t)(end - sp)) : NULL;
+	if (!sp || sp == p || !nul || nul == sp + 1 ||
+	    (size_t)(end - nul) < 1 + OID_RAW)
+		return -1;
+	/* octal digits only: any other byte means a corrupt object, and a
+	 * mode guessed from it would change the ids computed from it */
+	for (; p < sp; p++) {
+		if (*p < '0' || *p > '7' || mode > 0777777) {
+			it->p = p;
+			return -1;
+		}
+		mode = mode * 8 + (uint32_t)(*p - '0');
+	}
+	item->mode = mode;
+	item->name = sp + 1;
+	item->len = (size_t)(nul - sp - 1);
+	memcpy(item->oid.hash, nul + 1, OID_RAW);
+	it->p = nul + 1 + OID_RAW;
+	return 1;
+}
+
+/* The byte of the body reached: the next entry, or where a malformed one
+ * went wrong. */
+static inline size_t tree_iter_offset(const struct tree_iter *it)
+{
+	return (size_t)(it->p - it->start);
 }
 
 struct tree_state;

@@ -1,4 +1,5 @@
-/* maps.c - commit map storage and formats, atomic writes. */
+/* maps.c - commit map storage and formats, atomic writes; the lines of
+ * the marks file and the ref map. */
 #include "git.h"
 
 #include <errno.h>
@@ -192,3 +193,42 @@ int cmap_format(const struct cmap *m, enum cmap_format fmt, struct buf *out)
 	return ret;
 }
 
+
+void marks_line_format(struct buf *out, uint64_t mark, const struct oid *id)
+{
+	char hex[OID_HEX + 1];
+
+	buf_printf(out, ":%llu %s\n", (unsigned long long)mark, oid_hex(id, hex));
+}
+
+int marks_line_parse(const char *line, size_t len, uint64_t *mark,
+		     struct oid *id)
+{
+	const char *sp = memchr(line, ' ', len);
+
+	if (len < 2 || line[0] != ':' || !sp || line + len - sp - 1 != OID_HEX)
+		return -1;
+	if (parse_u64(line + 1, (size_t)(sp - line - 1), UINT64_MAX, mark) < 0)
+		return -1;
+	return oid_from_hex(id, sp + 1, OID_HEX);
+}
+
+void refmap_line_format(struct buf *out, const struct oid *old,
+			const struct oid *new, const char *ref)
+{
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
+
+	buf_printf(out, "%s %s %s\n", oid_hex(old, h1), oid_hex(new, h2), ref);
+}
+
+int refmap_line_parse(const char *line, size_t len, struct refmap_line *r)
+{
+	if (len < 2 * OID_HEX + 3 || line[OID_HEX] != ' ' ||
+	    line[2 * OID_HEX + 1] != ' ' ||
+	    oid_from_hex(&r->old, line, OID_HEX) < 0 ||
+	    oid_from_hex(&r->new, line + OID_HEX + 1, OID_HEX) < 0)
+		return -1;
+	r->ref = line + 2 * OID_HEX + 2;
+	r->ref_len = len - 2 * OID_HEX - 2;
+	return 0;
+}

@@ -14,42 +14,17 @@ const struct oid oid_empty_tree = { {
 
 char *oid_hex(const struct oid *o, char *out)
 {
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < OID_RAW; i++) {
-		out[2 * i] = digits[o->hash[i] >> 4];
-		out[2 * i + 1] = digits[o->hash[i] & 15];
-	}
-	out[OID_HEX] = '\0';
+	hex_encode(o->hash, OID_RAW, out);
 	return out;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int oid_from_hex(struct oid *o, const char *hex, size_t len)
 {
 	struct oid tmp;
-	size_t i;
 
-	if (len != OID_HEX)
+	if (len != OID_HEX || hex_decode(hex, OID_RAW, tmp.hash) < 0)
 		return -1;
-	for (i = 0; i < OID_RAW; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		tmp.hash[i] = (unsigned char)(hi << 4 | lo);
-	}
-	*o = tmp;
+	*o = tmp;	/* untouched on failure */
 	return 0;
 }
 

@@ -54,6 +54,18 @@ static int pack_out(struct packw *w, const void *p, size_t n, int entry,
 	return write_all(w->fd, p, n, w->tmp_pack, e);
 }
 
+/* The temp files' names: the prefix, then mkstemp's six characters. */
+#define TMP_PACK "tmp_migrate_pack_"
+#define TMP_IDX "tmp_migrate_idx_"
+
+int packw_is_temp(const char *name)
+{
+	return (!strncmp(name, TMP_PACK, strlen(TMP_PACK)) &&
+		file_is_mkstemp_tail(name + strlen(TMP_PACK))) ||
+	       (!strncmp(name, TMP_IDX, strlen(TMP_IDX)) &&
+		file_is_mkstemp_tail(name + strlen(TMP_IDX)));
+}
+
 static int tmp_file(char **path, const char *dir, const char *prefix,
 		    struct err *e)
 {
@@ -97,7 +109,7 @@ int packw_begin(struct packw **out, const char *objects_dir, uint64_t size,
 		return err_set(e, ERR_IO, "zlib: cannot start a stream");
 	}
 	w->z_live = 1;
-	w->fd = tmp_file(&w->tmp_pack, w->dir, "tmp_migrate_pack_", e);
+	w->fd = tmp_file(&w->tmp_pack, w->dir, TMP_PACK, e);
 	if (w->fd < 0) {
 		packw_free(w);
 		return -1;
@@ -201,7 +213,7 @@ static int write_idx(struct packw *w, const struct oid *id, struct err *e)
 	EVP_DigestUpdate(w->sha, idx, (size_t)(p - idx));
 	EVP_DigestFinal_ex(w->sha, p, &n);
 	p += OID_RAW;
-	fd = tmp_file(&w->tmp_idx, w->dir, "tmp_migrate_idx_", e);
+	fd = tmp_file(&w->tmp_idx, w->dir, TMP_IDX, e);
 	if (fd < 0)
 		return -1;
 	rc = write_all(fd, idx, (size_t)(p - idx), w->tmp_idx, e);

@@ -343,28 +343,23 @@ static struct tentry *node_append(struct tree_state *ts, struct tnode *t)
 static int parse_tree_body(struct tree_state *ts, struct tnode *t,
 			   const struct buf *body, struct err *e)
 {
-	const char *p = body->ptr, *end = body->ptr + body->len;
+	struct tree_iter it;
+	struct tree_item item;
+	int r;
 
-	while (p < end) {
-		const char *sp = memchr(p, ' ', (size_t)(end - p));
-		const char *nul = sp ? memchr(sp, '\0', (size_t)(end - sp)) : NULL;
-		uint32_t mode = 0;
-		struct tentry *en;
-		const char *q;
+	tree_iter_init(&it, body->ptr, body->len);
+	while ((r = tree_iter_next(&it, &item)) > 0) {
+		struct tentry *en = node_append(ts, t);
 
-		if (!sp || !nul || end - nul < 1 + OID_RAW)
-			return err_set(e, ERR_IO, "tree %s: malformed object",
-				       oid_hex(&t->oid, (char[OID_HEX + 1]){ 0 }));
-		for (q = p; q < sp; q++)
-			mode = mode * 8 + (uint32_t)(*q - '0');
-		en = node_append(ts, t);
-		en->name = intern(ts, sp + 1, (size_t)(nul - sp - 1));
-		en->len = (uint32_t)(nul - sp - 1);
-		en->mode = mode;
-		memcpy(en->oid.hash, nul + 1, OID_RAW);
-		en->sub = tree_mode_is_dir(mode) ? tree_from_oid(ts, &en->oid) : NULL;
-		p = nul + 1 + OID_RAW;
+		en->name = intern(ts, item.name, item.len);
+		en->len = (uint32_t)item.len;
+		en->mode = item.mode;
+		en->oid = item.oid;
+		en->sub = tree_mode_is_dir(item.mode) ? tree_from_oid(ts, &en->oid) : NULL;
 	}
+	if (r < 0)
+		return err_set(e, ERR_IO, "tree %s: malformed object",
+			       oid_hex(&t->oid, (char[OID_HEX + 1]){ 0 }));
 	return 0;
 }
 

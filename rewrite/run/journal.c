@@ -1,6 +1,8 @@
 /* journal.c - the lock, the journal and the recovery of `migrate run`. */
 #include "run.h"
 
+#include "../../pointerize/pointerize.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -490,59 +492,10 @@ int remove_tree(const char *dir)
 	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
 
-/* Whether s, from its start, is n characters of mkstemp's alphabet and
- * nothing more. */
-static int is_mkstemp_tail(const char *s, size_t n)
-{
-	return strlen(s) == n && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					   "abcdefghijklmnopqrstuvwxyz0123456789") == n;
-}
-
-/* "<name>.tmp-XXXXXX": file_write_prepare's names. */
-static int is_atomic_tmp(const char *name)
-{
-	const char *t = strstr(name, ".tmp-");
-
-	while (t && strstr(t + 1, ".tmp-"))
-		t = strstr(t + 1, ".tmp-");
-	return t && t != name && is_mkstemp_tail(t + 5, 6);
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 	return n > k && !strcmp(s + n - k, suffix);
-}
-
-/* Digits up to c; where they end (past c), or NULL. */
-static const char *digits_then(const char *s, int c)
-{
-	size_t n = strspn(s, "0123456789");
-
-	return n && s[n] == c ? s + n + 1 : NULL;
-}
-
-/* "put-<pid>-<seq>-<ns>" of store.c, whose process is gone. */
-static int is_dead_put(const char *name)
-{
-	const char *seq, *ns;
-	long pid;
-
-	if (strncmp(name, "put-", 4) || !(seq = digits_then(name + 4, '-')) ||
-	    !(ns = digits_then(seq, '-')) || !digits_then(ns, '\0'))
-		return 0;
-	pid = strtol(name + 4, NULL, 10);
-	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 &&
-	       errno == ESRCH;
-}
-
-/* "tmp_migrate_pack_XXXXXX", "tmp_migrate_idx_XXXXXX": packw.c's. */
-static int is_packw_tmp(const char *name)
-{
-	return (!strncmp(name, "tmp_migrate_pack_", 17) &&
-		is_mkstemp_tail(name + 17, 6)) ||
-	       (!strncmp(name, "tmp_migrate_idx_", 16) &&
-		is_mkstemp_tail(name + 16, 6));
 }
 
 /* A folder of the repository's own, for clean-up: NULL when it is not
@@ -570,7 +523,7 @@ size_t import_keeps_clean(const char *packdir)
 	if (!(d = open_own_dir(packdir)))
 		return 0;
 	while ((de = readdir(d))) {
-		if (is_packw_tmp(de->d_name)) {
+		if (packw_is_temp(de->d_name)) {
 			n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 			continue;
 		}
@@ -603,7 +556,7 @@ size_t state_clean(const char *state, const char *store)
 				if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
 					n++;
 				free(p);
-			} else if (is_atomic_tmp(de->d_name) ||
+			} else if (file_is_temp(de->d_name) ||
 				   ends_with(de->d_name, ".new") ||
 				   ends_with(de->d_name, ".prev")) {
 				n += unlinkat(dirfd(d), de->d_name, 0) == 0;
@@ -614,7 +567,7 @@ size_t state_clean(const char *state, const char *store)
 	p = path2(store, "tmp", "");
 	if ((d = open_own_dir(p))) {
 		while ((de = readdir(d)))
-			if (is_dead_put(de->d_name))
+			if (ptr_put_is_dead_temp(de->d_name))
 				n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 		closedir(d);
 	}

@@ -22,37 +22,39 @@ static int store_used(const struct run *r)
 static void reset_refs_table(struct buf *out, const struct buf *refmap)
 {
 	const char *line, *nl;
+	struct refmap_line l;
+	char h1[OID_HEX + 1], h2[OID_HEX + 1];
 
 	buf_adds(out, "| ref | old | new |\n|---|---|---|\n");
 	for (line = refmap->ptr; (nl = strchr(line, '\n')); line = nl + 1) {
-		if (nl - line < 2 * OID_HEX + 3)
+		if (refmap_line_parse(line, (size_t)(nl - line), &l) < 0)
 			continue;
-		int old_null = !strncmp(line, "0000000000000000000000000000000000000000", OID_HEX);
-		int new_null = !strncmp(line + OID_HEX + 1, "0000000000000000000000000000000000000000", OID_HEX);
-		buf_printf(out, "| `%.*s` | %s%.*s%s | %s%.*s%s |\n",
-			   (int)(nl - line - 2 * OID_HEX - 2), line + 2 * OID_HEX + 2,
-			   old_null ? "(none)" : "`", old_null ? 0 : OID_HEX, line,
-			   old_null ? "" : "`", new_null ? "(deleted)" : "`",
-			   new_null ? 0 : OID_HEX, line + OID_HEX + 1,
-			   new_null ? "" : "`");
+		buf_printf(out, "| `%.*s` |", (int)l.ref_len, l.ref);
+		if (oid_is_null(&l.old))
+			buf_adds(out, " (none) |");
+		else
+			buf_printf(out, " `%s` |", oid_hex(&l.old, h1));
+		if (oid_is_null(&l.new))
+			buf_adds(out, " (deleted) |\n");
+		else
+			buf_printf(out, " `%s` |\n", oid_hex(&l.new, h2));
 	}
 }
 
 static void reset_branch_commands(struct buf *out, const struct buf *refmap)
 {
-	const char *line, *nl, *name;
+	const char *line, *nl;
+	struct refmap_line l;
 	size_t n = 0;
 
 	for (line = refmap->ptr; (nl = strchr(line, '\n')); line = nl + 1) {
-		if (nl - line < 2 * OID_HEX + 3)
-			continue;
-		name = line + 2 * OID_HEX + 2;
-		if (strncmp(name, "refs/heads/", 11) || !strncmp(line + OID_HEX + 1,
-		    "0000000000000000000000000000000000000000", OID_HEX))
+		if (refmap_line_parse(line, (size_t)(nl - line), &l) < 0 ||
+		    l.ref_len < 11 || strncmp(l.ref, "refs/heads/", 11) ||
+		    oid_is_null(&l.new))
 			continue;
 		buf_printf(out, "    git checkout %.*s && git reset --hard origin/%.*s\n",
-			   (int)(nl - name - 11), name + 11, (int)(nl - name - 11),
-			   name + 11);
+			   (int)(l.ref_len - 11), l.ref + 11, (int)(l.ref_len - 11),
+			   l.ref + 11);
 		n++;
 	}
 	if (!n)

@@ -29,18 +29,6 @@ static int by_mark(const void *a, const void *b)
 	return x->mark < y->mark ? -1 : x->mark > y->mark;
 }
 
-/* One marks line, ":<mark> <40 hex>". */
-static int mark_parse(struct mark_id *m, const char *line, size_t len)
-{
-	const char *sp = memchr(line, ' ', len);
-
-	if (len < 2 || line[0] != ':' || !sp || line + len - sp - 1 != OID_HEX)
-		return -1;
-	if (parse_u64(line + 1, (size_t)(sp - line - 1), UINT64_MAX, &m->mark) < 0)
-		return -1;
-	return oid_from_hex(&m->id, sp + 1, OID_HEX);
-}
-
 /* Loads a marks file, sorted by mark. A missing file is an error: both
  * sides of the check must have written one. */
 static int marks_load(struct marks *m, const char *path, struct err *e)
@@ -58,10 +46,13 @@ static int marks_load(struct marks *m, const char *path, struct err *e)
 		lineno++;
 		if (m->n == alloc)
 			m->v = xrealloc(m->v, (alloc *= 2) * sizeof(*m->v));
-		if (mark_parse(&m->v[m->n++], line, (size_t)(nl - line)) < 0)
+		if (marks_line_parse(line, (size_t)(nl - line), &m->v[m->n].mark,
+				     &m->v[m->n].id) < 0)
 			r = err_set(e, ERR_IO, "verification failed: %s:%zu: not a "
 				    "marks line: '%.*s'", path, lineno,
 				    (int)(nl - line), line);
+		else
+			m->n++;
 	}
 	buf_release(&text);
 	qsort(m->v, m->n, sizeof(*m->v), by_mark);
@@ -154,27 +145,27 @@ static int map_compare(const struct marks *theirs, const char *map_path,
 	return r;
 }
 
-/* One ref-map line "<old> <new> <ref>" against the target's refs. */
-static int refmap_line(const struct gitrefs *refs, const char *line,
-		       size_t len, const char *path, struct err *e)
+/* One ref-map line against the target's refs. */
+static int refmap_check(const struct gitrefs *refs, const char *line,
+			size_t len, const char *path, struct err *e)
 {
 	const struct gitref *g;
-	struct oid new;
-	char name[4096], hex[OID_HEX + 1];
+	struct refmap_line l;
+	char *name, h1[OID_HEX + 1], h2[OID_HEX + 1];
+	int r = 0;
 
-	if (len < 2 * OID_HEX + 3 || len - 2 * OID_HEX - 2 >= sizeof(name) ||
-	    oid_from_hex(&new, line + OID_HEX + 1, OID_HEX) < 0)
+	if (refmap_line_parse(line, len, &l) < 0)
 		return err_set(e, ERR_IO, "verification failed: %s: not a ref-map "
 			       "line: '%.*s'", path, (int)len, line);
-	memcpy(name, line + 2 * OID_HEX + 2, len - 2 * OID_HEX - 2);
-	name[len - 2 * OID_HEX - 2] = '\0';
+	name = xmemdup(l.ref, l.ref_len);
 	g = gitrefs_find(refs, name);
-	if (oid_is_null(&new) ? g == NULL : (g && oid_eq(&g->id, &new)))
-		return 0;
-	return err_set(e, ERR_IO, "verification failed: %s is %s in the "
-		       "repository but %.40s in the ref map %s", name,
-		       g ? oid_hex(&g->id, hex) : "missing",
-		       line + OID_HEX + 1, path);
+	if (!(oid_is_null(&l.new) ? g == NULL : (g && oid_eq(&g->id, &l.new))))
+		r = err_set(e, ERR_IO, "verification failed: %s is %s in the "
+			    "repository but %s in the ref map %s", name,
+			    g ? oid_hex(&g->id, h1) : "missing",
+			    oid_hex(&l.new, h2), path);
+	free(name);
+	return r;
 }
 
 /* A stream's `commit HEAD` (a detached HEAD) is checked against HEAD:
@@ -211,7 +202,7 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
 	if (r > 0)
 		add_head(&refs, dir);
 	for (line = text.ptr; r > 0 && (nl = strchr(line, '\n')); line = nl + 1)
-		if (refmap_line(&refs, line, (size_t)(nl - line), path, e) < 0)
+		if (refmap_check(&refs, line, (size_t)(nl - line), path, e) < 0)
 			r = -1;
 	gitrefs_free(&refs);
 	buf_release(&text);

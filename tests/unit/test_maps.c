@@ -85,6 +85,62 @@ static void test_load_roundtrip_and_errors(void **state)
 	cmap_free(m);
 }
 
+/* The marks file and the ref map: what is written reads back, and the
+ * lines that are not one are refused. */
+static void test_marks_and_ref_map_lines(void **state)
+{
+	static const char *bad_marks[] = {
+		"", ":", ":1", "1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		": aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		":x aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		":1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		":1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		":1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz",
+		":18446744073709551616 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	static const char *bad_refs[] = {
+		"",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb ",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb x",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,x",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaz bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb x",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbz x",
+	};
+	struct buf out = BUF_INIT(BUF_MAX_DEFAULT);
+	struct refmap_line l;
+	struct oid a, b, id;
+	uint64_t mark;
+	size_t i;
+
+	(void)state;
+	oid_n(&a, 0xaa);
+	oid_n(&b, 0xbb);
+	marks_line_format(&out, 18446744073709551615ull, &a);
+	assert_string_equal(out.ptr,
+		":18446744073709551615 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+	assert_int_equal(marks_line_parse(out.ptr, out.len - 1, &mark, &id), 0);
+	assert_true(mark == 18446744073709551615ull);
+	assert_true(oid_eq(&id, &a));
+	for (i = 0; i < sizeof(bad_marks) / sizeof(bad_marks[0]); i++)
+		assert_int_equal(marks_line_parse(bad_marks[i], strlen(bad_marks[i]),
+						  &mark, &id), -1);
+
+	buf_reset(&out);
+	refmap_line_format(&out, &oid_null, &b, "refs/heads/a b");
+	assert_string_equal(out.ptr, "0000000000000000000000000000000000000000 "
+			    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb refs/heads/a b\n");
+	assert_int_equal(refmap_line_parse(out.ptr, out.len - 1, &l), 0);
+	assert_true(oid_is_null(&l.old));
+	assert_true(oid_eq(&l.new, &b));
+	assert_int_equal(l.ref_len, 14);
+	assert_memory_equal(l.ref, "refs/heads/a b", 14);
+	for (i = 0; i < sizeof(bad_refs) / sizeof(bad_refs[0]); i++)
+		assert_int_equal(refmap_line_parse(bad_refs[i], strlen(bad_refs[i]),
+						   &l), -1);
+	buf_release(&out);
+}
+
 static void test_atomic(void **state)
 {
 	struct buf data = BUF_INIT(BUF_MAX_DEFAULT);
@@ -98,6 +154,14 @@ static void test_atomic(void **state)
 	write_file(path, "old\n");
 	buf_adds(&data, "new\n");
 	assert_int_equal(file_write_prepare(path, &data, &tmp, &e), 0);
+	/* the temp name is one the journal's clean-up knows, and only such */
+	assert_true(file_is_temp(strrchr(tmp, '/') + 1));
+	assert_false(file_is_temp("out"));
+	assert_false(file_is_temp(".tmp-abcdef"));	/* no name before it */
+	assert_false(file_is_temp("out.tmp-abcde"));
+	assert_false(file_is_temp("out.tmp-abcdefg"));
+	assert_false(file_is_temp("out.tmp-abc-ef"));
+	assert_true(file_is_temp("out.tmp-x.tmp-Ab0Cd9"));
 	/* until committed, the old file is intact */
 	f = fopen(path, "r");
 	assert_non_null(fgets(line, sizeof(line), f));
@@ -135,6 +199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_load_roundtrip_and_errors),
+		cmocka_unit_test(test_marks_and_ref_map_lines),
 		cmocka_unit_test(test_atomic),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -5,6 +5,7 @@
  * an OFS_DELTA and a REF_DELTA on it) with its corruptions; and the
  * writer of one-blob packs (packw.c), read back.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -421,6 +422,22 @@ static void test_pack_read(void **state)
 
 /* packw.c: a pack of one blob, read back by the reader, and what is left
  * of one not committed */
+/* The entries of <objects>/pack that packw_is_temp takes. */
+static int count_temps(const char *objects)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/pack", objects);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)))
+		n += packw_is_temp(de->d_name);
+	closedir(d);
+	return n;
+}
+
 static void test_packw(void **state)
 {
 	struct buf body = BUF_INIT(1 << 22), name = BUF_INIT(4096);
@@ -471,6 +488,8 @@ static void test_packw(void **state)
 	/* short of its size: no finish; not committed: no file stays */
 	assert_int_equal(packw_begin(&w, tmpl, n, 1, &e), 0);
 	assert_int_equal(packw_write(w, data, 10, &e), 0);
+	/* its temp file is one the journal's clean-up knows */
+	assert_int_equal(count_temps(tmpl), 1);
 	assert_int_equal(packw_finish(w, &id, &e), -1);
 	assert_non_null(strstr(e.msg, "10 bytes of a blob of 300001"));
 	packw_free(w);
@@ -480,6 +499,11 @@ static void test_packw(void **state)
 	packw_free(w);
 	snprintf(path, sizeof(path), "test $(ls '%s/pack' | wc -l) = 2", tmpl);
 	assert_int_equal(system(path), 0);	/* the committed .pack and .idx */
+	assert_int_equal(count_temps(tmpl), 0);
+	assert_true(packw_is_temp("tmp_migrate_idx_Ab0Cd9"));
+	assert_false(packw_is_temp("tmp_migrate_idx_Ab0Cd"));
+	assert_false(packw_is_temp("tmp_migrate_pack_Ab0Cd9.pack"));
+	assert_false(packw_is_temp("tmp_pack_Ab0Cd9"));	/* git's own */
 
 	free(data);
 	obj_hash_free(h);

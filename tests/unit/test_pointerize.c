@@ -2,6 +2,7 @@
  * test_pointerize.c - LFS pointers, pointer recognition, the object store
  * and git-annex keys (docs/FORMATS.md §7, §8).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -522,6 +524,50 @@ static void test_put_existing_not_a_file(void **state)
 	ptr_store_free(s);
 }
 
+/* The entries of <store>/tmp that ptr_put_is_dead_temp takes; with one
+ * at least. */
+static int dead_temps(const char *store)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d;
+	int n = 0, seen = 0;
+
+	snprintf(path, sizeof(path), "%s/tmp", store);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d))) {
+		seen += !strncmp(de->d_name, "put-", 4);
+		n += ptr_put_is_dead_temp(de->d_name);
+	}
+	closedir(d);
+	assert_true(seen > 0);
+	return n;
+}
+
+/* A put's temp name is the clean-up's once its process has ended. */
+static void test_put_dead_temp(void **state)
+{
+	char name[64];
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	snprintf(name, sizeof(name), "put-%ld-3-12345", (long)pid);
+	assert_true(ptr_put_is_dead_temp(name));
+	snprintf(name, sizeof(name), "put-%ld-3-", (long)pid);
+	assert_false(ptr_put_is_dead_temp(name));
+	snprintf(name, sizeof(name), "put-%ld-x-1", (long)pid);
+	assert_false(ptr_put_is_dead_temp(name));
+	snprintf(name, sizeof(name), "put-%ld-3-1.tmp", (long)pid);
+	assert_false(ptr_put_is_dead_temp(name));
+	snprintf(name, sizeof(name), "put-%ld-3-1", (long)getpid());
+	assert_false(ptr_put_is_dead_temp(name));
+}
+
 static void test_put_abort_leaves_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -534,6 +580,8 @@ static void test_put_abort_leaves_nothing(void **state)
 	assert_int_equal(ptr_put_write(p, data, 3u << 20, &e), 0);
 	assert_int_equal(ptr_put_write(p, "tail", 4, &e), 0);
 	assert_int_equal(count_files(f->store), 1); /* the temp file */
+	/* ours, and this process lives: not for the clean-up */
+	assert_int_equal(dead_temps(f->store), 0);
 	ptr_put_abort(p);
 	assert_int_equal(count_files(f->store), 0);
 	ptr_put_abort(NULL);
@@ -1025,6 +1073,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_existing_wrong_size,
 						setup, teardown),
+		cmocka_unit_test(test_put_dead_temp),
 		cmocka_unit_test_setup_teardown(test_put_abort_leaves_nothing,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hash_only_writes_nothing,

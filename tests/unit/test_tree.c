@@ -374,6 +374,100 @@ static void test_loaded_big_directory(void **state)
 	tree_state_free(ts);
 }
 
+/* A loader that hands out the raw body in ctx, whatever id is asked. */
+static int load_body(void *ctx, const struct oid *id, struct buf *body,
+		     struct err *e)
+{
+	const struct buf *raw = ctx;
+
+	(void)id;
+	(void)e;
+	buf_reset(body);
+	assert_int_equal(buf_add(body, raw->ptr, raw->len), 0);
+	return 0;
+}
+
+/* Raw tree entries: the one reader (tree_iter) takes what git writes and
+ * refuses a mode that is not octal, an empty mode or name, a cut entry;
+ * the tree state refuses such a tree when it loads it. */
+static void test_raw_entries(void **state)
+{
+	static const struct {
+		const char *text;	/* "<mode> <name>", the id follows */
+		size_t bad_at;		/* (size_t)-1: well formed */
+	} cases[] = {
+		{ "100644 a", (size_t)-1 },
+		{ "40000 dir", (size_t)-1 },
+		{ "100844 a", 3 },	/* 8 is no octal digit */
+		{ "10064x a", 5 },
+		{ "-1 a", 0 },
+		{ " a", 0 },		/* no mode */
+		{ "100644 ", 0 },	/* no name */
+		{ "7777777 a", (size_t)-1 },	/* 07777777, the largest */
+		{ "77777777 a", 7 },	/* above it */
+	};
+	struct oid id, got;
+	struct err e = ERR_INIT;
+	struct tree_iter it;
+	struct tree_item item;
+	size_t i;
+
+	(void)state;
+	memset(id.hash, 0xab, OID_RAW);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf raw = BUF_INIT(BUF_MAX_DEFAULT);
+		struct tree_state *ts;
+		uint32_t mode;
+		int r;
+
+		/* a good entry first, so the bad one is not at byte 0 */
+		assert_int_equal(buf_add(&raw, "100644 0", 9), 0);
+		assert_int_equal(buf_add(&raw, id.hash, OID_RAW), 0);
+		assert_int_equal(buf_add(&raw, cases[i].text,
+					 strlen(cases[i].text) + 1), 0);
+		assert_int_equal(buf_add(&raw, id.hash, OID_RAW), 0);
+
+		tree_iter_init(&it, raw.ptr, raw.len);
+		assert_int_equal(tree_iter_next(&it, &item), 1);
+		assert_int_equal(item.mode, 0100644);
+		assert_int_equal(item.len, 1);
+		assert_memory_equal(item.name, "0", 1);
+		assert_true(oid_eq(&item.oid, &id));
+		r = tree_iter_next(&it, &item);
+		ts = tree_state_new(load_body, &raw);
+		memset(&got, 0, sizeof(got));
+		if (cases[i].bad_at == (size_t)-1) {
+			assert_int_equal(r, 1);
+			assert_true(oid_eq(&item.oid, &id));
+			assert_int_equal(tree_iter_next(&it, &item), 0);
+			assert_int_equal(tree_iter_offset(&it), raw.len);
+			assert_int_equal(tree_lookup(ts, tree_from_oid(ts, &id), "0", 1,
+						     &mode, &got, &e), 1);
+		} else {
+			assert_int_equal(r, -1);
+			assert_int_equal(tree_iter_offset(&it),
+					 9 + OID_RAW + cases[i].bad_at);
+			assert_int_equal(tree_lookup(ts, tree_from_oid(ts, &id), "0", 1,
+						     &mode, &got, &e), -1);
+			assert_non_null(strstr(e.msg, "malformed object"));
+			e = (struct err)ERR_INIT;
+		}
+		tree_state_free(ts);
+		buf_release(&raw);
+	}
+	/* cut inside the id */
+	{
+		/* room for a whole entry, so the compiler sees no overrun */
+		static const char cut[64] = "100644 a\0abc";
+
+		tree_iter_init(&it, cut, 12);
+		assert_int_equal(tree_iter_next(&it, &item), -1);
+		assert_int_equal(tree_iter_offset(&it), 0);
+		tree_iter_init(&it, cut, 0);
+		assert_int_equal(tree_iter_next(&it, &item), 0);
+	}
+}
+
 static void test_bad_paths(void **state)
 {
 	static const char *bad[] = { "a//b", "/a", "a/", "a/../b", ".", "a/./b" };
@@ -520,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_copy_directory_snapshot),
 		cmocka_unit_test(test_big_directory),
 		cmocka_unit_test(test_loaded_big_directory),
+		cmocka_unit_test(test_raw_entries),
 		cmocka_unit_test(test_bad_paths),
 		cmocka_unit_test(test_diff_against_walk),
 	};
