@@ -194,26 +194,12 @@ test_case "a ref moved by someone else while the run works" <<'EOF'
 M="$SCRATCH/moved"
 git clone -q --no-local "$R" "$M"
 git -C "$M" branch -q side origin/side
-mkdir -p "$SCRATCH/hooks"
-cat >"$SCRATCH/hooks/reference-transaction" <<HOOK
-#!/bin/sh
-case "\$(git rev-parse --absolute-git-dir)" in
-*/migrate/import.git) ;;
-*) exit 0 ;;
-esac
-[ "\$1" = committed ] || exit 0
-[ -e "$SCRATCH/moved.done" ] && exit 0
-: >"$SCRATCH/moved.done"
-unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE
-git -C "$M" commit-tree -p side -m 'made meanwhile' side^{tree} >"$SCRATCH/moved.commit"
-git -C "$M" update-ref refs/heads/side "\$(cat "$SCRATCH/moved.commit")"
-HOOK
-chmod +x "$SCRATCH/hooks/reference-transaction"
 refs_of "$M" >"$SCRATCH/m.refs"
-git config --global core.hooksPath "$SCRATCH/hooks"
+mid_run_hook "git -C '$M' commit-tree -p side -m 'made meanwhile' side^{tree} >'$SCRATCH/moved.commit'
+git -C '$M' update-ref refs/heads/side \$(cat '$SCRATCH/moved.commit')"
 rc=0
 "$MIGRATE" run -q --rules "$SCRATCH/rules" --repo "$M" --in-place 2>"$SCRATCH/err" || rc=$?
-git config --global --unset core.hooksPath
+no_hook
 [ -s "$SCRATCH/moved.commit" ] || die "the hook made no commit during the run"
 moved=$(cat "$SCRATCH/moved.commit")
 [ "$rc" = 3 ] || { cat "$SCRATCH/err" >&2; die "a ref moved during the run: exit $rc, not 3"; }

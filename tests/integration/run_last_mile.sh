@@ -43,31 +43,6 @@ git init -q "$W"
 git clone -q --bare "$W" "$SERVER"
 printf '*.bin lfs\n' >"$SCRATCH/rules"
 
-# mid_run_hook SCRIPT: core.hooksPath (the test's own global config) gets a
-# reference-transaction hook that runs SCRIPT once, when fast-import
-# commits a ref in the side repository of a run (<git-dir>/migrate/import.git).
-mid_run_hook() {
-	rm -rf "$SCRATCH/hooks" "$SCRATCH/hook.done"
-	mkdir -p "$SCRATCH/hooks"
-	cat >"$SCRATCH/hooks/reference-transaction" <<HOOK
-#!/bin/sh
-case "\$(git rev-parse --absolute-git-dir)" in
-*/migrate/import.git) ;;
-*) exit 0 ;;
-esac
-[ "\$1" = committed ] || exit 0
-[ -e "$SCRATCH/hook.done" ] && exit 0
-: >"$SCRATCH/hook.done"
-unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE
-$1
-HOOK
-	chmod +x "$SCRATCH/hooks/reference-transaction"
-	git config --global core.hooksPath "$SCRATCH/hooks"
-}
-no_hook() {
-	git config --global --unset core.hooksPath || true
-}
-
 test_case "--restart in an ordinary clone" <<'EOF'
 C="$SCRATCH/clone"
 git clone -q "file://$SERVER" "$C"

@@ -280,3 +280,30 @@ check_ids() {
 		--fastimport-marks "$3" --commit-map "$4" --ref-map "$5" \
 		--repo "$6" "${@:7}"
 }
+
+# mid_run_hook SCRIPT: core.hooksPath (the test's own global config) gets a
+# reference-transaction hook that runs the shell commands SCRIPT once,
+# when fast-import commits a ref in the side repository of a run
+# (<git-dir>/migrate/import.git): something done while a run works, with
+# no race. no_hook takes it away.
+mid_run_hook() {
+	rm -rf "$SCRATCH/hooks" "$SCRATCH/hook.done"
+	mkdir -p "$SCRATCH/hooks"
+	cat >"$SCRATCH/hooks/reference-transaction" <<HOOK
+#!/bin/sh
+case "\$(git rev-parse --absolute-git-dir)" in
+*/migrate/import.git) ;;
+*) exit 0 ;;
+esac
+[ "\$1" = committed ] || exit 0
+[ -e "$SCRATCH/hook.done" ] && exit 0
+: >"$SCRATCH/hook.done"
+unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE
+$1
+HOOK
+	chmod +x "$SCRATCH/hooks/reference-transaction"
+	git config --global core.hooksPath "$SCRATCH/hooks"
+}
+no_hook() {
+	git config --global --unset core.hooksPath || true
+}
