@@ -121,11 +121,12 @@ int file_write_prepare(const char *path, const struct buf *data, char **tmp,
 
 	if (!target)
 		return -1;
-	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+	exists = stat(target, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode)) {
 		err_set(e, ERR_USAGE, "%s: is a folder; name a file", path);
 		goto refuse;
 	}
-	if (stat(target, &st) == 0 && (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))) {
+	if (exists && (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		err_set(e, ERR_USAGE, "%s: is a %s; name a file, a character "
 			"device or a pipe", path,
 			S_ISBLK(st.st_mode) ? "block device" : "socket");
@@ -133,7 +134,6 @@ int file_write_prepare(const char *path, const struct buf *data, char **tmp,
 	}
 	/* a device or a pipe is written in place at the commit, never
 	 * renamed over; until then the data waits in a temp folder */
-	exists = stat(target, &st) == 0;
 	if (exists && is_special(&st))
 		buf_printf(&name, "%s/migrate-out-XXXXXX",
 			   tmpdir && *tmpdir ? tmpdir : "/tmp");

@@ -37,7 +37,7 @@ struct push {
 	const char *repo;
 	int dry_run;
 	char *remote;
-	char *state;
+	char *gitdir;		/* the repository's, absolute */
 	struct gitrefs local, orig;
 	/* what goes: the remote's ref, the new value, the remote's value */
 	struct push_ref {
@@ -313,15 +313,9 @@ static int verify(struct push *p, struct err *e)
 /* Whether the run stored git-annex objects here (annex rules). */
 static int annex_content(const struct push *p)
 {
-	char *gitdir = NULL, *objects = NULL;
-	struct err ignored = ERR_INIT;
-	int r = 0;
+	char *objects = path_join(p->gitdir, "annex/objects");
+	int r = run_dir_has_entries(objects) > 0;
 
-	if (gitcmd_git_dir(p->repo, &gitdir, &ignored) == 0) {
-		objects = path_join(gitdir, "annex/objects");
-		r = run_dir_has_entries(objects) > 0;
-	}
-	free(gitdir);
 	free(objects);
 	return r;
 }
@@ -329,23 +323,23 @@ static int annex_content(const struct push *p)
 static int push_all(struct push *p, int quiet, struct err *e)
 {
 	struct buf remote_refs = BUF_INIT(SIZE_MAX / 2);
-	char *gitdir = NULL, *tips, *journal;
+	char *state, *tips, *journal;
 	char hex[OID_HEX + 1];
 	size_t i;
-	int rc = gitcmd_git_dir(p->repo, &gitdir, e);
+	int rc = gitcmd_git_dir(p->repo, &p->gitdir, e);
 
 	if (rc < 0)
 		return -1;
-	p->state = path_join(gitdir, "migrate");
-	free(gitdir);
-	tips = path_join(p->state, "tips");
-	journal = path_join(p->state, "journal");
+	state = path_join(p->gitdir, "migrate");
+	tips = path_join(state, "tips");
+	journal = path_join(state, "journal");
 	if (file_exists(journal))
 		rc = err_set(e, ERR_USAGE, "an interrupted run is journaled in "
 			     "%s: `migrate run` finishes it first", journal);
 	else if (!file_exists(tips))
 		rc = err_set(e, ERR_USAGE, "no finished run in %s: nothing to "
-			     "publish (migrate run --in-place first)", p->state);
+			     "publish (migrate run --in-place first)", state);
+	free(state);
 	free(tips);
 	free(journal);
 	if (rc == 0 && (gitrefs_list(&p->local, p->repo, NULL, e) < 0 ||
@@ -411,7 +405,7 @@ int rw_cmd_push(int argc, char **argv, struct err *e)
 		free(p.names[i]);
 	free(p.names);
 	free(p.remote);
-	free(p.state);
+	free(p.gitdir);
 	gitrefs_free(&p.local);
 	gitrefs_free(&p.orig);
 	return rc;
