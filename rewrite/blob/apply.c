@@ -249,6 +249,13 @@ uint64_t blobs_conversions(const struct blobs *b)
 	return b->converted + annex_count(b) + b->unlfsed;
 }
 
+uint64_t blobs_bytes_read(const struct blobs *b)
+{
+	uint64_t n = odb_bytes_read(b->src) + pool_bytes_read(b);
+
+	return b->dst != b->src ? n + odb_bytes_read(b->dst) : n;
+}
+
 const char *blobs_store(const struct blobs *b)
 {
 	return b->store ? ptr_store_dir(b->store) : NULL;

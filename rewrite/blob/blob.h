@@ -156,6 +156,9 @@ const struct rules *blobs_rules(const struct blobs *b);
  * a distinct object each), for the progress and the ending. */
 uint64_t blobs_converted(const struct blobs *b);
 uint64_t blobs_conversions(const struct blobs *b);
+/* The bytes of blob contents read from the repositories so far (the
+ * stream's own are counted by its reader): progress's "MB read". */
+uint64_t blobs_bytes_read(const struct blobs *b);
 /* The LFS store's directory; NULL when nothing is stored (no lfs rule,
  * or a dry run). */
 const char *blobs_store(const struct blobs *b);

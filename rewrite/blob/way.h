@@ -357,6 +357,8 @@ int pool_take_unlfs(struct blobs *b, const struct oid *id,
 		    struct lfs_found *found);
 /* Stops the pool; every put it holds is aborted (temp files removed). */
 void pool_free(struct blobs *b);
+/* The bytes the workers read from the repository so far. */
+uint64_t pool_bytes_read(const struct blobs *b);
 
 /* ---- annex.c: the annex action ---- */
 int annex_init(struct blobs *b, struct err *e);

@@ -935,7 +935,8 @@ static struct progress_counts progress_counts(const struct rw *rw)
 	struct progress_counts n = {
 		rw->commits_seen,
 		rw->blobs ? blobs_conversions(rw->blobs) : 0,
-		stream_reader_offset(rw->in)
+		stream_reader_offset(rw->in) +
+			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0)
 	};
 	return n;
 }
