@@ -128,6 +128,7 @@ void blobs_free(struct blobs *b)
 	free(b->pending.v);
 	free(b->emit.v);
 	stream_cmd_release(&b->scratch);
+	aside_free(b);
 	free(b->chunk);
 	free(b);
 }
@@ -739,10 +740,9 @@ int blobs_flush(struct blobs *b, struct err *e)
 		if (!p->m->consumed && p->m->blob == p->bi)
 			r = declare(b, p->m, p->bi, e);
 	}
-	for (i = 0; i < b->pending.n; i++) {
-		held_free(b->pending.v[i].bi->held);
-		b->pending.v[i].bi->held = NULL;
-	}
+	for (i = 0; i < b->pending.n; i++)
+		if (held_let_go(b, b->pending.v[i].bi, e) < 0 && r == 0)
+			r = -1;
 	b->pending.n = 0;
 	return r;
 }

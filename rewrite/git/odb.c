@@ -31,6 +31,7 @@ struct odb {
 	char *objdir;		/* the native reader's object directory */
 	struct pack_stream *ps;	/* a native stream being read */
 	uint64_t bytes_read;	/* of contents, for progress */
+	int is_repo;		/* 0 not asked yet, 1 yes, -1 no */
 };
 
 struct odb *odb_new(const char *dir)
@@ -39,6 +40,18 @@ struct odb *odb_new(const char *dir)
 
 	db->dir = dir ? xstrdup(dir) : NULL;
 	return db;
+}
+
+int odb_is_repository(struct odb *db)
+{
+	struct err ignored = ERR_INIT;
+	char *gitdir = NULL;
+
+	if (!db->is_repo) {
+		db->is_repo = gitcmd_git_dir(db->dir, &gitdir, &ignored) < 0 ? -1 : 1;
+		free(gitdir);
+	}
+	return db->is_repo > 0;
 }
 
 uint64_t odb_bytes_read(const struct odb *db)
