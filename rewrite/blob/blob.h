@@ -107,6 +107,11 @@ struct blob_options {
 	const char *objects_dir;
 	int objects_level;
 	const char *objects_list;
+	/* NULL, or a file that lists each part of a split file written into
+	 * the stream with its path ("<blob id> <path>\n", the id alone for a
+	 * path with a newline): what `git pack-objects` takes to find its
+	 * deltas among the versions of one part */
+	const char *new_blobs;
 };
 
 /* What the engine lends for the whole run (not owned). */
