@@ -22,14 +22,20 @@
 # packs the filter writes are then at stake too, and after every next run
 # no temp pack, no list of packs is left and git fsck finds every object.
 #
+# With KILL_MODE=split (run_kill_split.sh) each run splits data.bin (one
+# part per first letter of its lines): fast-import's pack is then packed
+# again in two and removed (issue 29), and after every next run the list
+# of parts is gone, no pack migrate made is left half (git verify-pack)
+# and git fsck finds every object.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
-# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs).
+# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # run_kill_unlfs.sh runs this script: its cases report under its own name
-if [ "${KILL_MODE:-lfs}" = unlfs ]; then
-	TEST_NAME=run_kill_unlfs
-fi
+case "${KILL_MODE:-lfs}" in
+unlfs | split) TEST_NAME=run_kill_$KILL_MODE ;;
+esac
 
 NREFS="${KILL_REFS:-600}"
 NCOMMITS="${KILL_COMMITS:-60}"
@@ -70,6 +76,9 @@ if [ "$MODE" = unlfs ]; then
 	git -C "$P" for-each-ref --format='delete %(refname)' refs/migrate/ | git -C "$P" update-ref --stdin
 	git -C "$P" gc -q --prune=now
 	printf '*.bin unlfs\n' >"$SCRATCH/rules"
+fi
+if [ "$MODE" = split ]; then
+	printf "data.bin split record='^(\\\\w)' into='parts/{1}.txt'\n" >"$SCRATCH/rules"
 fi
 refs_of "$P" >"$SCRATCH/old.refs"
 [ "$(wc -l <"$SCRATCH/old.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/old.refs") refs"
@@ -120,6 +129,20 @@ sane() {
 			die "try $try: a temp pack is left"
 		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
 			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
+	fi
+	if [ "$MODE" = split ]; then
+		local idx
+		[ ! -e "$w/.git/migrate/new-blobs" ] || die "try $try: the list of parts is left"
+		for idx in "$w"/.git/objects/pack/*.idx; do
+			git verify-pack "$idx" || die "try $try: git verify-pack $idx"
+		done
+		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
+			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
+		# converted (not rolled back): HEAD has the part
+		if [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
+			git -C "$w" ls-tree -r --name-only HEAD | grep -q '^parts/b.txt$' ||
+				die "try $try: HEAD has no part parts/b.txt"
+		fi
 	fi
 }
 
