@@ -290,6 +290,16 @@ static int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	return stream_write_cmd(b->cbuf, c, e);
 }
 
+/* A blob the rules leave as it is: the report's largest blobs are those
+ * that remain in the history. */
+static int place_as_is(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		       struct blob_mark *m, struct blob_info *bi, struct err *e)
+{
+	if (bi)
+		report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
+	return place_keep(b, c, mode, m, bi, e);
+}
+
 /* M with the LFS pointer: inline the first time, by id after that. */
 static int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 			 struct blob_info *bi, struct err *e)
@@ -414,12 +424,9 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		return -1;
 	if (bi && rules_blob_count(b->rules) && by_id(b, bi, &rule, &action, e) < 0)
 		return -1;
-	if (b->report && bi) {
-		report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
-		if (rule)
-			report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
-				    c->path.len, &bi->id, bi->size, bi->est);
-	}
+	if (b->report && bi && rule)
+		report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
+			    c->path.len, &bi->id, bi->size, bi->est);
 	/* an id drop leaves the change out, as git filter-repo
 	 * --strip-blobs-with-ids does: the path keeps what it had before */
 	if (rule && rules_rule_is_blob(rule))
@@ -440,15 +447,15 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 	case BLOB_LFS:
 		/* an empty file is its own pointer; a pointer stays one */
 		if (bi->size == 0 || (p = is_pointer(b, bi, e)) > 0)
-			return place_keep(b, c, mode, m, bi, e);
+			return place_as_is(b, c, mode, m, bi, e);
 		return p < 0 ? -1 : place_pointer(b, c, mode, bi, e);
 	case BLOB_ANNEX:
 		/* an empty file is annexed too (git annex add does it) */
 		if ((p = is_pointer(b, bi, e)) > 0)
-			return place_keep(b, c, mode, m, bi, e);
+			return place_as_is(b, c, mode, m, bi, e);
 		return p < 0 ? -1 : annex_place(b, c, mode, bi, rule, e);
 	default:
-		return place_keep(b, c, mode, m, bi, e);
+		return place_as_is(b, c, mode, m, bi, e);
 	}
 }
 

@@ -727,7 +727,7 @@ static void write_table(struct report *r, const struct report_totals *t,
 		buf_printf(out, "  %s  %s\n", r->missing[i].oid,
 			   shown(&tmp, "", r->missing[i].path, strlen(r->missing[i].path)));
 	if (r->ntop)
-		buf_adds(out, "\nlargest blobs:\n");
+		buf_adds(out, "\nlargest blobs that remain:\n");
 	for (i = 0; i < r->ntop; i++)
 		buf_printf(out, "  %12s  %s\n", report_human(r->top[i].size, a, sizeof(a)),
 			   shown(&tmp, "", r->top[i].path, strlen(r->top[i].path)));

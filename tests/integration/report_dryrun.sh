@@ -91,6 +91,9 @@ assert d["input"]["commits"] == commits, (d["input"]["commits"], commits)
 assert d["input"]["refs"] == refs, (d["input"]["refs"], refs)
 assert d["commits_rewritten"] == commits
 lfs_paths = set(git(new, "lfs", "ls-files", "--all", "--name-only").splitlines())
+# the largest blobs listed are those that remain: none went to LFS
+gone = [l["path"] for l in d["largest"] if l["path"] in lfs_paths]
+assert not gone, ("largest lists converted blobs", gone)
 # a rule counts every path it matched: the LFS files, and empty files
 # (their own pointers) it named
 matched = sum(r["paths"] for r in d["rules"] if r["action"] == "lfs")
