@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../report/report.h"
 #include "../run/run.h"
 #include "cli.h"
 
@@ -175,12 +176,6 @@ static int prepare(struct run *r, const struct state_files *fin,
 	return run_map_prepare(r, fin, fnew, e);
 }
 
-static const char *mb(uint64_t n, char *out, size_t size)
-{
-	snprintf(out, size, "%.1f MB", (double)n / 1e6);
-	return out;
-}
-
 /*
  * The honest ending: what changed (commits, refs, objects converted, the
  * history's size before -> after, packed), and where the reports and
@@ -228,8 +223,10 @@ static void ending(const struct run *r, const char *dir, const char *would)
 	fputc('\n', stderr);
 	fprintf(stderr, "migrate run: history blobs %s -> %s; packed %s -> %s "
 		"(on disk in the source; new blobs estimated)\n",
-		mb(s->bytes_before, a, sizeof(a)), mb(s->bytes_after, b, sizeof(b)),
-		mb(s->packed_before, c, sizeof(c)), mb(s->packed_after, d, sizeof(d)));
+		report_human(s->bytes_before, a, sizeof(a)),
+		report_human(s->bytes_after, b, sizeof(b)),
+		report_human(s->packed_before, c, sizeof(c)),
+		report_human(s->packed_after, d, sizeof(d)));
 	actions_line(s, would);
 	if (s->unmatched && !r->o.f.quiet)
 		fprintf(stderr, "migrate run: warning: %llu rule(s) matched no "

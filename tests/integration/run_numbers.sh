@@ -49,7 +49,13 @@ grep -qF "migrate run: by action: $want (distinct blobs, as the report counts th
 	die "the ending's counts are not the report's ($want): $(grep 'by action' "$SCRATCH/run.err")"
 grep -qF "migrate run: by action, what would be: $want (" "$SCRATCH/dry.err" ||
 	die "the preview's counts are not the run's: $(grep 'by action' "$SCRATCH/dry.err")"
-info "the ending and the preview: by action: $want, as report.json counts them"
+# the sizes: the ending says what the report's table says, in its units
+# (it said 0.0 MB where the table said 31.8 kB)
+sizes=$(sed -n 's/^history blobs: //p' "$SCRATCH/new/.git/migrate/report.txt")
+[ -n "$sizes" ] || die "the report has no history line"
+grep -qxF "migrate run: history blobs $sizes" "$SCRATCH/run.err" ||
+	die "the ending's sizes are not the report's ($sizes): $(grep 'history blobs' "$SCRATCH/run.err")"
+info "the ending and the preview: by action: $want, as report.json counts them; sizes as the report's"
 EOF
 
 test_case "the report shows each rule's size condition" <<'EOF'
