@@ -357,7 +357,8 @@ static void branch_set_tip(struct rw *rw, struct branch *b,
 	b->tip_mark = t->name_mark;
 	b->tip_outside = t->outside;
 	b->tip_skipped = t->skipped;
-	b->pruned_away = 0;
+	/* a reset to a commit pruned with all its history: the ref goes */
+	b->pruned_away = t->skipped && oid_is_null(&t->oid);
 }
 
 static int commit_from(struct rw *rw, struct branch *b, struct err *e)
@@ -450,8 +451,8 @@ static void branch_target(const struct branch *b, struct target *t)
 }
 
 /* What the output calls parent p: its ref as the input wrote it, or for
- * a stand-in its mark or id. 0, or -1 when it has no name the output
- * could use (then the commit before it is not pruned: never here). */
+ * a stand-in its mark or id (a stand-in always has one: prunable() keeps
+ * a commit whose stand-in the output could not name). */
 static void pp_ref(struct rw *rw, const struct prune_parent *p,
 		   struct stream_ref *out)
 {
@@ -597,12 +598,18 @@ static int do_commit(struct rw *rw, struct err *e)
 	c->new1st = SIZE_MAX;
 	c->norig = 0;
 	c->parents_pruned = 0;
+	c->root_reset = 0;
 	if (rw->prune && !rw->no_ids) {
 		if (commit_parents_pruning(rw, b, e) < 0)
 			return -1;
 	} else {
+		int had_from = cmd->from.kind != STREAM_REF_NONE;
+
 		if (!rw->no_ids && commit_from(rw, b, e) < 0)
 			return -1;
+		/* a from an earlier run's map says was pruned down to
+		 * nothing: a root (ref_standin took the from away) */
+		c->root_reset = had_from && cmd->from.kind == STREAM_REF_NONE;
 		if (!rw->no_ids && !oid_is_null(&b->tip))
 			add_parent(c, &b->tip);
 		if (!rw->no_ids && commit_merges(rw, e) < 0)
@@ -634,7 +641,8 @@ static int do_commit(struct rw *rw, struct err *e)
 	/* a first parent pruned away: the commit is a root (fast-import
 	 * would take the branch's tip), or its changes are against an empty
 	 * tree, not against the parent that comes first now */
-	if (rw->prune && !rw->no_ids && c->norig && !c->nparents &&
+	if ((c->root_reset || (rw->prune && !rw->no_ids && c->norig &&
+			       !c->nparents)) &&
 	    write_reset(rw->cout, b->name, NULL, e) < 0)
 		return -1;
 	if (stream_write_cmd(rw->cout, cmd, e) < 0)
@@ -1064,9 +1072,17 @@ static int do_tag(struct rw *rw, struct err *e)
 	}
 	ref_translate(&cmd->from, &t);
 	/* a tag of a commit pruned with its whole history goes, as in
-	 * git filter-repo */
-	if (t.skipped && oid_is_null(&t.oid))
+	 * git filter-repo: the ref map says so (40 zeros), for the run to
+	 * delete it where it is */
+	if (t.skipped && oid_is_null(&t.oid)) {
+		tag = xcalloc(1, sizeof(*tag));
+		tag->name = xmemdup(cmd->ref.ptr, cmd->ref.len);
+		tag->orig = orig;
+		tag->has_orig = has_orig;
+		*rw->tags_tail = tag;
+		rw->tags_tail = &tag->next;
 		return 0;
+	}
 	ref_standin(&cmd->from, &t);
 	buf_reset(body);
 	r |= buf_printf(body, "object %s\ntype %s\ntag %.*s\n", oid_hex(&t.oid, hex),

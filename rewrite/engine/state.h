@@ -99,6 +99,7 @@ struct cur_commit {
 	size_t norig, new1st;
 	uint32_t gorig;
 	int first_none;		/* its first parent was pruned away */
+	int root_reset;		/* its from named nothing left: reset first */
 	int parents_pruned;	/* a parent was pruned (filter-repo's
 				 * had_parents_pruned) */
 	struct prune_parent *pp;	/* nparents of them, final */

@@ -193,6 +193,17 @@ test_case "migrate run --to gives filter-repo's commits and verifies" <<'EOF'
 	info "run --to: filter-repo's refs; onlywav gone"
 EOF
 
+test_case "migrate run --in-place: the same refs, the branch pruned whole deleted" <<'EOF'
+	rm -rf "$SCRATCH/inplace"
+	clone_refs "$O" "$SCRATCH/inplace"
+	run_migrate run --repo "$SCRATCH/inplace" --rules "$SCRATCH/path.rules" -q --in-place \
+		>"$SCRATCH/inplace.log" 2>&1 || die "migrate run --in-place: $(cat "$SCRATCH/inplace.log")"
+	refs "$SCRATCH/inplace" | diff "$SCRATCH/path.fr.refs" - >&2 || die "migrate run --in-place differs"
+	git -C "$SCRATCH/inplace" rev-parse -q --verify refs/migrate/original/refs/heads/onlywav >/dev/null ||
+		die "no backup of onlywav"
+	info "run --in-place: filter-repo's refs; onlywav deleted, its backup kept"
+EOF
+
 test_case "a second run goes on from a pruned tip as one run would" <<'EOF'
 	S="$SCRATCH/more"
 	rm -rf "$S" "$SCRATCH/run2" "$SCRATCH/one"
