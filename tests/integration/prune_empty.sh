@@ -7,7 +7,8 @@
 # row, a branch tip emptied, a branch emptied whole, a commit empty from
 # the start (kept) and one after a pruned parent (pruned), merges that
 # become degenerate (pruned) and --no-ff merges that stay, tags on pruned
-# commits. The commit map says 40 zeros for a pruned commit and the ref
+# commits, a merge whose first parent's whole history is pruned. The
+# commit map says 40 zeros for a pruned commit and the ref
 # map follows the refs, as filter-repo's; --no-prune-empty gives the ids
 # of filter-repo --prune-empty never --prune-degenerate never. migrate
 # run, a second run on top of a pruned tip, and migrate remap of a
@@ -66,6 +67,11 @@ git init -q "$O"
 	git checkout -q --orphan onlywav
 	git rm -q -rf . ; big o.wav o1; commit "onlywav: root"		# all pruned
 	big o.wav o2; commit "onlywav: more"
+	# a merge whose first parent is pruned with all its history: its
+	# changes then go against an empty tree (deleteall), on main's commit
+	git checkout -q -b wavmerge
+	tick; git merge -q --allow-unrelated-histories --no-commit main
+	echo evil >evil.txt; git add evil.txt; git commit -q -m "merge main into the sounds"
 	git checkout -q main
 	git tag light-on-pruned main~4
 	tick; git tag -a -m "annotated on pruned" ann-on-pruned tipwav
@@ -143,7 +149,19 @@ test_case "the ref map follows the refs: moved to the stand-in, or deleted" <<'E
 		die "the branch pruned whole is still there"
 	grep -q "^$(git -C "$O" rev-parse onlywav) 0\{40\} refs/heads/onlywav\$" "$SCRATCH/path.refmap" ||
 		die "ref map: $(grep onlywav "$SCRATCH/path.refmap")"
-	info "tipwav moved to its stand-in, onlywav deleted, as the ref map says"
+	# against filter-repo's ref-map: the same refs deleted (40 zeros);
+	# where filter-repo writes zeros for a ref it kept (its tip pruned,
+	# the ref moved: tipwav, side, ff), ours names the commit it has
+	tail -n +2 "$SCRATCH/path.fr/filter-repo/ref-map" | while read -r old new ref; do
+		got=$(awk -v r="$ref" '$3 == r { print $2 }' "$SCRATCH/path.refmap")
+		have=$(git -C "$SCRATCH/path.fr" rev-parse -q --verify "$ref^{commit}" || echo 0000000000000000000000000000000000000000)
+		[ "$new" = "$got" ] || [ "$got" = "$have" ] ||
+			die "$ref: filter-repo's ref-map says $new (its repository $have), ours '$got'"
+		[ "$(git -C "$SCRATCH/path.mg" rev-parse -q --verify "$ref^{commit}" ||
+			echo 0000000000000000000000000000000000000000)" = "$have" ] ||
+			die "$ref: not where filter-repo has it"
+	done
+	info "tipwav moved to its stand-in, onlywav and its tags deleted, as the ref map says"
 EOF
 
 test_case "drop by size: the commits of git filter-repo --strip-blobs-bigger-than" <<'EOF'
