@@ -211,6 +211,13 @@ test_case "migrate run --to gives filter-repo's commits and verifies" <<'EOF'
 	info "run --to: filter-repo's refs; onlywav gone"
 EOF
 
+test_case "a later run with --no-prune-empty is refused: two conversions would mix" <<'EOF'
+	[ -d "$SCRATCH/run" ] || die "needs the run case"
+	expect_refusal --says 'not those of the last run' --refs-unchanged "$SCRATCH/run" \
+		-- "$MIGRATE" run --repo "$O" --rules "$SCRATCH/path.rules" --no-prune-empty \
+		-q --to "$SCRATCH/run"
+EOF
+
 test_case "migrate run --in-place: the same refs, the branch pruned whole deleted" <<'EOF'
 	rm -rf "$SCRATCH/inplace"
 	clone_refs "$O" "$SCRATCH/inplace"
