@@ -45,7 +45,7 @@ static int open_annex_store(struct blobs *b, struct err *e)
 {
 	struct err ignored = ERR_INIT;
 	struct buf dir = BUF_INIT(BUF_MAX_DEFAULT);
-	char *common = NULL;
+	char *common = NULL, *repo = NULL;
 	int bare = 0, r;
 
 	if (b->opt.annex_dir) {
@@ -61,8 +61,12 @@ static int open_annex_store(struct blobs *b, struct err *e)
 			slash[1] = '\0';
 		else
 			strcpy(gitdir, ".");
-		if (is_bare(gitdir, &bare, &ignored) < 0)
-			bare = 0;	/* not in a repository: a plain directory */
+		/* not in a repository: a plain directory (asked quietly
+		 * first: git's own "fatal:" is not for the terminal) */
+		if (gitcmd_git_dir(gitdir, &repo, &ignored) < 0 ||
+		    is_bare(gitdir, &bare, &ignored) < 0)
+			bare = 0;
+		free(repo);
 		free(gitdir);
 		return ptr_store_open_annex(&b->annex_store, b->opt.annex_dir,
 					    bare, e);

@@ -128,6 +128,7 @@ void blobs_free(struct blobs *b)
 	free(b->pending.v);
 	free(b->emit.v);
 	stream_cmd_release(&b->scratch);
+	aside_free(b);
 	free(b->chunk);
 	free(b);
 }
@@ -247,6 +248,13 @@ uint64_t blobs_converted(const struct blobs *b)
 uint64_t blobs_conversions(const struct blobs *b)
 {
 	return b->converted + annex_count(b) + b->unlfsed;
+}
+
+uint64_t blobs_bytes_read(const struct blobs *b)
+{
+	uint64_t n = odb_bytes_read(b->src) + pool_bytes_read(b);
+
+	return b->dst != b->src ? n + odb_bytes_read(b->dst) : n;
 }
 
 const char *blobs_store(const struct blobs *b)
@@ -732,10 +740,9 @@ int blobs_flush(struct blobs *b, struct err *e)
 		if (!p->m->consumed && p->m->blob == p->bi)
 			r = declare(b, p->m, p->bi, e);
 	}
-	for (i = 0; i < b->pending.n; i++) {
-		held_free(b->pending.v[i].bi->held);
-		b->pending.v[i].bi->held = NULL;
-	}
+	for (i = 0; i < b->pending.n; i++)
+		if (held_let_go(b, b->pending.v[i].bi, e) < 0 && r == 0)
+			r = -1;
 	b->pending.n = 0;
 	return r;
 }

@@ -107,6 +107,11 @@ struct blob_options {
 	const char *objects_dir;
 	int objects_level;
 	const char *objects_list;
+	/* NULL, or a file that lists each part of a split file written into
+	 * the stream with its path ("<blob id> <path>\n", the id alone for a
+	 * path with a newline): what `git pack-objects` takes to find its
+	 * deltas among the versions of one part */
+	const char *new_blobs;
 };
 
 /* What the engine lends for the whole run (not owned). */
@@ -156,6 +161,9 @@ const struct rules *blobs_rules(const struct blobs *b);
  * a distinct object each), for the progress and the ending. */
 uint64_t blobs_converted(const struct blobs *b);
 uint64_t blobs_conversions(const struct blobs *b);
+/* The bytes of blob contents read from the repositories so far (the
+ * stream's own are counted by its reader): progress's "MB read". */
+uint64_t blobs_bytes_read(const struct blobs *b);
 /* The LFS store's directory; NULL when nothing is stored (no lfs rule,
  * or a dry run). */
 const char *blobs_store(const struct blobs *b);

@@ -25,6 +25,68 @@ void held_free(struct held *h)
 	free(h);
 }
 
+/* Whether a content let go of could be needed with nowhere to read it
+ * from: the source is not a repository (a full-data stream piped in from
+ * elsewhere). Asked once. */
+static int aside_wanted(struct blobs *b)
+{
+	return !odb_is_repository(b->src);
+}
+
+/* Copies what h holds to the end of the aside file. */
+static int aside_put(struct blobs *b, struct blob_info *bi, struct err *e)
+{
+	struct held *h = bi->held;
+	size_t n;
+
+	if (!b->aside && !(b->aside = tmpfile()))
+		return err_errno(e, ERR_IO, "cannot make a temp file for the "
+				 "contents a later commit may name again");
+	if (fseeko(b->aside, 0, SEEK_END) != 0)
+		goto io;
+	bi->aside_off = b->aside_len;
+	if (!h->spool) {
+		if (fwrite(h->mem.ptr, 1, h->mem.len, b->aside) != h->mem.len)
+			goto io;
+	} else {
+		rewind(h->spool);
+		while ((n = fread(b->chunk, 1, CHUNK, h->spool)) > 0)
+			if (fwrite(b->chunk, 1, n, b->aside) != n)
+				goto io;
+		if (ferror(h->spool))
+			goto io;
+	}
+	if (fflush(b->aside) != 0)
+		goto io;
+	b->aside_len += bi->size;
+	bi->aside = 1;
+	return 0;
+io:
+	return err_errno(e, ERR_IO, "cannot write the contents a later commit "
+			 "may name again to a temp file");
+}
+
+int held_let_go(struct blobs *b, struct blob_info *bi, struct err *e)
+{
+	/* written, or readable again from a store (content_open) */
+	int again = bi->emitted || bi->aside || (bi->converted && b->store) ||
+		    (bi->annex_key && b->annex_store) || bi->lfs_path;
+	int rc = 0;
+
+	if (bi->held && !again && aside_wanted(b))
+		rc = aside_put(b, bi, e);
+	held_free(bi->held);
+	bi->held = NULL;
+	return rc;
+}
+
+void aside_free(struct blobs *b)
+{
+	if (b->aside)
+		fclose(b->aside);
+	b->aside = NULL;
+}
+
 struct blob_info *blob_get(struct blobs *b, const struct oid *id,
 				  uint64_t size)
 {
@@ -286,6 +348,13 @@ int content_open(struct blobs *b, struct blob_info *bi,
 		return ptr_store_open_key(b->annex_store, bi->annex_key, &c->fd,
 					  &size, e);
 	}
+	if (bi->aside) {
+		c->kind = 4;
+		c->aside = b->aside;
+		c->off = bi->aside_off;
+		c->left = bi->size;
+		return 0;
+	}
 	if (bi->lfs_path) {	/* unlfs.c checked it is the content */
 		c->kind = 2;
 		c->fd = open(bi->lfs_path, O_RDONLY | O_CLOEXEC);
@@ -374,6 +443,14 @@ ssize_t content_read(struct content *c, char *dst, size_t cap,
 		if (r < 0)
 			return err_errno(e, ERR_IO, "cannot read from the LFS store");
 		return r;
+	case 4:
+		n = c->left < cap ? (size_t)c->left : cap;
+		if (n && (fseeko(c->aside, (off_t)c->off, SEEK_SET) != 0 ||
+			  fread(dst, 1, n, c->aside) != n))
+			return err_errno(e, ERR_IO, "cannot read a content set aside");
+		c->off += n;
+		c->left -= n;
+		return (ssize_t)n;
 	default:
 		return odb_stream_read(c->db, dst, cap, e);
 	}

@@ -91,6 +91,7 @@ struct pool {
 	struct buf ptr;			/* a pointer read for the decision */
 	char *const *dirs;		/* unlfs: the stores, in order */
 	size_t ndirs;
+	uint64_t bytes_read;		/* by the workers (lock held) */
 };
 
 /* Unlinks j from the list (lock held). */
@@ -127,6 +128,7 @@ static int job_run(struct worker *w, struct job *j)
 			break;
 		total += (uint64_t)n;
 		pthread_mutex_lock(&w->p->lock);
+		w->p->bytes_read += (uint64_t)n;
 		cancel = j->cancel;
 		pthread_mutex_unlock(&w->p->lock);
 	}
@@ -457,6 +459,18 @@ struct ptr_put *pool_take(struct blobs *b, const struct oid *id)
 	}
 	job_drop(b->pool, j);
 	return put;
+}
+
+uint64_t pool_bytes_read(const struct blobs *b)
+{
+	uint64_t n;
+
+	if (!b->pool)
+		return 0;
+	pthread_mutex_lock(&b->pool->lock);
+	n = b->pool->bytes_read;
+	pthread_mutex_unlock(&b->pool->lock);
+	return n;
 }
 
 void pool_free(struct blobs *b)

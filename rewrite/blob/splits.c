@@ -103,6 +103,7 @@ struct splits {
 	struct ours *ours;
 	struct buf key;
 	int off;			/* no split rule: nothing to track */
+	FILE *listed;			/* blob.h new_blobs */
 };
 
 static void ids_free(struct part_id **ids)
@@ -153,6 +154,8 @@ void splits_free(struct blobs *b)
 	obj_hash_free(s->hash);
 	buf_release(&s->path);
 	buf_release(&s->key);
+	if (s->listed)
+		fclose(s->listed);
 	free(s);
 	b->splits = NULL;
 }
@@ -296,6 +299,26 @@ static int foreign_base(struct blobs *b, struct oid *base)
 		*base = c->tip_orig;
 		return 1;
 	}
+	return 0;
+}
+
+/* Lists a part written into the stream (blob.h new_blobs); each line
+ * out at once, so that a failure to write is this part's. */
+static int part_listed(struct blobs *b, const struct oid *id, const char *path,
+		       size_t len, struct err *e)
+{
+	struct splits *s = b->splits;
+	char hex[OID_HEX + 1];
+
+	if (!b->opt.new_blobs)
+		return 0;
+	if (!s->listed && !(s->listed = fopen(b->opt.new_blobs, "we")))
+		return err_errno(e, ERR_IO, "cannot create %s", b->opt.new_blobs);
+	if (memchr(path, '\n', len))
+		len = 0;	/* a hint only: the id alone */
+	if (fprintf(s->listed, "%s%s%.*s\n", oid_hex(id, hex), len ? " " : "",
+		    (int)len, path) < 0 || fflush(s->listed) != 0)
+		return err_errno(e, ERR_IO, "cannot write %s", b->opt.new_blobs);
 	return 0;
 }
 
@@ -637,6 +660,8 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 		report_split(b->report, f->path, strlen(f->path), 0, p->path, p->path_len,
 			     p->size);
 	}
+	if (part_listed(b, &id, p->path, p->path_len, e) < 0)
+		return -1;
 	c->kind = STREAM_MODIFY;
 	c->mode = f->mode;
 	c->dataref.kind = STREAM_REF_INLINE;

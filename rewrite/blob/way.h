@@ -57,6 +57,8 @@ struct blob_info {
 	int lazy;
 	char *lfs_path;		/* unlfs: the store file holding the content */
 	int unlfs_done;		/* unlfs: this pointer was looked up */
+	int aside;		/* the content is in the aside file (held.c) */
+	uint64_t aside_off;
 	/* unlfs: what the lookup found (unlfs.c's), so that the pointer
 	 * blob named again, at another path, needs not be read again: a
 	 * full-data stream has let go of it and may have no repository */
@@ -109,6 +111,11 @@ struct blobs {
 	uint64_t data_est;	/* packed estimate of the data last held */
 	struct stream_cmd blobcmd;
 	char *chunk;
+	/* a full-data stream with no repository behind it: the contents a
+	 * commit consumed and did not write, which a later reference may
+	 * want, in one unlinked temp file (memory stays flat) */
+	FILE *aside;
+	uint64_t aside_len;
 
 	/* apply.c */
 	struct ptr_store *store;
@@ -199,6 +206,10 @@ struct glob_ent {
 /* ---- held.c ---- */
 
 void held_free(struct held *h);
+/* Lets go of bi's held copy; when nothing could give the content again
+ * (no repository behind the stream), it goes to the aside file first. */
+int held_let_go(struct blobs *b, struct blob_info *bi, struct err *e);
+void aside_free(struct blobs *b);
 /* The blob with this id (created, of this size, when new). */
 struct blob_info *blob_get(struct blobs *b, const struct oid *id,
 			   uint64_t size);
@@ -214,8 +225,10 @@ int hold_data(struct blobs *b, struct held **out, struct oid *id,
 /* Reading a blob's content again, from wherever it is. */
 struct content {
 	struct blob_info *bi;
-	int kind;		/* 0 memory, 1 spool, 2 fd, 3 odb */
+	int kind;		/* 0 memory, 1 spool, 2 fd, 3 odb, 4 aside */
 	size_t pos;
+	uint64_t off, left;	/* aside */
+	FILE *aside;
 	int fd;
 	struct odb *db;
 };
@@ -357,6 +370,8 @@ int pool_take_unlfs(struct blobs *b, const struct oid *id,
 		    struct lfs_found *found);
 /* Stops the pool; every put it holds is aborted (temp files removed). */
 void pool_free(struct blobs *b);
+/* The bytes the workers read from the repository so far. */
+uint64_t pool_bytes_read(const struct blobs *b);
 
 /* ---- annex.c: the annex action ---- */
 int annex_init(struct blobs *b, struct err *e);

@@ -347,9 +347,11 @@ static int rebase_aside(const char *branch, const struct oid *tip,
 	buf_printf(&gd, "%s/migrate-remap-worktree", gitdir);
 	free(gitdir);
 	wt = gd.ptr;
-	/* one a killed remap left */
-	gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "remove", "--force", wt,
-		    (char *)NULL);
+	/* one a killed remap left (git would say "is not a working tree"
+	 * on the terminal when there is none) */
+	if (file_exists(wt))
+		gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "remove",
+			    "--force", wt, (char *)NULL);
 	gitcmd_runl(NULL, 0, NULL, &ignored, "worktree", "prune", (char *)NULL);
 	rc = gitcmd_runl(NULL, 1, NULL, e, "worktree", "add", "-q", "--detach", wt,
 			 oid_hex(tip, h), (char *)NULL);
@@ -526,6 +528,30 @@ static const struct cli_option remap_only_options[] = {
 
 #undef F
 
+/*
+ * remap moves the branches of a clone and rebases in its work tree: no
+ * repository, or one with no work tree here (a bare one, inside .git), is
+ * said in our words before git says anything.
+ */
+static int in_work_tree(struct err *e)
+{
+	struct buf out = BUF_INIT(4096);
+	char *gitdir = NULL;
+	int rc = gitcmd_git_dir(NULL, &gitdir, e);
+
+	if (rc == 0 && gitcmd_runl(NULL, 1, &out, e, "rev-parse",
+				   "--is-inside-work-tree", (char *)NULL) < 0)
+		rc = -1;
+	gitcmd_chomp(&out);
+	if (rc == 0 && strcmp(out.ptr, "true"))
+		rc = err_set(e, ERR_USAGE, "%s has no work tree here: run "
+			     "migrate remap in the clone whose branches are to "
+			     "move, at the top of its work tree or below", gitdir);
+	free(gitdir);
+	buf_release(&out);
+	return rc;
+}
+
 /* --commit-map, or <git-dir>/migrate/commit-map if there is one. */
 static int default_map(struct remap *r, char **owned, struct err *e)
 {
@@ -563,6 +589,8 @@ int rw_cmd_remap(int argc, char **argv, struct err *e)
 		return 0;	/* --help, --list-options */
 	r.branches = argv + optind;
 	r.nbranches = argc - optind;
+	if (rc == 0)
+		rc = in_work_tree(e);
 	if (rc == 0)
 		rc = gitcmd_sha1_only(NULL, e);
 	if (rc == 0 && !r.map_path)

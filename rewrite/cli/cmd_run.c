@@ -216,11 +216,16 @@ static void ending(const struct run *r, const char *dir, const char *would)
 	char a[32], b[32], c[32], d[32];
 
 	fprintf(stderr, "migrate run: %llu of %llu commit(s)%s rewritten, "
-		"%llu of %llu ref(s)%s changed, %llu object(s)%s converted\n",
-		(unsigned long long)s->rewritten, (unsigned long long)s->commits,
-		would, (unsigned long long)s->refs_changed,
-		(unsigned long long)s->refs, would,
-		(unsigned long long)s->converted, would);
+		"%llu of %llu ref(s)%s changed", (unsigned long long)s->rewritten,
+		(unsigned long long)s->commits, would,
+		(unsigned long long)s->refs_changed, (unsigned long long)s->refs,
+		would);
+	/* objects into or out of a store; the other actions' counts are on
+	 * the "by action" line */
+	if (s->converted)
+		fprintf(stderr, ", %llu object(s)%s converted",
+			(unsigned long long)s->converted, would);
+	fputc('\n', stderr);
 	fprintf(stderr, "migrate run: history blobs %s -> %s; packed %s -> %s "
 		"(on disk in the source; new blobs estimated)\n",
 		mb(s->bytes_before, a, sizeof(a)), mb(s->bytes_after, b, sizeof(b)),

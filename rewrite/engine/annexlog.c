@@ -238,7 +238,9 @@ int annexlog_write(struct rw *rw, struct err *e)
 	} else {
 		enum obj_type type;
 		uint64_t size;
-		r = odb_info(rw->dst, ANNEX_BRANCH "^{commit}", &type, &parent,
+		/* no repository behind a full-data stream: no branch */
+		r = !odb_is_repository(rw->dst) ? 0 :
+		    odb_info(rw->dst, ANNEX_BRANCH "^{commit}", &type, &parent,
 			     &size, e);
 		if (r > 0 && (r = read_commit(rw, rw->dst, ANNEX_BRANCH "^{commit}",
 					      &t, e)) > 0) {

@@ -1357,7 +1357,8 @@ static struct progress_counts progress_counts(const struct rw *rw)
 	struct progress_counts n = {
 		rw->commits_seen,
 		rw->blobs ? blobs_conversions(rw->blobs) : 0,
-		stream_reader_offset(rw->in)
+		stream_reader_offset(rw->in) +
+			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0)
 	};
 	return n;
 }
@@ -1397,6 +1398,7 @@ static int rw_stream(struct rw *rw, struct err *e)
 			.objects_dir = rw->opt->objects_dir,
 			.objects_level = rw->opt->objects_level,
 			.objects_list = rw->opt->objects_list,
+			.new_blobs = rw->opt->new_blobs,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,

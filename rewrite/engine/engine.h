@@ -87,6 +87,9 @@ struct rw_options {
 	const char *objects_dir;
 	int objects_level;
 	const char *objects_list;
+	/* `migrate run`: the split parts the filter writes into the stream,
+	 * listed in this file ("<blob id> <path>\n", blob.h new_blobs) */
+	const char *new_blobs;
 };
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12

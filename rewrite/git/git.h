@@ -271,6 +271,11 @@ int odb_reader_parse(const char *s, enum odb_reader *out);
 void odb_set_reader(struct odb *db, enum odb_reader reader, int quiet);
 void odb_free(struct odb *db);
 const char *odb_name(const struct odb *db);
+/* Whether db's directory is a git repository at all (asked of git once,
+ * quietly): a full-data stream may come with none behind it. */
+int odb_is_repository(struct odb *db);
+/* The bytes of object contents read so far (for progress). */
+uint64_t odb_bytes_read(const struct odb *db);
 
 /*
  * Looks up name (an object id or any revision expression git accepts).

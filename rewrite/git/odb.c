@@ -30,6 +30,8 @@ struct odb {
 	struct pack_odb *native;
 	char *objdir;		/* the native reader's object directory */
 	struct pack_stream *ps;	/* a native stream being read */
+	uint64_t bytes_read;	/* of contents, for progress */
+	int is_repo;		/* 0 not asked yet, 1 yes, -1 no */
 };
 
 struct odb *odb_new(const char *dir)
@@ -38,6 +40,23 @@ struct odb *odb_new(const char *dir)
 
 	db->dir = dir ? xstrdup(dir) : NULL;
 	return db;
+}
+
+int odb_is_repository(struct odb *db)
+{
+	struct err ignored = ERR_INIT;
+	char *gitdir = NULL;
+
+	if (!db->is_repo) {
+		db->is_repo = gitcmd_git_dir(db->dir, &gitdir, &ignored) < 0 ? -1 : 1;
+		free(gitdir);
+	}
+	return db->is_repo > 0;
+}
+
+uint64_t odb_bytes_read(const struct odb *db)
+{
+	return db->bytes_read;
 }
 
 const char *odb_name(const struct odb *db)
@@ -195,8 +214,12 @@ int odb_read(struct odb *db, const char *name, enum obj_type *type,
 	if ((r = native_wants(db, name, oid, e)) < 0)
 		return -1;
 	if (r) {
+		size_t before = body ? body->len : 0;
+
 		r = body ? pack_odb_read(db->native, oid, type, body, e)
 			 : pack_odb_info(db->native, oid, type, &size, e);
+		if (r == 1 && body)
+			db->bytes_read += body->len - before;
 		if (r == 1 || !native_fallback(db, r, e))
 			return r < -1 ? -1 : r;
 	}
@@ -207,6 +230,7 @@ int odb_read(struct odb *db, const char *name, enum obj_type *type,
 		db->broken = 1;
 		return -1;
 	}
+	db->bytes_read += size;
 	return 1;
 }
 
@@ -244,6 +268,8 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 	assert(db->streaming);
 	if (db->ps) {
 		r = pack_stream_read(db->ps, dst, cap, e);
+		if (r > 0)
+			db->bytes_read += (uint64_t)r;
 		if (r <= 0) {	/* the end, or an error: the stream is done */
 			pack_stream_close(db->ps);
 			db->ps = NULL;
@@ -252,6 +278,8 @@ ssize_t odb_stream_read(struct odb *db, void *dst, size_t cap,
 		return r;
 	}
 	r = catfile_read(db->cat, dst, cap, e);
+	if (r > 0)
+		db->bytes_read += (uint64_t)r;
 	if (r <= 0)
 		db->streaming = 0;
 	if (r < 0)

@@ -293,3 +293,196 @@ int run_pack_together(struct run *r, struct err *e)
 	buf_release(&joined);
 	return rc;
 }
+
+/* The packs in objects/pack that git sees (those with an .idx), by name
+ * ("pack-<hex>"), a line each. */
+static int pack_names(const char *objects, struct buf *out, struct err *e)
+{
+	char *dir = path_join(objects, "pack");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d) {
+		if (errno != ENOENT)
+			rc = err_errno(e, ERR_IO, "%s: cannot read", dir);
+		free(dir);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 9 && !strncmp(de->d_name, "pack-", 5) &&
+		    !strcmp(de->d_name + n - 4, ".idx"))
+			buf_printf(out, "%.*s\n", (int)(n - 4), de->d_name);
+	}
+	closedir(d);
+	free(dir);
+	return 0;
+}
+
+int run_packs_before(struct run *r, struct err *e)
+{
+	buf_init(&r->packs_before, SIZE_MAX / 2);
+	return pack_names(r->dst_objects, &r->packs_before, e);
+}
+
+/* Whether the line name (with its LF) is one of text's lines. */
+static int has_line(const struct buf *text, const char *name, size_t len)
+{
+	const char *p = text->ptr, *end = text->ptr + text->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (n == len && !memcmp(p, name, len))
+			return 1;
+		p += n + 1;
+	}
+	return 0;
+}
+
+/* The one pack fast-import wrote (objects/pack/pack-<hex>, without
+ * suffix) in *out; 0 when there is not exactly one new pack that is
+ * not one of the unlfs packs. */
+static int import_pack(struct run *r, char **out, struct err *e)
+{
+	struct buf now = BUF_INIT(SIZE_MAX / 2), unlfs = BUF_INIT(SIZE_MAX / 2);
+	char *line, *nl, *found = NULL;
+	int n = 0, rc = pack_names(r->dst_objects, &now, e);
+
+	if (rc == 0 && r->packs_list &&
+	    file_read(r->packs_list, &unlfs, e) < 0)
+		rc = -1;
+	for (line = now.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		size_t len = (size_t)(nl - line);
+
+		*nl = '\0';
+		if (has_line(&r->packs_before, line, len) ||
+		    (unlfs.len && strstr(unlfs.ptr, line)))
+			continue;
+		n++;
+		free(found);
+		found = xstrdup(line);
+	}
+	if (rc == 0 && n == 1) {
+		struct buf p = BUF_INIT(PATH_MAX);
+
+		buf_printf(&p, "%s/pack/%s", r->dst_objects, found);
+		*out = buf_detach(&p, NULL);
+	}
+	free(found);
+	buf_release(&now);
+	buf_release(&unlfs);
+	return rc < 0 ? -1 : (n == 1);
+}
+
+static int oid_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, OID_RAW);
+}
+
+/* One `git pack-objects` of the objects listed in in (a line each, an id
+ * and maybe a path) into the target's objects/pack; its name checked. */
+static int pack_list(struct run *r, const struct buf *in, int search,
+		     struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	struct buf made = BUF_INIT(BUF_MAX_DEFAULT);
+	int rc;
+
+	gitargv_push(&a, "pack-objects");
+	gitargv_push(&a, "-q");
+	if (search) {
+		/* one candidate each (git's window counts the object
+		 * itself): sorted by path hint, type and size, the one next
+		 * to a version is the version of the same path just larger,
+		 * which is all a record file's deltas need */
+		gitargv_push(&a, "--no-reuse-delta");
+		gitargv_push(&a, "--window=2");
+	}
+	gitargv_pushf(&a, "%s/pack/pack", r->dst_objects);
+	rc = gitcmd_ok(r->dst, &a, in, &made, e);
+	gitcmd_chomp(&made);
+	if (rc == 0 && !pack_written(r, made.ptr, made.len))
+		rc = err_set(e, ERR_IO, "git pack-objects said '%s', not the "
+			     "name of a pack it wrote in %s/pack", made.ptr,
+			     r->dst_objects);
+	gitargv_clear(&a);
+	buf_release(&made);
+	return rc;
+}
+
+int run_pack_new_blobs(struct run *r, struct err *e)
+{
+	struct buf list = BUF_INIT(SIZE_MAX / 2), idx = BUF_INIT(SIZE_MAX / 2);
+	struct buf blobs = BUF_INIT(SIZE_MAX / 2), rest = BUF_INIT(SIZE_MAX / 2);
+	unsigned char *mine = NULL;	/* the ids of blobs, sorted */
+	char *pack = NULL, *path = NULL, *line, *nl, hex[OID_HEX + 1];
+	uint32_t i, n = 0;
+	size_t nmine = 0;
+	int rc;
+
+	if (!r->new_blobs || (rc = file_read(r->new_blobs, &list, e)) < 0)
+		return r->new_blobs ? -1 : 0;
+	if (!list.len || (rc = import_pack(r, &pack, e)) <= 0)
+		goto done;
+	path = xmalloc(strlen(pack) + sizeof(".pack"));
+	sprintf(path, "%s.idx", pack);
+	rc = file_read(path, &idx, e) < 0 ? -1 : 0;
+	if (rc == 0 && pack_idx_parse((const unsigned char *)idx.ptr, idx.len,
+				      &n, e) < 0)
+		rc = -1;
+	/* the listed blobs fast-import wrote (a blob the source had, it did
+	 * not; pack-objects takes a name twice as once) */
+	mine = xmalloc(list.len / OID_HEX * OID_RAW + OID_RAW);
+	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		struct oid id;
+
+		if (oid_from_hex(&id, line, OID_HEX) < 0 ||
+		    !bsearch(id.hash, idx.ptr + 8 + 1024, n, OID_RAW, oid_cmp))
+			continue;
+		buf_add(&blobs, line, (size_t)(nl - line + 1));
+		memcpy(mine + nmine++ * OID_RAW, id.hash, OID_RAW);
+	}
+	if (nmine)
+		qsort(mine, nmine, OID_RAW, oid_cmp);
+	for (i = 0; rc == 0 && i < n; i++) {
+		const unsigned char *id = (const unsigned char *)idx.ptr + 8 + 1024 +
+					  (size_t)i * OID_RAW;
+		struct oid o;
+
+		if (bsearch(id, mine, nmine, OID_RAW, oid_cmp))
+			continue;
+		memcpy(o.hash, id, OID_RAW);
+		buf_printf(&rest, "%s\n", oid_hex(&o, hex));
+	}
+	if (rc == 0 && blobs.len) {
+		run_phase(&r->o, "packing the split parts again, with deltas between the versions of each");
+		rc = pack_list(r, &blobs, 1, e);
+		if (rc == 0 && rest.len)
+			rc = pack_list(r, &rest, 0, e);
+		/* every object of fast-import's pack is in one of the two:
+		 * it goes, its .idx first (a pack without one is not git's) */
+		if (rc == 0) {
+			static const char *const ext[] = { ".idx", ".pack", ".rev" };
+			size_t k;
+
+			for (k = 0; k < sizeof(ext) / sizeof(ext[0]); k++) {
+				sprintf(path, "%s%s", pack, ext[k]);
+				if (unlink(path) < 0 && errno != ENOENT)
+					rc = err_errno(e, ERR_IO, "%s: cannot remove", path);
+			}
+		}
+	}
+done:
+	free(mine);
+	free(pack);
+	free(path);
+	buf_release(&list);
+	buf_release(&idx);
+	buf_release(&blobs);
+	buf_release(&rest);
+	return rc < 0 ? -1 : 0;
+}

@@ -196,6 +196,8 @@ static void filter_options(struct run *r, const struct state_files *f,
 			opt->objects_level = -1;
 		opt->objects_list = r->packs_list = path_join(r->state, "unlfs-packs");
 	}
+	if (!r->o.f.dry_run)
+		opt->new_blobs = r->new_blobs = path_join(r->state, "new-blobs");
 }
 
 int run_convert(struct run *r, const struct state_files *fnew,
@@ -210,6 +212,8 @@ int run_convert(struct run *r, const struct state_files *fnew,
 	if (rc == 0 && r->o.to && !r->o.f.dry_run)
 		rc = run_borrow_objects(r, e);
 	filter_options(r, fnew, &opt, &report, &report_json);
+	if (rc == 0 && !r->o.f.dry_run)
+		rc = run_packs_before(r, e);
 	if (rc == 0)
 		rc = pipeline(r, &opt, fnew, e);
 	if (rc == 0 && !r->o.f.dry_run) {
@@ -218,6 +222,8 @@ int run_convert(struct run *r, const struct state_files *fnew,
 	}
 	if (rc == 0 && !r->o.f.dry_run)
 		rc = run_pack_together(r, e);
+	if (rc == 0 && !r->o.f.dry_run)
+		rc = run_pack_new_blobs(r, e);
 	free(report);
 	free(report_json);
 	return rc;

@@ -155,6 +155,11 @@ struct run {
 	/* unlfs: the target's objects directory, where the files taken back
 	 * are stored as packs of their own, and the list of those packs */
 	char *dst_objects, *packs_list;
+	/* the split parts the filter wrote into the stream (blob.h
+	 * new_blobs), and the packs of the target before fast-import wrote
+	 * its own */
+	char *new_blobs;
+	struct buf packs_before;
 	char *before_restart;	/* --restart: where the old state was copied */
 	int lockfd;
 	struct journal j;	/* what this run moves, once checked */
@@ -301,6 +306,20 @@ int run_dissociate(struct run *r, struct err *e);
  * that fails or is killed drops (clean_all).
  */
 int run_pack_together(struct run *r, struct err *e);
+/* Notes the packs the target has before fast-import writes one. */
+int run_packs_before(struct run *r, struct err *e);
+/*
+ * fast-import stores each new blob as a delta forward, against the blob
+ * before it in the stream, whatever its path: another part's, as often as
+ * not, and each new record inside a delta of its own. With split rules its
+ * pack is packed again in two: the parts the filter wrote, with their paths
+ * as hints and a fresh delta search among the versions of each part (git's
+ * way: the largest version whole, the others as copies out of it), and the
+ * rest as they are; then it goes. On a tracker-like history of 2,000
+ * commits: 3.85 MB -> 1.76 MB (`git repack -a -d -f`: 1.64 MB), for
+ * about 1.5 s of CPU on a 10 s run. 0 or -1.
+ */
+int run_pack_new_blobs(struct run *r, struct err *e);
 
 /* verify.c */
 /*

@@ -125,17 +125,20 @@ size_t run_drop_packs(const char *list, const struct buf *keep)
 
 /* What a killed run left: state files, the side repository, temp files of
  * the LFS store and of the git-annex one (<common-dir>/annex/tmp), packs
- * of files taken back from LFS. */
+ * of files taken back from LFS, the list of the blobs the filter wrote. */
 size_t run_clean_all(const struct run *r)
 {
 	char *annex = path_join(r->commondir, "annex");
 	char *packs = path_join(r->commondir, "objects/pack");
 	char *list = path_join(r->state, "unlfs-packs");
+	char *blobs = path_join(r->state, "new-blobs");
 	/* the packs of files taken back, of a run that moved no ref (a run
 	 * that moved its refs removed the list before) */
 	size_t n = run_drop_packs(list, NULL);
 
 	n += unlink(list) == 0;
+	n += unlink(blobs) == 0;
+	free(blobs);
 
 	n += state_clean(r->state, r->store) + state_clean(r->state, annex) +
 	     import_keeps_clean(packs);
@@ -291,6 +294,8 @@ void run_release(struct run *r)
 	free(r->side);
 	free(r->dst_objects);
 	free(r->packs_list);
+	free(r->new_blobs);
+	buf_release(&r->packs_before);
 	free(r->before_restart);
 	journal_free(&r->j);
 	if (r->lockfd > 0)

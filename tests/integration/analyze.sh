@@ -66,10 +66,17 @@ print('info: %s: %d blobs, their paths and sizes as git filter-repo --analyze sa
       % (sys.argv[3], len(ours)))
 PY
 }
-compare_filter_repo assets "$ASSETS"
-compare_filter_repo tricky "$TRICKY"
 
-# per extension: git lfs migrate info --everything
+test_case "the assets history: every blob's sizes and paths as git filter-repo --analyze says" <<'EOF'
+compare_filter_repo assets "$ASSETS"
+EOF
+
+test_case "the tricky repository: every blob's sizes and paths as git filter-repo --analyze says" <<'EOF'
+compare_filter_repo tricky "$TRICKY"
+EOF
+
+# the cases below read the JSON the two above wrote ($SCRATCH/NAME.json)
+test_case "per extension, files and bytes as git lfs migrate info --everything says" <<'EOF'
 (cd "$ASSETS" && git lfs migrate info --everything --unit=b --top=1000) \
 	>"$SCRATCH/lfs-info.txt" 2>/dev/null || die "git lfs migrate info failed"
 python3 - "$SCRATCH/assets.json" "$SCRATCH/lfs-info.txt" <<'PY' || die "extensions disagree with git lfs migrate info"
@@ -87,6 +94,7 @@ for line in open(sys.argv[2]):
 assert n >= 5 and n == len(ours), (n, len(ours))
 print('info: assets: %d extensions, files and bytes as git lfs migrate info says' % n)
 PY
+EOF
 
 # present: exactly the blobs of some ref's tip
 for repo in "$ASSETS" "$TRICKY"; do
@@ -97,6 +105,8 @@ for repo in "$ASSETS" "$TRICKY"; do
 			git -C "$repo" ls-tree -r "$tree" | awk '$2 == "blob" {print $3}'
 		done | sort -u >"$SCRATCH/tips-$(basename "$repo")"
 done
+
+test_case "present is true exactly for the blobs some ref's tip has (ls-tree)" <<'EOF'
 for name in assets tricky; do
 	python3 - "$SCRATCH/$name.json" "$SCRATCH/tips-$name" "$name" <<'PY' || die "$name: present is wrong"
 import json, sys
@@ -108,10 +118,12 @@ assert any(not b['present'] for b in d['blobs']), 'nothing deleted: the test is 
 print('info: %s: %d blobs present at a tip, as ls-tree says' % (sys.argv[3], len(ours)))
 PY
 done
+EOF
 
 # --rules: the dry run's report, and what the real run leaves
 printf '*.bin lfs\n*.psd lfs\n*.zip size>=100kB lfs\n/docs/** drop\n*.md keep\n*.nothing drop\n' \
 	>"$SCRATCH/lfs.rules"
+test_case "with --rules, each rule's paths, blobs and bytes are the run's report, and the blobs said to remain are exactly those the new history has" <<'EOF'
 (cd "$ASSETS" && run_migrate analyze --rules "$SCRATCH/lfs.rules" --top 0 \
 	--json "$SCRATCH/rules.json" >"$SCRATCH/rules.txt") || die "analyze --rules failed"
 grep -q '^what each rule would take' "$SCRATCH/rules.txt" || die "no rule table"
@@ -140,8 +152,9 @@ assert a['remaining']['bytes'] == sum(b['bytes'] for b in a['remaining']['larges
 print('info: rules: paths, blobs and bytes as the dry run reports; %d of %d blobs '
       'remain, exactly those the new history has' % (len(ours), len(orig)))
 PY
+EOF
 
-# --top N: the N largest, in order
+test_case "--top N gives the N largest blobs, in order" <<'EOF'
 (cd "$ASSETS" && run_migrate analyze --top 3 --json -) >"$SCRATCH/top.json" || die "--top 3 failed"
 python3 - "$SCRATCH/top.json" "$SCRATCH/assets.json" <<'PY' || die "--top is wrong"
 import json, sys
@@ -150,8 +163,10 @@ a = json.load(open(sys.argv[2]))['blobs']
 assert [b['blob'] for b in t] == [b['blob'] for b in a[:3]]
 assert all(a[i]['bytes'] >= a[i + 1]['bytes'] for i in range(len(a) - 1))
 PY
+EOF
 
 # refusals: one message, exit 1
+test_case "not a repository, a bad --top, an unknown option, a missing rule file: one message, exit 1" <<'EOF'
 mkdir "$SCRATCH/plain"
 for args in "--repo $SCRATCH/plain" "--top x" "--topp 3" "--rules $SCRATCH/none.rules"; do
 	rc=0
@@ -162,4 +177,6 @@ for args in "--repo $SCRATCH/plain" "--top x" "--topp 3" "--rules $SCRATCH/none.
 	[ ! -s "$SCRATCH/out" ] || die "analyze $args wrote to standard output"
 done
 info "refusals: not a repository, a bad --top, an unknown option, a missing rule file"
-echo "analyze: ok"
+EOF
+
+test_done

@@ -40,18 +40,26 @@ U=$(python3 -c 'import uuid; print(uuid.uuid4())')
 
 NEW="$SCRATCH/new"
 git init -q "$NEW"
+
+test_case "migrate's marks, commit map and ref map (git-annex branch included) are the ids fast-import gives" <<'EOF'
 (cd "$ORIG" && run_migrate --rules "$SCRATCH/rules" --annex-uuid "$U" \
 	--annex-dir "$NEW/.git/annex" --store "$NEW/.git/lfs/objects" --commit-map "$SCRATCH/M" --ref-map "$SCRATCH/R" --export-marks "$SCRATCH/MM") \
 	<"$SCRATCH/in.fe" >"$SCRATCH/out.fi" 2>"$SCRATCH/err" || { cat "$SCRATCH/err" >&2; die "migrate failed"; }
 import_stream "$NEW" "$SCRATCH/X" <"$SCRATCH/out.fi" || die "fast-import failed"
 check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" "$NEW"
 grep -q ' refs/heads/git-annex$' "$SCRATCH/R" || die "the ref map has no git-annex branch"
+EOF
 
+test_case "check-rules shows the annex rules like lfs ones, with their mode and backend" <<'EOF'
 # check-rules and a dry run's report show the annex rules like lfs ones
 "$MIGRATE" check-rules --rules "$SCRATCH/rules" a/b.psd x.bin >"$SCRATCH/cr"
 grep -q $'^a/b.psd\t.*\tannex mode=locked backend=SHA256E\t' "$SCRATCH/cr" &&
 	grep -q $'^x.bin\t.*\tannex mode=unlocked backend=SHA256E\t' "$SCRATCH/cr" ||
 	die "check-rules: $(cat "$SCRATCH/cr")"
+EOF
+
+test_case "a dry run writes the real run's stream (git-annex branch included), and its report counts the annex rules" <<'EOF'
+# out.fi: the first case's stream
 (cd "$ORIG" && run_migrate --dry-run --rules "$SCRATCH/rules" --report-json "$SCRATCH/rep.json" \
 	--annex-uuid "$U" -o "$SCRATCH/dry.fi") <"$SCRATCH/in.fe" 2>"$SCRATCH/dry.err" || die "dry run failed"
 [ ! -s "$SCRATCH/dry.err" ] || die "the dry run printed: $(head -3 "$SCRATCH/dry.err")"
@@ -63,13 +71,17 @@ rules = json.load(open(sys.argv[1]))["rules"]
 annex = [r for r in rules if r["action"] == "annex"]
 assert len(annex) == 2 and all(r["blobs"] > 0 and r["bytes"] > 0 for r in annex), annex
 PY
+EOF
 
+# the cases below judge NEW, the repository the first case made
+test_case "git annex init takes the UUID the git-annex branch names" <<'EOF'
 # git annex init in a repository whose git-annex branch names its UUID
 (cd "$NEW" && git config annex.uuid "$U" && git annex init -q >/dev/null 2>&1 &&
 	echo '*.mp4 filter=lfs diff=lfs merge=lfs -text' >>.git/info/attributes) ||
 	die "git annex init failed"
 grep -qx "$U"' migrate timestamp=[0-9.]*s' <(git -C "$NEW" show git-annex:uuid.log) ||
 	die "uuid.log does not describe $U: $(git -C "$NEW" show git-annex:uuid.log)"
+EOF
 
 # judge_annex REPO UUID: fsck (no location log fixed), whereis, every key
 # of the history stored with git-annex's own layout
@@ -94,8 +106,12 @@ print("ok", n)' "$SCRATCH/whereis" "$uuid")
 	case "$bad" in ok\ [1-9]*) ;; *) die "$repo: whereis: $bad" ;; esac
 	info "$repo: git annex fsck --all: $(cat "$SCRATCH/nkeys") keys ok; whereis: ${bad#ok } keys here"
 }
-judge_annex "$NEW" "$U"
 
+test_case "git annex fsck --all passes and fixes no location log; whereis finds every key here" <<'EOF'
+judge_annex "$NEW" "$U"
+EOF
+
+test_case "at main, keys, objects and pointer blobs are what git annex calckey, examinekey and add make" <<'EOF'
 # keys, pointers and object paths: git-annex as the oracle. At main: every
 # converted path's key is calckey's, its object is where examinekey says,
 # its pointer (unlocked) or symlink (locked) is what git annex add makes.
@@ -149,12 +165,18 @@ while IFS=$'\t' read -r kp oid; do
 	[ "$want" = "$oid" ] || die "$p: pointer blob $oid, git annex add makes $want"
 done <"$SCRATCH/annexed"
 info "$(wc -l <"$SCRATCH/annexed") annexed files at main: keys, objects and pointer blobs as git-annex makes them"
-# git annex find lists exactly the converted paths
+EOF
+
+test_case "git annex find lists exactly the converted paths" <<'EOF'
+# git annex find lists exactly the converted paths (annexed: the case before's)
+[ -s "$SCRATCH/annexed" ] || die "no list of the annexed files (the case before failed)"
 git -C "$NEW" checkout -q -f main
 (cd "$NEW" && git annex find --include='*') | sort >"$SCRATCH/found"
 cut -f1 "$SCRATCH/annexed" | cut -d' ' -f2- | sort >"$SCRATCH/want"
 diff -u "$SCRATCH/want" "$SCRATCH/found" || die "git annex find lists other paths"
+EOF
 
+test_case "renames: a locked file moved deeper gets the symlink of its depth, one renamed out of the rules is the original executable file" <<'EOF'
 # renames (fast-export -M): a locked file moved one level deeper gets the
 # symlink of its new depth; one renamed out of the rules is the original
 # file again, its executable bit kept
@@ -183,6 +205,7 @@ cmp "$T/e/f/a.psd" "$TR/e/f/a.psd" || die "rename: e/f/a.psd differs"
 [ "$(git -C "$TR" ls-tree main x.txt | cut -c1-6)" = 100755 ] && cmp "$T/x.txt" "$TR/x.txt" ||
 	die "rename: x.txt is not the original executable file"
 judge_annex "$TR" "$UR"
+EOF
 
 # check_checkouts ORIG NEW: every branch and tag of NEW, checked out (the
 # git-annex hooks run), equals
@@ -234,8 +257,12 @@ PY
 	git -C "$new" checkout -q -f main
 	info "$n refs checked out: identical to the original, status clean"
 }
-check_checkouts "$ORIG" "$NEW"
 
+test_case "every branch and tag, checked out, equals the original; status clean" <<'EOF'
+check_checkouts "$ORIG" "$NEW"
+EOF
+
+test_case "a second run over the converted history changes nothing" <<'EOF'
 # a second run over the converted history changes nothing
 export_stream "$NEW" >"$SCRATCH/again.fe"
 (cd "$NEW" && run_migrate --rules "$SCRATCH/rules" --annex-uuid "$U" \
@@ -245,7 +272,9 @@ awk '$1 != $2' "$SCRATCH/R2" >"$SCRATCH/R2.changed"
 [ ! -s "$SCRATCH/R2.changed" ] ||
 	die "a second run changed refs: $(head -3 "$SCRATCH/R2.changed")"
 info "a second run changes nothing"
+EOF
 
+test_case "a bare target: objects in hashdirlower, as git-annex lays out a bare repository; fsck agrees" <<'EOF'
 # a bare target: objects in hashdirlower, as git-annex lays out a bare
 # repository, and git-annex's fsck agrees
 BARE="$SCRATCH/bare.git"
@@ -261,10 +290,14 @@ key=${key##*/}; key=${key%.log}
 obj=$(cd "$BARE" && git annex examinekey --format='${hashdirlower}${key}/${key}' "$key")
 [ -f "$BARE/annex/objects/$obj" ] || die "bare: no object at annex/objects/$obj"
 judge_annex "$BARE" "$UB"
+EOF
 
+TO="$SCRATCH/to"
+snap() { git -C "$1" for-each-ref --format='%(objectname) %(refname)' refs/heads refs/tags | sort; }
+
+test_case "run --to sets git-annex up as git annex init would, and checks out every annexed file's content" <<'EOF'
 # migrate run --to: git-annex set up as `git annex init` would, the work
 # tree checked out with the content of every annexed file
-TO="$SCRATCH/to"
 run_migrate run -q --repo "$ORIG" --rules "$SCRATCH/rules" --to "$TO" || die "run --to failed"
 UT=$(git -C "$TO" config annex.uuid) || die "run --to: no annex.uuid"
 [ "$(git -C "$TO" config annex.version)" = 10 ] || die "run --to: annex.version is not 10"
@@ -276,13 +309,19 @@ for h in post-checkout post-merge pre-commit post-receive; do
 	[ -x "$TO/.git/hooks/$h" ] || die "run --to: no git-annex $h hook"
 done
 check_checkouts "$ORIG" "$TO"
-snap() { git -C "$1" for-each-ref --format='%(objectname) %(refname)' refs/heads refs/tags | sort; }
+EOF
+
+# the cases below go on in TO, the repository the case above made
+test_case "a second run --to changes nothing" <<'EOF'
 snap "$TO" >"$SCRATCH/to.refs"
 run_migrate run -q --repo "$ORIG" --rules "$SCRATCH/rules" --to "$TO" || die "second run --to failed"
 snap "$TO" | diff -u "$SCRATCH/to.refs" - || die "a second run --to changed refs"
 info "run --to: a second run changes nothing"
+EOF
 
+test_case "an incremental run --to (a new commit, one new *.bin) logs exactly one new key" <<'EOF'
 # incremental: a new commit with one new *.bin logs exactly one new key
+UT=$(git -C "$TO" config annex.uuid) || die "run --to: no annex.uuid (the case before failed)"
 git -C "$ORIG" checkout -q main
 head -c 3000 /dev/urandom >"$ORIG/assets/new-incremental.bin"
 git -C "$ORIG" add assets/new-incremental.bin
@@ -296,7 +335,9 @@ judge_annex "$TO" "$UT"
 cmp "$ORIG/assets/new-incremental.bin" "$TO/assets/new-incremental.bin" ||
 	die "incremental: the new file's content is not in the work tree"
 info "incremental run: one new key logged"
+EOF
 
+test_case "the content moves to a directory special remote, and a fresh clone gets it back from there" <<'EOF'
 # the content leaves the repository for a directory special remote, and a
 # fresh clone gets it back from there
 mkdir "$SCRATCH/dirrem"
@@ -314,9 +355,11 @@ while IFS= read -r -d '' p; do
 	cmp -s "$SCRATCH/o2/$p" "$SCRATCH/clone/$p" || die "fresh clone: $p differs after git annex get"
 done < <(cd "$SCRATCH/clone" && git annex find --include='*' --print0)
 info "directory special remote: moved out, and back in a fresh clone"
+EOF
 
-# migrate run --in-place: the same, in the repository itself
 IP="$SCRATCH/inplace"
+test_case "run --in-place converts: fsck and whereis pass, its ending counts the objects converted, status clean" <<'EOF'
+# migrate run --in-place: the same, in the repository itself
 git clone -q --no-local "$ORIG" "$IP"
 run_migrate run --repo "$IP" --rules "$SCRATCH/rules" --in-place 2>"$SCRATCH/ip.err" ||
 	die "run --in-place failed: $(tail -3 "$SCRATCH/ip.err")"
@@ -327,9 +370,14 @@ keys=$(find "$IP/.git/annex/objects" "$IP/.git/lfs/objects" -type f | wc -l)
 grep -q ", $keys object(s) converted$" "$SCRATCH/ip.err" ||
 	die "run --in-place: the ending does not count $keys objects: $(grep converted "$SCRATCH/ip.err")"
 [ -z "$(git -C "$IP" status --porcelain)" ] || die "run --in-place: git status is not clean"
+EOF
+
+test_case "a second run --in-place changes nothing" <<'EOF'
+[ -s "$SCRATCH/ip.err" ] || die "no run --in-place before (the case before failed)"
 snap "$IP" >"$SCRATCH/ip.refs"
 run_migrate run -q --repo "$IP" --rules "$SCRATCH/rules" --in-place || die "second run --in-place failed"
 snap "$IP" | diff -u "$SCRATCH/ip.refs" - || die "a second run --in-place changed refs"
 info "run --in-place: converted, a second run changes nothing"
+EOF
 
-echo "annex_assets: ok"
+test_done

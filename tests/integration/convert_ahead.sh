@@ -125,6 +125,12 @@ for export in plain renames; do
 	[ "$export" = renames ] && flags=(-M)
 	git -C "$SCRATCH/repo" fast-export --no-data "${EXPORT_FLAGS[@]}" "${flags[@]}" --all \
 		>"$SCRATCH/$export.fe"
+done
+grep -q '^R ' "$SCRATCH/renames.fe" || die "the -M export has no R line"
+
+# threads_agree EXPORT: the export through 1, 2 and 4 threads, the same
+threads_agree() {
+	local export="$1" t n
 	for t in 1 2 4; do
 		filter "$export" "$SCRATCH/$export.fe" "$t"
 		[ "$(cat "$SCRATCH/$export.$t.rc")" = 0 ] || { cat "$SCRATCH/$export.$t.err" >&2; die "$export: failed"; }
@@ -134,8 +140,17 @@ for export in plain renames; do
 	[ "$n" -ge 20 ] || die "$export: only $n objects stored"
 	[ -z "$(ls -A "$SCRATCH/$export.4.store/tmp")" ] || die "$export: temp files left"
 	info "$export export: $n objects; stream, map, store and messages equal on 1, 2 and 4 threads"
-done
-grep -q '^R ' "$SCRATCH/renames.fe" || die "the -M export has no R line"
+}
+
+test_case "a plain export: stream, commit map, store and messages equal on 1, 2 and 4 threads" <<'EOF'
+threads_agree plain
+EOF
+
+test_case "an export with renames (-M): stream, commit map, store and messages equal on 1, 2 and 4 threads" <<'EOF'
+threads_agree renames
+EOF
+
+test_case "the 4-thread output has pointers where the rules say; the size condition and the id drop held (git judges)" <<'EOF'
 # what each rule decided, judged on the result: git lfs sees the .bin
 # files of main and side as pointers (the ids in the store), the .dat
 # from 100 KiB on only, the notes ref's file as it was
@@ -160,20 +175,24 @@ sha=$(git -C "$SCRATCH/repo" cat-file blob "$(cat "$SCRATCH/strip")" | sha256sum
 [ -e "$SCRATCH/plain.4.store/$(git -C "$SCRATCH/repo" cat-file blob main:assets/a0.bin | sha256sum |
 	sed 's/^\(..\)\(..\)\([^ ]*\).*/\1\/\2\/\1\2\3/')" ] || die "main:assets/a0.bin was not stored"
 info "pointers where the rules say, the size condition and the id drop held"
+EOF
 
-# a dry run: the same output on every thread count, and no store at all
+test_case "a dry run gives the real run's commit map on 1, 2 and 4 threads, and no store" <<'EOF'
 for t in 1 2 4; do
 	filter dry "$SCRATCH/plain.fe" "$t" --dry-run
 	[ ! -e "$SCRATCH/dry.$t.store" ] || die "a dry run with $t threads made a store"
 done
 same dry
 cmp -s "$SCRATCH/dry.1.map" "$SCRATCH/plain.1.map" || die "the dry run's commit map differs from the real one"
-
 info "dry run: the real run's commit map on 1, 2 and 4 threads, no store"
+EOF
 
+test_case "a corrupt pack: the same single error on 1, 2 and 4 threads, exit 3, no done, nothing stored" <<'EOF'
 # a corrupt pack: the same single error on every thread count, exit 3, no
 # `done` (fast-import keeps nothing), nothing in the store
 cp -r "$SCRATCH/repo" "$SCRATCH/good"
+# the good copy back when the case ends, passed or not
+trap 'rm -rf "$SCRATCH/repo"; mv "$SCRATCH/good" "$SCRATCH/repo"' EXIT
 pack=$(ls "$SCRATCH"/repo/.git/objects/pack/*.pack)
 chmod u+w "$pack"
 off=$(($(stat -c %s "$pack") * 6 / 10))
@@ -189,9 +208,9 @@ for t in 1 2 4; do
 done
 same corrupt
 info "corrupt pack: $(cat "$SCRATCH/corrupt.1.err")"
-rm -rf "$SCRATCH/repo"
-mv "$SCRATCH/good" "$SCRATCH/repo"
+EOF
 
+test_case "a stream that breaks after later blobs were started: the same error on 1, 2 and 4 threads, nothing stored" <<'EOF'
 # a stream that breaks after the conversion of later blobs was started:
 # the same error; no object stored; every temp file made is gone, and the
 # workers (not the main thread) made some
@@ -209,6 +228,11 @@ for t in 1 2 4; do
 	no_objects "$SCRATCH/broken.$t.store"
 done
 same broken
+info "broken stream: $(cat "$SCRATCH/broken.1.err")"
+EOF
+
+test_case "the broken stream: the workers made temp files past the break, and none is left (strace)" <<'EOF'
+[ -s "$SCRATCH/broken.fe" ] || die "no broken stream (the case before failed)"
 # strace judges: more temp files made with 4 threads (blobs past the
 # break), and none left
 for t in 1 4; do
@@ -235,5 +259,6 @@ print('temp files: %d made on one thread, %d on four; %d and %d left'
       % (len(m1), len(m4), len(m1 - g1), len(m4 - g4)))
 sys.exit(0 if m1 and len(m4) > len(m1) and not m1 - g1 and not m4 - g4 else 1)
 PY
-info "broken stream: $(cat "$SCRATCH/broken.1.err")"
-echo "convert_ahead: ok"
+EOF
+
+test_done

@@ -28,26 +28,40 @@ plain_pid=$!
 trap 'kill "$plain_pid" 2>/dev/null || true; wait || true; cleanup_scratch' EXIT
 
 git init -q "$SCRATCH/new"
+
+test_case "migrate | git fast-import takes git's history to v1.6.0" <<'EOF'
 rc=0
 run_migrate --commit-map "$SCRATCH/M" --ref-map "$SCRATCH/R" \
 	--export-marks "$SCRATCH/MM" --source-repo "$SRC" <"$SCRATCH/in.fe" |
 	git -C "$SCRATCH/new" fast-import --quiet --export-marks="$SCRATCH/X" ||
 	rc=$?
 [ "$rc" -eq 0 ] || die "the pipeline migrate | git fast-import failed"
+EOF
 
+# the cases below judge what the pipeline above wrote
+test_case "migrate's marks, commit map and ref map are fast-import's ids, every one (check_ids)" <<'EOF'
 check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" \
 	"$SCRATCH/new" --orig-repo "$SRC" ||
 	die "ids computed by migrate differ from fast-import's (git-history-2008)"
+EOF
 
 # Pass-through: the same refs as the plain pipeline (which itself changes
-# ids, for the reasons explain_map.py prints).
-wait "$plain_pid" || die "git fast-import of the plain stream failed"
+# ids, for the reasons explain_map.py prints). Waited for here, outside the
+# cases: a case (a subshell) cannot wait for it.
+plain_rc=0
+wait "$plain_pid" || plain_rc=$?
+test_case "the refs are those of the plain fast-export | fast-import pipeline" <<'EOF'
+[ "$plain_rc" = 0 ] || die "git fast-import of the plain stream failed"
 refs_of "$SCRATCH/plain" >"$SCRATCH/refs.plain"
 refs_of "$SCRATCH/new" >"$SCRATCH/refs.new"
 diff -u "$SCRATCH/refs.plain" "$SCRATCH/refs.new" >"$SCRATCH/refs.diff" || {
 	head -n 40 "$SCRATCH/refs.diff"
 	die "refs differ between 'fast-export | fast-import' and 'fast-export | migrate | fast-import'"
 }
+EOF
 
+test_case "every commit and ref whose id changed is counted and its cause named (explain_map.py)" <<'EOF'
 python3 "$HERE/explain_map.py" "$SRC" "$SCRATCH/M" "$SCRATCH/R"
-echo "corpus_git2008: ok"
+EOF
+
+test_done

@@ -51,16 +51,23 @@ EOF
 printf '*.tmp drop\n' >rules
 mkdir nowhere
 stream >in.fi
+
+test_case "filtered from a directory that is no repository, migrate warns that ids cannot be computed" <<'EOF'
 (cd nowhere && GIT_CEILING_DIRECTORIES="$SCRATCH" GIT_DIR=/nonexistent \
 	"$MIGRATE" --rules ../rules <../in.fi >../out.fi 2>../err) ||
 	die "migrate failed: $(cat err)"
 grep -q 'cannot be computed' err || die "no warning that ids are lost: $(cat err)"
+EOF
 
+# the cases below judge out.fi, the output of the case above
+test_case "the lines after the loss pass through: the M of dir/sub2 and the D of dir/y" <<'EOF'
 grep -qx "M 0*40000 $other_tree dir/sub2" out.fi || die "the M of dir/sub2 was lost:
 $(cat out.fi)"
 grep -qx "D dir/y" out.fi || die "the D of dir/y was lost:
 $(cat out.fi)"
+EOF
 
+test_case "input and output import into a clone of A to the same trees (git fast-import)" <<'EOF'
 # the judge: both streams import into a clone of A to the same trees
 for s in in out; do
 	git clone -q --bare a "$s.git"
@@ -72,4 +79,6 @@ got="$(git -C out.git rev-parse 'main^{tree}')"
 git -C out.git cat-file -e main:dir/sub2/z || die "dir/sub2 missing"
 ! git -C out.git cat-file -e main:dir/y 2>/dev/null || die "dir/y still there"
 info "ids lost at commit 2: the rest of the stream passed through whole"
-echo "ids_lost: ok"
+EOF
+
+test_done

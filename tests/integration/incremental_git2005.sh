@@ -12,6 +12,9 @@
 need_shared corpus/git-history-2008.bundle
 git clone -q --mirror "$SHARED/corpus/git-history-2008.bundle" "$SCRATCH/git2005.git"
 restrict_to "$SCRATCH/git2005.git" master v1.0.0
-incremental_case git2005 "$SCRATCH/git2005.git" master v0.99.5 1
 
-echo "incremental_git2005: ok"
+test_case "git's history to v1.0.0 in two runs, cut at v0.99.5, gives one full run's refs and commit map (the old ids translated)" <<'EOF'
+incremental_case git2005 "$SCRATCH/git2005.git" master v0.99.5 1
+EOF
+
+test_done

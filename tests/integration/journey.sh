@@ -39,7 +39,8 @@ URL="file://$SERVER"
 # the teammate clones before the migration and commits locally
 T="$SCRATCH/teammate"
 git clone -q "$URL" "$T"
-( cd "$T" && echo "teammate" >>notes.txt && git commit -qam "teammate's work" )
+( cd "$T" && echo "teammate" >>notes.txt && git commit -qam "teammate's work" &&
+	git branch side )	# the same work on a branch not checked out
 
 C="$SCRATCH/clone"	# the user's clone, converted by the first case
 test_case "the migration, in an ordinary clone" <<'EOF'
@@ -118,11 +119,26 @@ test_case "the teammate follows with migrate remap" <<'EOF'
 (cd "$T" && git fetch -q --force origin '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*') ||
 	die "the teammate's fetch failed"
 cp "$C/.git/migrate/commit-map" "$SCRATCH/commit-map"
-(cd "$T" && run_migrate remap --commit-map "$SCRATCH/commit-map" >/dev/null 2>&1) || die "remap failed"
-[ "$(git -C "$T" rev-parse main~1)" = "$(git -C "$T" rev-parse origin/main)" ] ||
-	die "the teammate's main is not on the new history"
-[ "$(git -C "$T" log -1 --format=%s main)" = "teammate's work" ] || die "the teammate's commit is gone"
-info "the teammate's local commit follows onto the new history with migrate remap"
+(cd "$T" && run_migrate remap --commit-map "$SCRATCH/commit-map" >/dev/null 2>"$SCRATCH/remap.err") ||
+	{ cat "$SCRATCH/remap.err"; die "remap failed"; }
+for b in main side; do
+	[ "$(git -C "$T" rev-parse "$b~1")" = "$(git -C "$T" rev-parse origin/main)" ] ||
+		die "the teammate's $b is not on the new history"
+	[ "$(git -C "$T" log -1 --format=%s "$b")" = "teammate's work" ] || die "the teammate's commit on $b is gone"
+done
+if grep -E '^(fatal|error|warning):' "$SCRATCH/remap.err"; then
+	die "remap succeeded but showed git's own complaints"
+fi
+info "the teammate's local commits (HEAD's branch and another) follow onto the new history with migrate remap"
+EOF
+
+test_case "migrate remap outside a clone's work tree says so in our words" <<'EOF'
+mkdir -p "$SCRATCH/nowhere"
+GIT_CEILING_DIRECTORIES="$SCRATCH" expect_refusal --one-message --in "$SCRATCH/nowhere" \
+	--says 'is not a git repository' -- "$MIGRATE" remap --commit-map "$SCRATCH/commit-map"
+expect_refusal --one-message --in "$SERVER" --says 'has no work tree here' \
+	-- "$MIGRATE" remap --commit-map "$SCRATCH/commit-map"
+info "outside a repository and in a bare one: one message of ours, no git 'fatal:'"
 EOF
 
 test_done

@@ -22,6 +22,7 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="$(dirname "$MIGRATE")"
 cd "$ROOT"
 
+test_case "every #include goes down the layers, to a folder's contract header" <<'CASE'
 python3 - "$ROOT" <<'EOF'
 import os, re, sys
 root = sys.argv[1]
@@ -74,12 +75,15 @@ if bad:
     sys.exit(1)
 print('info: %d includes across %d folders follow the layers' % (seen, len(rank)))
 EOF
+CASE
 
 # the built libraries: a symbol defined in one library and needed by
-# another must come from below
+# another must come from below ($tmp: their symbols, nm's lists)
 libs=(common:0 stream:1 rules:1 split:1 pointerize:1 replace:1 git:2 report:3 blob:4 engine:5 analyze:5 run:6 cli:7)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"; cleanup_scratch' EXIT
+
+test_case "the built libraries link downwards only (nm)" <<'EOF'
 for l in "${libs[@]}"; do
 	name="${l%%:*}"
 	a="$BUILD/libmigrate_$name.a"
@@ -102,18 +106,26 @@ for l in "${libs[@]}"; do
 done
 [ "$upward" = 0 ] || exit 1
 info "the ${#libs[@]} libraries link downwards only (nm)"
+EOF
 
+test_case "only rewrite/cli calls exit()" <<'EOF'
 # one place that exits (one_spawner.sh: one place that starts a process)
 exits="$(grep -nE '(^|[^_a-z])exit\s*\(' common/*.c stream/*.c rules/*.c split/*.c replace/*.c \
 	pointerize/*.c rewrite/git/*.c rewrite/report/*.c rewrite/blob/*.c \
 	rewrite/engine/*.c rewrite/analyze/*.c rewrite/run/*.c || true)"
 [ -z "$exits" ] || die "exit() outside rewrite/cli:
 $exits"
+info "exit() is the command line's"
+EOF
+
+test_case "stderr is the command line's and the outputs' (progress, a report to -)" <<'EOF'
 # stderr is the command line's, and the outputs' (progress, a report to -)
 prints="$(grep -nE '(fprintf|vfprintf|fflush)\(stderr|, *stderr\)|perror\(' common/*.c stream/*.c rules/*.c split/*.c replace/*.c \
 	pointerize/*.c rewrite/git/*.c rewrite/blob/*.c rewrite/engine/*.c \
 	rewrite/analyze/*.c || true)"
 [ -z "$prints" ] || die "stderr used below the command line:
 $prints"
-info "exit() and stderr are the command line's"
-echo "layers: ok"
+info "stderr is the command line's"
+EOF
+
+test_done

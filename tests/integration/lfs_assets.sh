@@ -30,13 +30,18 @@ EOF
 
 NEW="$SCRATCH/new"
 git init -q "$NEW"
+
+test_case "migrate's marks, commit map and ref map are the ids fast-import gives" <<'EOF'
 (cd "$ORIG" && run_migrate --rules "$SCRATCH/rules" \
 	--store "$NEW/.git/lfs/objects" --commit-map "$SCRATCH/M" \
 	--ref-map "$SCRATCH/R" --export-marks "$SCRATCH/MM") \
 	<"$SCRATCH/in.fe" >"$SCRATCH/out.fi" || die "migrate failed"
 import_stream "$NEW" "$SCRATCH/X" <"$SCRATCH/out.fi" || die "fast-import failed"
 check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" "$NEW"
+EOF
 
+# the cases below judge NEW, the repository the case above made
+test_case "git lfs fsck passes, there are LFS files, and the history shrank" <<'EOF'
 git -C "$NEW" symbolic-ref HEAD refs/heads/main
 (cd "$NEW" && git lfs install --local >/dev/null && git lfs fsck >/dev/null) ||
 	die "git lfs fsck failed"
@@ -45,8 +50,13 @@ nlfs=$(git -C "$NEW" lfs ls-files --all --name-only | sort -u | wc -l)
 info "git lfs fsck ok; $nlfs distinct LFS paths in all history"
 [ "$(du -sk "$NEW/.git/objects" | cut -f1)" -lt "$(du -sk "$ORIG/.git/objects" | cut -f1)" ] ||
 	die "history did not shrink"
+EOF
 
+test_case "every branch and tag checks out (smudged) as the original, byte for byte, status clean, check-attr exact" <<'EOF'
+[ -n "$(git -C "$NEW" lfs ls-files --all --name-only)" ] ||
+	die "the new repository has no LFS file (the first case failed): nothing to judge"
 check_ref_checkouts "$ORIG" "$NEW"
+EOF
 
 # the peer: git lfs migrate import with the same globs must give the same
 # converted (commit, path) pairs, the same pointer blobs and the same root
@@ -59,6 +69,8 @@ git clone -q --mirror "$ORIG" "$LM/.git" && git -C "$LM" config core.bare false
 (cd "$LM" && git lfs migrate import --everything --yes \
 	--include='*.bin,*.psd,*.mp4' --object-map="$SCRATCH/lm.map" >/dev/null 2>&1) ||
 	die "git lfs migrate import failed"
+
+test_case "the same converted paths, pointers and .gitattributes per commit as git lfs migrate import" <<'EOF'
 printf '*.bin lfs\n*.psd lfs\n*.mp4 lfs\n' >"$SCRATCH/globs"
 NEW2="$SCRATCH/new2"
 git init -q "$NEW2"
@@ -102,7 +114,9 @@ git -C "$NEW2" lfs ls-files --all --name-only | sort -u >"$SCRATCH/ours.names"
 diff -u "$SCRATCH/lm.names" "$SCRATCH/ours.names" ||
 	die "the paths converted differ from git lfs migrate's"
 info "same $(wc -l <"$SCRATCH/lm.names") LFS paths as git lfs migrate import"
+EOF
 
+test_case "a second run over the converted history changes nothing" <<'EOF'
 # a second run over the converted history changes nothing
 export_stream "$NEW" >"$SCRATCH/again.fe"
 (cd "$NEW" && run_migrate --rules "$SCRATCH/rules" --store "$NEW/.git/lfs/objects" \
@@ -111,4 +125,6 @@ awk '$1 != $2' "$SCRATCH/R2" >"$SCRATCH/R2.changed"
 [ ! -s "$SCRATCH/R2.changed" ] ||
 	die "a second run changed refs: $(head -3 "$SCRATCH/R2.changed")"
 info "a second run changes nothing"
-echo "lfs_assets: ok"
+EOF
+
+test_done

@@ -77,6 +77,8 @@ grep -q '^R ' "$SCRATCH/in.fe" || die "the export has no rename"
 git -C "$ORIG" fast-export --all --no-data "${EXPORT_FLAGS[@]}" >"$SCRATCH/nodata.fe"
 NEW="$SCRATCH/new"
 git init -q "$NEW"
+
+test_case "migrate's ids are fast-import's, and git lfs fsck passes" <<'EOF'
 run_migrate --rules "$SCRATCH/rules" --source-repo "$ORIG" \
 	--store "$NEW/.git/lfs/objects" --commit-map "$SCRATCH/M" \
 	--ref-map "$SCRATCH/R" --export-marks "$SCRATCH/MM" \
@@ -87,7 +89,10 @@ check_ids "$SCRATCH/in.fe" "$SCRATCH/MM" "$SCRATCH/X" "$SCRATCH/M" "$SCRATCH/R" 
 mkdir -p "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}"
 cp "$SCRATCH/content" "$NEW/.git/lfs/objects/${oid:0:2}/${oid:2:2}/$oid"
 (cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed"
+EOF
 
+# the cases below judge NEW, the repository the case above made
+test_case "a store object of the right size with a flipped byte is replaced by a re-run" <<'EOF'
 # a store object of the right size with wrong bytes (a flipped byte) is
 # not trusted: a re-run into the same store replaces it with the good copy
 victim="$(git -C "$NEW" cat-file -p main:renamed.bin | sed -n 's/^oid sha256://p')"
@@ -108,7 +113,9 @@ run_migrate --rules "$SCRATCH/rules" --source-repo "$ORIG" \
 (cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck failed after the re-run"
 [ -z "$(find "$NEW/.git/lfs/objects/tmp" -type f)" ] || die "the re-run left temp files"
 info "store: a corrupt object of the right size is replaced by the re-run"
+EOF
 
+test_case "drop: secrets.env and both its contents are gone from all history" <<'EOF'
 # the dropped file is gone from every commit, and its contents with it
 git -C "$NEW" log --all --format=%H -- secrets.env | grep -q . &&
 	die "secrets.env is still in history"
@@ -117,16 +124,24 @@ for v in 1 2; do
 	git -C "$NEW" cat-file -e "$id" 2>/dev/null && die "secret blob $id is in the new repository"
 done
 info "drop: path and content gone"
+EOF
 
 # checkouts, except the dropped file: compare against the original minus it
+# (the original is rewritten here, outside the cases: every case below sees
+# it so, as it did when this script was one sequence)
 git -C "$ORIG" filter-branch -f --index-filter \
 	'git rm -q --cached --ignore-unmatch secrets.env' --tag-name-filter cat -- --all \
 	>/dev/null 2>&1 || die "could not make the reference history"
+
+test_case "every branch and tag checks out (smudged) as the original without secrets.env" <<'EOF'
 check_ref_checkouts "$ORIG" "$NEW"
+EOF
 
 # pointers where *.bin (and nothing else), modes kept
 ls_new() { git -C "$NEW" ls-tree -r "$1" | awk -v p="$2" '$4 == p { print $1, $3 }'; }
 blob_new() { git -C "$NEW" cat-file -p "$1:$2"; }
+
+test_case "pointers where *.bin and nothing else; modes, symlinks, existing pointers and nested .gitattributes kept" <<'EOF'
 blob_new main renamed.bin | grep -q '^version https://git-lfs' || die "renamed.bin is not a pointer"
 blob_new main renamed.txt | cmp -s - "$ORIG/renamed.txt" 2>/dev/null ||
 	git -C "$ORIG" cat-file -p main:renamed.txt | cmp -s - <(blob_new main renamed.txt) ||
@@ -139,7 +154,9 @@ blob_new main renamed.txt | cmp -s - "$ORIG/renamed.txt" 2>/dev/null ||
 [ "$(git -C "$NEW" rev-parse main:sub/.gitattributes)" = "$(git -C "$ORIG" rev-parse main:sub/.gitattributes)" ] ||
 	die "sub/.gitattributes changed"
 info "pointers, modes, symlinks, existing pointers, nested .gitattributes: ok"
+EOF
 
+test_case ".gitattributes: the user's lines first as they were, ours once, history's edit and deletion kept" <<'EOF'
 # .gitattributes: the user's file first, as it was (an LF added where it
 # had none), ours once; where history deleted it, ours alone
 tail -n +2 "$SCRATCH/M" | while read -r old new; do
@@ -159,7 +176,9 @@ git -C "$NEW" cat-file -p main:.gitattributes | grep -qx '\*\.cfg eol=lf' ||
 git -C "$NEW" cat-file -p side:.gitattributes | grep -q 'md text' &&
 	die "the deleted user lines came back"
 info ".gitattributes: user lines kept, edits and deletion survive, ours once"
+EOF
 
+test_case "one content at two converted paths is one pointer and one store object; a file growing past the threshold converts from then on" <<'EOF'
 # identical content at two converted paths: one pointer, one store object
 [ "$(git -C "$NEW" rev-parse main:copy-of-a.bin)" = "$(git -C "$NEW" rev-parse t-one:a.bin)" ] ||
 	die "the same content gave two pointers"
@@ -171,7 +190,9 @@ git -C "$NEW" cat-file -p t-one:grow.log | grep -qx small || die "small grow.log
 git -C "$NEW" cat-file -p t-grown:grow.log | grep -q '^version https://git-lfs' ||
 	die "grown grow.log is not a pointer"
 info "shared content, size threshold over time: ok"
+EOF
 
+test_case "a --no-data export gives the commits of the full export (converted blobs read from the source repository)" <<'EOF'
 # --no-data: only converted blobs are read, from the source repository
 ND="$SCRATCH/nodata"
 git clone -q --bare "$ORIG" "$ND/.git" && git -C "$ND" config core.bare false
@@ -183,7 +204,9 @@ for ref in $(git -C "$NEW" for-each-ref --format='%(refname)'); do
 		die "--no-data gives another $ref than the full export"
 done
 info "--no-data export: the same commits as the full export"
+EOF
 
+test_case "bad rules: FILE:LINE:COLUMN, exit 1, no map written, the output not ended" <<'EOF'
 # bad rules: one message with FILE:LINE:COLUMN, exit 1, nothing written
 printf '*.bin lfs\n*.psd  lfz\n' >"$SCRATCH/bad.rules"
 rc=0
@@ -194,6 +217,7 @@ grep -q "bad.rules:2:8:" "$SCRATCH/bad.err" || die "bad rules: no FILE:LINE:COLU
 [ ! -e "$SCRATCH/bad-map" ] || die "bad rules: a commit map was written"
 ! grep -q '^done$' "$SCRATCH/bad.out" || die "bad rules: the output ends with done"
 info "bad rules: $(head -1 "$SCRATCH/bad.err")"
+EOF
 
 # ---- names .gitattributes must escape ---------------------------------------
 # A glob rule with a blank (one quoted glob line) and a size rule (one
@@ -233,6 +257,8 @@ printf "'g dir/*.bin' lfs\n* size>=1000 lfs\n" >"$SCRATCH/names.rules"
 git -C "$NAMES" fast-export --all "${EXPORT_FLAGS[@]}" >"$SCRATCH/names.fe"
 NNEW="$SCRATCH/names-new"
 git init -q "$NNEW"
+
+test_case "names with blanks, glob specials and quotes: on every commit check-attr says filter=lfs exactly for the converted paths" <<'EOF'
 run_migrate --rules "$SCRATCH/names.rules" --store "$NNEW/.git/lfs/objects" \
 	--commit-map "$SCRATCH/names.M" <"$SCRATCH/names.fe" >"$SCRATCH/names.fi" ||
 	die "migrate failed on the tricky names"
@@ -283,7 +309,9 @@ if not must <= seen:
 print("info: tricky names: %d commits, check-attr exact" % commits)
 PY
 info "names with TAB, LF, CR, [, *, ?, \\, !, #, \", leading blanks: filter=lfs exactly where converted"
+EOF
 
+test_case "a converted path whose .gitattributes line git would ignore (2048 bytes or more) is an error, exit 1" <<'EOF'
 # a path whose line would be 2048 bytes or more: git would ignore the line
 long="$(printf 'd%.0s' $(seq 1 60))"
 long="$long/$long/$long/$long/$long/$long/$long/$long/$long/$long"
@@ -302,4 +330,6 @@ rc=0
 grep -q "too long for a .gitattributes line" "$SCRATCH/long.err" ||
 	die "a 2443-byte converted path: no clear message: $(cat "$SCRATCH/long.err")"
 info "too long for .gitattributes: $(cut -c1-60 "$SCRATCH/long.err")..."
-echo "lfs_cases: ok"
+EOF
+
+test_done

@@ -9,27 +9,28 @@
 #      checkout smudges back the original bytes.
 # Needs git, git-lfs and the ptr_probe CMake builds beside migrate
 # ($(dirname "$MIGRATE")/ptr_probe, with MIGRATE_TESTS on; PTR_PROBE names
-# another). Exits non-zero on any mismatch.
-set -euo pipefail
+# another). A case fails on any mismatch, after saying every one it found.
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-MIGRATE="${MIGRATE:-$root/build/migrate}"
-case "$MIGRATE" in
-/*) ;;
-*/*) MIGRATE="$root/$MIGRATE" ;;
-esac
 probe="${PTR_PROBE:-$(dirname "$MIGRATE")/ptr_probe}"
 [ -x "$probe" ] || {
 	printf 'FAIL: no %s: cmake --build %s --target ptr_probe\n' "$probe" "$(dirname "$MIGRATE")" >&2
 	exit 1
 }
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/lfs-oracle.XXXXXX")"
-trap 'chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+tmp="$SCRATCH"
+# the store's objects may be read-only
+trap 'chmod -R u+w "$tmp" 2>/dev/null || true; cleanup_scratch' EXIT
 
+# fail WHAT: one mismatch, said; a case with any fails when it ends
+# (check_fails)
 fails=0
 fail() {
 	printf 'FAIL: %s\n' "$*" >&2
 	fails=$((fails + 1))
+}
+check_fails() {
+	[ "$fails" -eq 0 ] || die "$fails failure(s)"
 }
 
 # git and git-lfs must not see the caller's configuration.
@@ -59,6 +60,7 @@ printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize 10\n' \
 	4859402c258b836d02e955d1090e29f586e58b2040504d68afec3d8d43757bba \
 	>"$files/pointer-text.bin"
 
+test_case "our pointer bytes are git lfs pointer's for every file, and the documented example's (127 bytes, blob f9540322)" <<'EOF'
 npointer=0
 for f in "$files"/*; do
 	git lfs pointer --file="$f" >"$tmp/want" 2>/dev/null
@@ -76,6 +78,8 @@ done
 [ "$(git hash-object --no-filters "$tmp/hello.ptr")" = \
 	f9540322dcfdbb08b8d0272a814c12d231c26848 ] || fail "hello pointer blob id"
 echo "pointer bytes: $npointer/$(find "$files" -type f | wc -l) match git lfs pointer"
+check_fails
+EOF
 
 # ---- 2. pointer recognition ----
 
@@ -125,6 +129,8 @@ cases=(
 recog="$tmp/recog"
 git init -q "$recog"
 printf '*.bin filter=lfs diff=lfs merge=lfs -text\n' >"$recog/.gitattributes"
+
+test_case "recognition agrees with git lfs pointer --check --strict and with the clean filter on every case" <<'EOF'
 nstrict=0 nclean=0 i=0
 for c in "${cases[@]}"; do
 	printf '%b' "$c" >"$tmp/case"
@@ -149,6 +155,10 @@ for c in "${cases[@]}"; do
 done
 echo "pointer recognition: $nstrict/$i agree with git lfs pointer --check --strict"
 echo "pointer recognition: $nclean/$i agree with the clean filter (pointer kept as is)"
+check_fails
+EOF
+
+test_case "around the 1024-byte cutoff, the pointers are the blobs git lfs ls-files lists" <<'EOF'
 # Around the 1024-byte cutoff (a pointer padded with LFs) the blob rule
 # counts: `git lfs pointer --check --file` decodes only the first 1024
 # bytes of a file, and the clean filter converts anything of 512 bytes or
@@ -171,10 +181,13 @@ if cmp -s "$tmp/recog-lfs" "$tmp/recog-ours"; then
 else
 	fail "padded pointers: ls-files $(tr '\n' ' ' <"$tmp/recog-lfs"), ours $(tr '\n' ' ' <"$tmp/recog-ours")"
 fi
+check_fails
+EOF
 
 # ---- 3. a real repository: store, fsck, smudge ----
 
 repo="$tmp/repo"
+test_case "our pointers and store in a real repository: a second put changes nothing, no temp file left" <<'EOF'
 git init -q "$repo"
 printf '*.bin filter=lfs diff=lfs merge=lfs -text\n' >"$repo/.gitattributes"
 git -C "$repo" add .gitattributes
@@ -197,7 +210,11 @@ find "$repo/.git/lfs/objects" -type f -exec ls -li --time-style=+%s.%N {} + |
 cmp -s "$tmp/objs.before" "$tmp/objs.after" || fail "a second put changed the store"
 [ -z "$(ls -A "$repo/.git/lfs/objects/tmp")" ] || fail "temp files left in the store"
 git -C "$repo" commit -q -m "pointers written by ptr_probe"
+check_fails
+EOF
 
+# the cases below judge the repository the case above made
+test_case "git lfs ls-files lists every pointer, and git lfs fsck (and --pointers) passes" <<'EOF'
 git -C "$repo" lfs ls-files -n | sort >"$tmp/lsfiles"
 (cd "$files" && find . -type f ! -name empty.bin | sed 's|^\./||' | sort) >"$tmp/expect-ls"
 cmp -s "$tmp/lsfiles" "$tmp/expect-ls" || fail "git lfs ls-files does not list every pointer"
@@ -208,7 +225,10 @@ else
 	fail "git lfs fsck failed: $(cat "$tmp/fsck.out")"
 fi
 git -C "$repo" lfs fsck --pointers >/dev/null 2>&1 || fail "git lfs fsck --pointers failed"
+check_fails
+EOF
 
+test_case "fresh checkouts (a worktree, a file:// clone) smudge back the original bytes" <<'EOF'
 # Fresh checkouts smudge back the original bytes: a new worktree, and a
 # clone that fetches the objects over file://.
 git -C "$repo" worktree add -q "$tmp/wt" HEAD
@@ -226,7 +246,10 @@ for f in "$files"/*; do
 	done
 done
 echo "smudged checkouts: $nsmudge/$((2 * $(find "$files" -type f | wc -l))) files identical"
+check_fails
+EOF
 
+test_case "negative control: git lfs fsck notices a corrupt object" <<'EOF'
 # Negative control: fsck must notice a corrupt object, or it proves nothing.
 obj="$repo/.git/lfs/objects/48/59/$H"
 chmod u+w "$obj"
@@ -234,9 +257,7 @@ printf 'hello LFS\n' >"$obj"
 if git -C "$repo" lfs fsck >/dev/null 2>&1; then
 	fail "git lfs fsck did not notice a corrupt object"
 fi
+check_fails
+EOF
 
-if [ "$fails" -ne 0 ]; then
-	echo "lfs_pointer_oracle: $fails failure(s)" >&2
-	exit 1
-fi
-echo "lfs_pointer_oracle: all checks passed"
+test_done

@@ -16,12 +16,14 @@ ORIG="$SCRATCH/orig"
 "$HERE/make_tricky_repo.sh" "$ORIG" >/dev/null
 export_stream "$ORIG" >"$SCRATCH/good.fe"
 
-# A good run first: its maps are the "existing" maps below.
+# A good run first: its maps are the "existing" maps of the cases below.
+test_case "a good run writes a commit map and a ref map (the existing maps below)" <<'EOF'
 run_migrate --commit-map "$SCRATCH/good.M" --ref-map "$SCRATCH/good.R" \
 	--source-repo "$ORIG" <"$SCRATCH/good.fe" >/dev/null ||
 	die "migrate failed on the good stream"
 [ -s "$SCRATCH/good.M" ] || die "migrate wrote no commit map for the good stream"
 [ -s "$SCRATCH/good.R" ] || die "migrate wrote no ref map for the good stream"
+EOF
 
 # Payload offsets and lengths of every data command (honouring counts).
 python3 "$HERE/stream_marks.py" data "$SCRATCH/good.fe" >"$SCRATCH/data.offsets"
@@ -67,6 +69,8 @@ for f in count-small count-large unknown absurd badquote nodone; do
 	cmp -s "$SCRATCH/good.fe" "$SCRATCH/$f.fe" && die "$f: the edit did not apply"
 done
 
+# case_fails NAME, each case below: exit 2, the message names a byte offset,
+# no map written, an existing map (the good run's) left as it was
 case_fails() { # case_fails NAME
 	local name="$1" in="$SCRATCH/$1.fe" rc=0
 	local d="$SCRATCH/case-$1"
@@ -111,12 +115,29 @@ case_fails() { # case_fails NAME
 	info "$name: exit 2, '$(head -n 1 "$d/err")'"
 }
 
-for c in truncated count-small count-large unknown absurd badquote nodone; do
-	case_fails "$c"
-done
+test_case "truncated inside the largest blob: exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails truncated
+EOF
+test_case "a data count 3 too small (its tail taken for a command): exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails count-small
+EOF
+test_case "a data count past the end of the stream: exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails count-large
+EOF
+test_case "an unknown command: exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails unknown
+EOF
+test_case "an absurd data length: exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails absurd
+EOF
+test_case "a quoted path that never ends: exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails badquote
+EOF
+test_case "'feature done' and no 'done' at the end: exit 2, the offset named, no map written or changed" <<'EOF'
+case_fails nodone
+EOF
 
-# git fast-import given migrate's output of the truncated stream must fail
-# and create no ref.
+test_case "git fast-import fed migrate's output of a truncated stream fails and creates no ref" <<'EOF'
 git init -q "$SCRATCH/imported"
 rc=0
 "$MIGRATE" --source-repo "$ORIG" <"$SCRATCH/truncated.fe" 2>/dev/null |
@@ -125,4 +146,6 @@ rc=0
 [ -z "$(git -C "$SCRATCH/imported" for-each-ref)" ] ||
 	die "git fast-import created refs from a truncated stream"
 info "truncated at byte $((big_off + big_len / 2)) of $size: fast-import failed, no ref created"
-echo "malformed: ok"
+EOF
+
+test_done

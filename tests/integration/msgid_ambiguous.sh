@@ -104,22 +104,33 @@ git -C "$B" add bob.txt && git -C "$B" commit -qm "bob: after $amb and $y12, on 
 
 # --- the filter (migrate run --in-place) -------------------------------------------
 printf 'secret.txt drop\n' >"$SCRATCH/rules"
+MAP="$ORIGIN/migrate/commit-map"
+
+test_case "migrate run --in-place keeps X and changes Y (the commit map)" <<'EOF'
 run_migrate run --rules "$SCRATCH/rules" --repo "$ORIGIN" --in-place -q ||
 	die "migrate run --in-place failed"
-MAP="$ORIGIN/migrate/commit-map"
 grep -q "^$X $X\$" "$MAP" || die "X was changed or is not in the map"
 newY="$(awk -v o="$Y" '$1 == o { print $2 }' "$MAP")"
 [ -n "$newY" ] && [ "$newY" != "$Y" ] || die "Y was not changed: '$newY'"
 [ "${newY:0:${#amb}}" != "$amb" ] || die "test setup: the new Y still starts with $amb"
+EOF
+
+# the cases below read the run's commit map and the rewritten origin
+test_case "the filter keeps the prefix X and Y share as written and rewrites Y's 12 digits" <<'EOF'
+newY="$(awk -v o="$Y" '$1 == o { print $2 }' "$MAP")"
+[ -n "$newY" ] || die "Y is not in the run's commit map (the case before failed)"
 msg="$(git -C "$ORIGIN" log -1 --format=%s main)"
 [ "$msg" = "C: fixes $amb; see ${newY:0:12}" ] ||
 	die "filter: '$msg', expected 'C: fixes $amb; see ${newY:0:12}'"
 info "filter: '$amb' (ambiguous) kept, '$y12' (Y) rewritten to '${newY:0:12}'"
+EOF
 
-# --- remap ------------------------------------------------------------------------
+test_case "remap gives the filter's verdicts on a collaborator's commit, and keeps a dropped commit's digits" <<'EOF'
 # with the base commit marked dropped in the map (40 zeros, as a map of
 # git-filter-repo's has it for a pruned commit): no new id, so its digits
 # stay, as the filter keeps them (report_dryrun.sh)
+newY="$(awk -v o="$Y" '$1 == o { print $2 }' "$MAP")"
+[ -n "$newY" ] || die "Y is not in the run's commit map (the first case failed)"
 zeros=0000000000000000000000000000000000000000
 sed "s/^$base $base\$/$base $zeros/" "$MAP" >"$SCRATCH/map"
 grep -q "^$base $zeros\$" "$SCRATCH/map" || die "test setup: could not mark base dropped"
@@ -132,4 +143,6 @@ msg="$(git -C "$B" log -1 --format=%s work)"
 [ "$msg" = "bob: after $amb and ${newY:0:12}, on ${base:0:12}" ] ||
 	die "remap: '$msg', expected 'bob: after $amb and ${newY:0:12}, on ${base:0:12}' (the filter's verdicts)"
 info "remap: the same verdicts: '$amb' kept, '$y12' rewritten; a dropped commit's '${base:0:12}' kept"
-echo "msgid_ambiguous: ok"
+EOF
+
+test_done

@@ -20,23 +20,27 @@ git -C src commit -qm one
 printf 'more\n' >>src/a.txt
 git -C src commit -qam two
 printf '*.bin lfs\n' >rules
-
-# no original ids: the map maps nothing, and says so
 git -C src fast-export --all >plain.fi
+git -C src fast-export --all --show-original-ids >ids.fi
+
+test_case "an export without original ids: the map maps nothing, and a warning names --show-original-ids" <<'EOF'
 (cd src && "$MIGRATE" --rules ../rules --commit-map ../map1 <../plain.fi >../out1.fi 2>../err1) ||
 	die "migrate failed: $(cat err1)"
 [ "$(wc -l <map1)" = 1 ] || die "the map has entries: $(cat map1)"
 grep -q -- '--show-original-ids' err1 || die "no warning about --show-original-ids: $(cat err1)"
 grep -q 'maps none' err1 || die "the warning does not say the map is empty: $(cat err1)"
+EOF
 
-# with them: no such warning, and the map has both commits
-git -C src fast-export --all --show-original-ids >ids.fi
+test_case "with original ids: no such warning, and the map holds both commits" <<'EOF'
 (cd src && "$MIGRATE" --rules ../rules --commit-map ../map2 <../ids.fi >../out2.fi 2>../err2) ||
 	die "migrate failed: $(cat err2)"
 [ "$(wc -l <map2)" = 3 ] || die "map2: $(cat map2)"
 ! grep -q -- '--show-original-ids' err2 || die "a warning with original ids: $(cat err2)"
+EOF
 
-# the default store: said, and it is where the objects are
+test_case "the default store is named, and it holds the objects the new repository needs (git lfs fsck)" <<'EOF'
+# out2.fi and err2: the run of the case before
+[ -s err2 ] || die "no messages from the run with original ids (the case before failed)"
 want="$(cd src && git rev-parse --path-format=absolute --git-common-dir)/lfs/objects"
 grep -qF "1 LFS object(s) stored in $want" err2 || die "the store is not named: $(cat err2)"
 git init -q --bare new.git
@@ -46,13 +50,19 @@ mkdir -p co/.git/lfs
 cp -r "$want" co/.git/lfs/objects
 (cd co && git lfs install --local >/dev/null && git lfs fsck >/dev/null) ||
 	die "the objects named are not the ones the new repository needs"
+EOF
 
-# --store DIR: that one; --quiet: nothing
+test_case "--store DIR is named as given" <<'EOF'
 (cd src && "$MIGRATE" --rules ../rules --store ../st <../ids.fi >/dev/null 2>../err3) ||
 	die "migrate --store failed: $(cat err3)"
 grep -qF "1 LFS object(s) stored in ../st" err3 || die "--store is not named: $(cat err3)"
+EOF
+
+test_case "--quiet says nothing" <<'EOF'
 (cd src && "$MIGRATE" -q --rules ../rules --commit-map ../map4 <../plain.fi >/dev/null 2>../err4) ||
 	die "migrate -q failed: $(cat err4)"
 [ ! -s err4 ] || die "--quiet said something: $(cat err4)"
 info "an empty map warns (naming --show-original-ids), the store is named each time, --quiet is silent"
-echo "pipeline_warnings: ok"
+EOF
+
+test_done

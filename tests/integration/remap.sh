@@ -54,13 +54,19 @@ old_point="$(git -C "$B" rev-parse old-point)"
 
 # --- the maintainer migrates and publishes -------------------------------------
 printf '/data/strings.json drop\n*.bin lfs\n*.psd lfs\n' >"$SCRATCH/rules"
+
+test_case "the maintainer's migrate run --in-place changes main's id" <<'EOF'
 run_migrate run --rules "$SCRATCH/rules" --repo "$ORIGIN" --in-place -q ||
 	die "migrate run --in-place of the published repository failed"
-MAP="$ORIGIN/migrate/commit-map"
 new_main="$(git -C "$ORIGIN" rev-parse main)"
 [ "$new_main" != "$old_main" ] || die "test setup: the rules did not change main's id"
+EOF
+MAP="$ORIGIN/migrate/commit-map"
+# every case below is on the rewritten repository of the case above
 
 # --- Alice: no local work, RESET.md's commands ---------------------------------
+test_case "Alice, without local work, follows RESET.md's commands onto the new main and tags" <<'EOF'
+new_main="$(git -C "$ORIGIN" rev-parse main)"
 grep -q 'git fetch --all --prune' "$ORIGIN/migrate/RESET.md" || die "RESET.md: no fetch"
 (cd "$SCRATCH/alice" && git fetch -q --all --prune && git checkout -q main &&
 	git reset -q --hard origin/main && git fetch -q --tags --force) ||
@@ -68,8 +74,10 @@ grep -q 'git fetch --all --prune' "$ORIGIN/migrate/RESET.md" || die "RESET.md: n
 [ "$(git -C "$SCRATCH/alice" rev-parse HEAD)" = "$new_main" ] || die "Alice is not on the new main"
 [ "$(git -C "$SCRATCH/alice" rev-parse v1.0.0)" = "$(git -C "$ORIGIN" rev-parse v1.0.0)" ] ||
 	die "Alice's tags are not the new ones"
+EOF
 
 # --- Bob: fetch, remap ------------------------------------------------------------
+test_case "Bob's remap refuses the conflicting branch (exit 3) and leaves it, HEAD and the work tree as they were" <<'EOF'
 git -C "$B" fetch -q --all --prune
 rc=0
 (cd "$B" && "$MIGRATE" remap --commit-map "$MAP") 2>"$SCRATCH/remap.err" || rc=$?
@@ -81,8 +89,11 @@ grep -q 'conflicting: not moved' "$SCRATCH/remap.err" || die "the conflict is no
 [ ! -d "$B/.git/rebase-merge" ] && [ ! -d "$B/.git/rebase-apply" ] || die "a rebase was left in progress"
 [ "$(git -C "$B" symbolic-ref HEAD)" = refs/heads/work ] || die "HEAD is not back on work"
 [ -z "$(git -C "$B" status --porcelain --untracked-files=no)" ] || die "Bob's work tree is not clean"
+EOF
 
-# work: on the new main, two commits on top, content intact
+# the next three judge Bob's branches after the remap above
+test_case "Bob's work is rebased on the new main: two commits, changes, authors and dates intact, old ids in messages rewritten" <<'EOF'
+new_main="$(git -C "$ORIGIN" rev-parse main)"
 [ "$(git -C "$B" rev-parse work~2)" = "$new_main" ] || die "work is not two commits on the new main"
 [ "$(git -C "$B" rev-list --count "$new_main..work")" = 2 ] || die "work has not exactly 2 commits on the new main"
 git -C "$B" diff "$new_main" work >"$SCRATCH/work.new.patch"
@@ -98,19 +109,36 @@ git -C "$B" log -1 --format=%B work~1 | grep -q "after $short_new" ||
 [ "$(git -C "$B" show work:notes.txt)" = "$(printf "bob's notes\nmore notes")" ] || die "notes.txt content"
 git -C "$B" show work:assets/textures/hero.psd | grep -q '^version https://git-lfs' ||
 	die "work does not have the new (LFS) history"
+EOF
+
+test_case "old-point, exactly an old commit, moves to its new commit" <<'EOF'
 # old-point: exactly an old commit, moved to the new one
 [ "$(git -C "$B" rev-parse old-point)" = "$(git -C "$ORIGIN" rev-parse main~3)" ] ||
 	die "old-point did not move to the new main~3"
 grep -q "^$old_point $(git -C "$ORIGIN" rev-parse main~3)\$" "$MAP" || die "old-point: map"
+EOF
+
+test_case "a second remap of the moved branches finds nothing to do" <<'EOF'
+new_main="$(git -C "$ORIGIN" rev-parse main)"
+[ "$new_main" != "$old_main" ] || die "main is not rewritten (the first case failed)"
 # a second remap finds nothing to do for the moved branches
 rc=0
 (cd "$B" && "$MIGRATE" remap --commit-map "$MAP" work old-point) 2>"$SCRATCH/remap2.err" || rc=$?
 [ "$rc" = 0 ] || die "a second remap of moved branches failed: $(cat "$SCRATCH/remap2.err")"
 [ "$(git -C "$B" rev-parse work~2)" = "$new_main" ] || die "the second remap moved work"
+info "remap: work rebased (2 commits, content and authors intact, old ids in messages rewritten), old-point moved, conflicting refused"
+EOF
+
+test_case "remap without --commit-map and no .git/migrate/commit-map: exit 1, naming commit-map" <<'EOF'
 # the default map is .git/migrate/commit-map; without one, usage error
 rc=0
 (cd "$B" && "$MIGRATE" remap) 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'commit-map' "$SCRATCH/err" || die "remap without a map: exit $rc"
+EOF
+
+test_case "Carol stays on the branch she is on when a hook would block checking it out again; work2 is rebased aside" <<'EOF'
+new_main="$(git -C "$ORIGIN" rev-parse main)"
+[ "$new_main" != "$old_main" ] || die "main is not rewritten (the first case failed)"
 # --- Carol: the branch she is on must stay checked out ----------------------
 # She is on feature (new history, tracks blocker.txt); work2 is rebased.
 # A post-rewrite hook (a tool that writes files after a rebase) creates an
@@ -133,5 +161,6 @@ rc=0
 [ "$(git -C "$C" show work2:carol.txt)" = "carol's notes" ] || die "work2 lost carol.txt"
 [ "$(git -C "$C" worktree list | wc -l)" = 1 ] || die "a temporary work tree was left: $(git -C "$C" worktree list)"
 info "remap: the clone stays on its branch (others are rebased aside), even when checking it out again would fail"
-info "remap: work rebased (2 commits, content and authors intact, old ids in messages rewritten), old-point moved, conflicting refused"
-echo "remap: ok"
+EOF
+
+test_done

@@ -41,16 +41,26 @@ dry_vs_real() {
 	done
 	info "$name: dry run = real run (commit map, ref map, reports); nothing stored or written"
 }
-dry_vs_real assets "$ASSETS" "$SCRATCH/lfs.rules"
-dry_vs_real tracker "$TRACKER" "$SCRATCH/split.rules"
 
+test_case "assets (LFS): a dry run stores nothing, writes no stream, and its maps and reports are the real run's" <<'EOF'
+dry_vs_real assets "$ASSETS" "$SCRATCH/lfs.rules"
+EOF
+
+test_case "tracker (split): a dry run stores nothing, writes no stream, and its maps and reports are the real run's" <<'EOF'
+dry_vs_real tracker "$TRACKER" "$SCRATCH/split.rules"
+EOF
+
+# the cases below read the stream and reports of the two above
+test_case "--dry-run -o FILE writes the real run's stream" <<'EOF'
 # -o FILE: the dry run's stream, the same as the real one
 (cd "$ASSETS" && run_migrate --rules "$SCRATCH/lfs.rules" --dry-run -o "$SCRATCH/dry.fi") \
 	<"$SCRATCH/assets/in.fe" || die "dry run with -o failed"
 (cd "$ASSETS" && run_migrate --rules "$SCRATCH/lfs.rules" --store "$SCRATCH/st") \
 	<"$SCRATCH/assets/in.fe" >"$SCRATCH/real.fi" || die "real run failed"
 cmp -s "$SCRATCH/dry.fi" "$SCRATCH/real.fi" || die "-o does not write the real run's stream"
+EOF
 
+test_case "the JSON report has the documented shape, and its numbers agree with git" <<'EOF'
 # the JSON: shape and numbers, checked against git
 python3 - "$SCRATCH/assets/real.json" "$SCRATCH/tracker/real.json" \
 	"$ASSETS" "$SCRATCH/assets/new" <<'PY' || die "the JSON report is wrong"
@@ -95,8 +105,11 @@ assert len(s) == 1 and s[0]["path"] == "data/CVE/list" and s[0]["versions"] > 10
 print("info: JSON report: shape and numbers agree with git (%d commits, %d refs, %d LFS paths)"
       % (commits, refs, len(lfs_paths)))
 PY
+EOF
 
+test_case "progress goes to a terminal's stderr, never to stdout, and --quiet silences it" <<'EOF'
 # progress: on a terminal's stderr, never on stdout; --quiet silences it
+# (p.fi is compared with the stream of the -o case)
 command -v script >/dev/null || die "script(1) is missing (bsdutils)"
 # script(1) runs the command on a pty and records what the pty shows
 script -qec "cd '$ASSETS' && '$MIGRATE' --rules '$SCRATCH/lfs.rules' --dry-run \
@@ -112,6 +125,7 @@ script -qec "cd '$ASSETS' && '$MIGRATE' --quiet --rules '$SCRATCH/lfs.rules' --d
 [ ! -s "$SCRATCH/stdout" ] || die "progress went to stdout"
 grep -q 'done in' "$SCRATCH/forced.err" || die "--progress printed nothing"
 info "progress: on the terminal's stderr, never on stdout, silenced by --quiet"
+EOF
 
 # message ids: full and abbreviated old ids become the new ones
 M="$SCRATCH/msg"
@@ -126,6 +140,8 @@ printf 'c\n' >>"$M/a.txt"
 git -C "$M" commit -qam "Fixes $first and ${second:0:9}; not an id: deadbeefcafe"
 printf 'secret.txt drop\n' >"$SCRATCH/drop.rules"
 export_stream "$M" >"$SCRATCH/msg.fe"
+
+test_case "old ids in messages, full and abbreviated, become the new ones; --no-rewrite-message-ids leaves them" <<'EOF'
 for mode in rewrite keep; do
 	flag=()
 	[ "$mode" = keep ] && flag=(--no-rewrite-message-ids)
@@ -144,11 +160,15 @@ msg=$(git -C "$SCRATCH/msg-keep" log -1 --format=%s main)
 [ "$msg" = "Fixes $first and ${second:0:9}; not an id: deadbeefcafe" ] ||
 	die "--no-rewrite-message-ids changed the message: '$msg'"
 info "message ids: full and abbreviated ids rewritten, unknown hex left, opt-out kept"
+EOF
 
+# the two cases below continue from the maps and repository of the one above
+test_case "a commit an earlier run dropped keeps its old id in messages, never zeros" <<'EOF'
+new_second=$(awk -v o="$second" '$1 == o { print $2 }' "$SCRATCH/msg-rewrite.map")
+[ -n "$new_second" ] || die "no map of the message run (the case before failed)"
 # a commit an earlier run dropped (40 zeros in the map, as git-filter-repo
 # writes for a pruned commit) keeps its old id in messages, never zeros;
-# history goes on from where the pruning moved its branch: here, first was
-# a root, so nothing is left below it and its child becomes a root
+# history goes on from where the pruning moved its branch (the next case)
 git -C "$M" commit -q --allow-empty -m "Reverts $first, see ${second:0:8}"
 zeros=0000000000000000000000000000000000000000
 sed "s/^$first .*/$first $zeros/" "$SCRATCH/msg-rewrite.map" >"$SCRATCH/msg-drop.map"
@@ -163,6 +183,11 @@ grep -q "^$first $zeros\$" "$SCRATCH/msg-drop.map" || die "could not edit the ma
 msg=$(git -C "$SCRATCH/msg-rewrite" log -1 --format=%s main)
 [ "$msg" = "Reverts $first, see ${new_second:0:8}" ] ||
 	die "dropped commit's id not kept as it was: '$msg'"
+info "message ids: a dropped commit's id stays as it was"
+EOF
+
+test_case "history continues from a dropped commit's stand-in (pruned: its first parent's new commit)" <<'EOF'
+[ -s "$SCRATCH/msg-drop.map" ] || die "no map with a dropped commit (the case before failed)"
 # (fast-export names the commit's ref "main~2", which fast-import and now
 # migrate refuse: give it a real branch name)
 (cd "$M" && git fast-export --show-original-ids --reference-excluded-parents \
@@ -173,8 +198,11 @@ git init -q "$SCRATCH/after-dropped"
 	--target-repo "$SCRATCH/msg-rewrite") <"$SCRATCH/msg-after-dropped.fe" 2>"$SCRATCH/dropped.err" |
 	git -C "$SCRATCH/after-dropped" fast-import --quiet ||
 	die "continuing from a dropped commit: $(cat "$SCRATCH/dropped.err")"
+# first was a root: nothing is left below it, its child becomes a root
 [ "$(git -C "$SCRATCH/after-dropped" rev-list --count main)" = 1 ] &&
 	[ "$(git -C "$SCRATCH/after-dropped" log -1 --format=%s main)" = second ] ||
 	die "the child of a dropped root is not a root: $(git -C "$SCRATCH/after-dropped" log --oneline main)"
-info "message ids: a dropped commit's id stays as it was; its child goes on from what is left (a root)"
-echo "report_dryrun: ok"
+info "message ids: the child of a dropped commit goes on from what is left below it (a root)"
+EOF
+
+test_done

@@ -25,15 +25,20 @@ git -C "$R" add -A && git -C "$R" commit -qm "odd names"
 	die "git did not take every name"
 printf '*.psd lfs\n' >"$SCRATCH/lfs.rules"
 export_stream "$R" >"$SCRATCH/in.fe"
-(cd "$R" && run_migrate --rules "$SCRATCH/lfs.rules" --dry-run \
-	--report "$SCRATCH/r.txt" --report-json "$SCRATCH/r.json") \
-	<"$SCRATCH/in.fe" >/dev/null || die "dry run failed"
 git -C "$R" -c core.quotePath=true ls-files >"$SCRATCH/ls.txt"
 git -C "$R" ls-files -z >"$SCRATCH/ls.z"
 
-python3 - "$SCRATCH/r.txt" "$SCRATCH/ls.txt" "$SCRATCH/r.json" "$SCRATCH/ls.z" <<'PY' ||
-import json, sys
-txt, ls, js, lsz = sys.argv[1:5]
+test_case "a dry run writes the text and the JSON report" <<'EOF'
+(cd "$R" && run_migrate --rules "$SCRATCH/lfs.rules" --dry-run \
+	--report "$SCRATCH/r.txt" --report-json "$SCRATCH/r.json") \
+	<"$SCRATCH/in.fe" >/dev/null || die "dry run failed"
+EOF
+
+# the next two read the reports of the dry run above
+test_case "the text report shows each path as git ls-files does (core.quotePath=true)" <<'EOF'
+python3 - "$SCRATCH/r.txt" "$SCRATCH/ls.txt" <<'PY' ||
+import sys
+txt, ls = sys.argv[1:3]
 # text: the lines under "largest blobs:" are "  %12s  PATH"
 lines = open(txt, "rb").read().split(b"\n")
 at = lines.index(b"largest blobs:")
@@ -42,6 +47,15 @@ want = open(ls, "rb").read().split(b"\n")[:-1]
 assert len(want) == 8, want
 assert sorted(shown) == sorted(want), ("text report", sorted(shown), sorted(want))
 assert b"with space.psd" in shown and b'"caf\\303\\251.psd"' in shown, shown
+print("info: text report = git ls-files (core.quotePath=true) for %d paths" % len(want))
+PY
+	die "the text report does not show the paths as git does"
+EOF
+
+test_case "the JSON report parses and each path decodes to its exact bytes (Latin-1 as path_hex)" <<'EOF'
+python3 - "$SCRATCH/r.json" "$SCRATCH/ls.z" <<'PY' ||
+import json, sys
+js, lsz = sys.argv[1:3]
 # JSON: parse strictly (bytes must be UTF-8) and decode each path
 d = json.loads(open(js, "rb").read().decode("utf-8"))
 def path_bytes(e):
@@ -56,8 +70,9 @@ assert "caf\u00e9.psd".encode() in got and b"caf\xe9.psd" in got
 assert len(set(got)) == len(got) == 8
 latin = [e for e in d["largest"] if e["path"] is None]
 assert len(latin) == 1 and latin[0]["path_hex"] == "636166e92e707364", latin
-print("info: text report = git ls-files (core.quotePath=true) for %d paths; "
-      "JSON paths decode to their exact bytes" % len(want))
+print("info: JSON paths decode to their exact bytes")
 PY
-	die "the reports do not show the paths as git does"
-echo "report_paths: ok"
+	die "the JSON report does not give the paths' bytes"
+EOF
+
+test_done

@@ -1,41 +1,39 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # rules_checkattr.sh [BUILD_DIR] - git check-attr is the oracle for rule
 # globs. Thousands of (pattern, path) pairs, tricky ones included, go to
 # `git check-attr` (one .gitattributes line "<pattern> tN" per pattern) and
 # to migrate's matcher (tests/tools/rules_probe.c); every verdict must agree.
 # Patterns migrate refuses as "git never matches" must match nothing in git
 # either. The .gitattributes forms migrate writes (rules_rule_attr_pattern,
-# rules_attr_path) are checked the same way. Exits 1 on any disagreement,
-# printing the first 20.
+# rules_attr_path) are checked the same way. A case fails on any
+# disagreement, printing the first 20 of its kind.
 #
 # The probe is the rules_probe CMake builds (with MIGRATE_TESTS on) in
 # BUILD_DIR, by default the folder of $MIGRATE (build/ without it).
 # Needs git and python3 (which generates the cases, seeded, and compares).
-set -eu
+# shellcheck source=tests/integration/lib/lib.sh
+. "$(dirname "$0")/lib/lib.sh"
 
-src=$(cd "$(dirname "$0")/../.." && pwd)
-MIGRATE=${MIGRATE:-$src/build/migrate}
-case "$MIGRATE" in
-/*) ;;
-*/*) MIGRATE=$src/$MIGRATE ;;
-esac
 probe=${1:-$(dirname "$MIGRATE")}/rules_probe
 if [ ! -x "$probe" ]; then
 	printf 'FAIL: no %s: cmake --build %s --target rules_probe\n' "$probe" "$(dirname "$probe")" >&2
 	exit 1
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rules_checkattr.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+tmp="$SCRATCH"
 
 # no system, user or XDG config or attributes may change git's answers
 export GIT_CONFIG_NOSYSTEM=1 HOME="$tmp"
 unset XDG_CONFIG_HOME GIT_DIR GIT_WORK_TREE
 git init -q "$tmp/repo"
 
-python3 - "$probe" "$tmp/repo" <<'PY'
+# The verdicts: one program (the pairs are generated, seeded, once) asks
+# migrate's matcher and git for every verdict and writes the disagreements
+# of each kind to $tmp/bad.KIND, which the cases after it judge.
+test_case "migrate's matcher and git check-attr give a verdict on every (pattern, path) pair" <<'EOF'
+python3 - "$probe" "$tmp/repo" "$tmp" <<'PY'
 import random, subprocess, sys
 
-probe, repo = sys.argv[1], sys.argv[2]
+probe, repo, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
 rnd = random.Random(20240611)	# fixed: a failure reproduces
 
 # ---- patterns: hand-picked tricky ones, then generated ones ----
@@ -216,7 +214,8 @@ judged = [p for p in patterns if not p.startswith("!")]
 names = {p: "t%d" % i for i, p in enumerate(judged)}
 git = check_attr([attr_line(p, names[p]) for p in judged], paths)
 
-bad, compared, skipped, nevers = [], 0, [], 0
+bad = {"globs": [], "never": [], "attr": [], "anchored": []}
+compared, skipped, nevers = 0, [], 0
 for p in patterns:
     if p in refused:
         why = refused[p]
@@ -225,7 +224,7 @@ for p in patterns:
             nevers += 1
             compared += len(paths)
             if hits:
-                bad.append("refused %r (%s) but git matches %r" % (p, why, hits[0]))
+                bad["never"].append("refused %r (%s) but git matches %r" % (p, why, hits[0]))
         else:
             skipped.append((p, why))
         continue
@@ -233,7 +232,7 @@ for p in patterns:
         compared += 1
         g = (names[p], x) in git
         if g != ours[(p, x)]:
-            bad.append("pattern %r path %r: git %d, migrate %d" % (p, x, g, ours[(p, x)]))
+            bad["globs"].append("pattern %r path %r: git %d, migrate %d" % (p, x, g, ours[(p, x)]))
 
 # ---- .gitattributes pattern for a glob rule: exactly the rule's paths ----
 globs = [p for p in patterns if p not in refused]
@@ -251,7 +250,7 @@ for p in hnames:
         compared += 1
         g = (hnames[p], x) in git2
         if g != ours[(p, x)]:
-            bad.append("attr form of %r path %r: git %d, migrate %d" % (p, x, g, ours[(p, x)]))
+            bad["attr"].append("attr form of %r path %r: git %d, migrate %d" % (p, x, g, ours[(p, x)]))
 
 # ---- anchored per-path line: matches its path and nothing else ----
 some = paths[:700]
@@ -267,19 +266,44 @@ for i, q in enumerate(some):
         compared += 1
         g = ("p%d" % i, x) in git3
         if g != (q == x):
-            bad.append("anchored line %r for %r, path %r: git %d" % (anch[i], q, x, g))
+            bad["anchored"].append("anchored line %r for %r, path %r: git %d" % (anch[i], q, x, g))
 
 print("rules_checkattr: %d patterns, %d paths, %d verdicts compared "
       "(%d of them matches), %d disagreements"
       % (len(patterns), len(paths), compared, len(git) + len(git2) + len(git3),
-         len(bad)))
+         sum(len(v) for v in bad.values())))
 print("rules_checkattr: %d patterns refused as never matching, each "
       "checked against git" % nevers)
 print("rules_checkattr: %d skipped (git versions differ, or no "
       ".gitattributes form):" % len(skipped))
 for p, why in skipped:
     print("   %r: %s" % (p, why))
-for b in bad[:20]:
-    print("MISMATCH " + b)
-sys.exit(1 if bad else 0)
+for kind, v in bad.items():
+    with open(outdir + "/bad." + kind, "w") as f:
+        f.write("".join("MISMATCH " + b + "\n" for b in v))
 PY
+EOF
+
+# agree KIND: no disagreement of that kind (the first 20 said)
+agree() {
+	[ -e "$tmp/bad.$1" ] || die "no verdicts (the first case failed)"
+	[ ! -s "$tmp/bad.$1" ] || { head -n 20 "$tmp/bad.$1"; die "$(wc -l <"$tmp/bad.$1") disagreement(s)"; }
+}
+
+test_case "every rule glob agrees with git check-attr on every path" <<'EOF'
+agree globs
+EOF
+
+test_case "every pattern refused as never matching (or negative) matches no path in git" <<'EOF'
+agree never
+EOF
+
+test_case "the .gitattributes line migrate writes for a glob rule matches exactly the rule's paths" <<'EOF'
+agree attr
+EOF
+
+test_case "the anchored per-path .gitattributes line matches its path and nothing else" <<'EOF'
+agree anchored
+EOF
+
+test_done

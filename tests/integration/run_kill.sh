@@ -22,10 +22,20 @@
 # packs the filter writes are then at stake too, and after every next run
 # no temp pack, no list of packs is left and git fsck finds every object.
 #
+# With KILL_MODE=split (run_kill_split.sh) each run splits data.bin (one
+# part per first letter of its lines): fast-import's pack is then packed
+# again in two and removed (issue 29), and after every next run the list
+# of parts is gone, no pack migrate made is left half (git verify-pack)
+# and git fsck finds every object.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
-# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs).
+# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
+# run_kill_unlfs.sh runs this script: its cases report under its own name
+case "${KILL_MODE:-lfs}" in
+unlfs | split) TEST_NAME=run_kill_$KILL_MODE ;;
+esac
 
 NREFS="${KILL_REFS:-600}"
 NCOMMITS="${KILL_COMMITS:-60}"
@@ -67,6 +77,9 @@ if [ "$MODE" = unlfs ]; then
 	git -C "$P" gc -q --prune=now
 	printf '*.bin unlfs\n' >"$SCRATCH/rules"
 fi
+if [ "$MODE" = split ]; then
+	printf "data.bin split record='^(\\\\w)' into='parts/{1}.txt'\n" >"$SCRATCH/rules"
+fi
 refs_of "$P" >"$SCRATCH/old.refs"
 [ "$(wc -l <"$SCRATCH/old.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/old.refs") refs"
 
@@ -74,13 +87,16 @@ copy() { rm -rf "$2" && cp -a "$1" "$2"; }
 run_in_place() { "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --in-place -q "${@:2}"; }
 
 # --- the uninterrupted run, and its time ----------------------------------------
+test_case "an uninterrupted run (its refs, maps and tips are what every try must end with)" <<'EOF'
 copy "$P" "$SCRATCH/ref"
 start=$(date +%s%N)
 run_in_place "$SCRATCH/ref" || die "the uninterrupted run failed"
 took_ms=$((($(date +%s%N) - start) / 1000000))
 refs_of "$SCRATCH/ref" >"$SCRATCH/new.refs"
 for f in commit-map ref-map tips; do cp "$SCRATCH/ref/.git/migrate/$f" "$SCRATCH/ref.$f"; done
+echo "$took_ms" >"$SCRATCH/took_ms"
 info "an uninterrupted run: ${took_ms} ms, $(wc -l <"$SCRATCH/new.refs") refs after (backups included)"
+EOF
 
 # the state must be that of the uninterrupted run (ref-map and tips only
 # when the last run was a first one: a re-run has its own)
@@ -114,13 +130,30 @@ sane() {
 		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
 			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
 	fi
+	if [ "$MODE" = split ]; then
+		local idx
+		[ ! -e "$w/.git/migrate/new-blobs" ] || die "try $try: the list of parts is left"
+		for idx in "$w"/.git/objects/pack/*.idx; do
+			git verify-pack "$idx" || die "try $try: git verify-pack $idx"
+		done
+		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
+			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
+		# converted (not rolled back): HEAD has the part
+		if [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
+			git -C "$w" ls-tree -r --name-only HEAD | grep -q '^parts/b.txt$' ||
+				die "try $try: HEAD has no part parts/b.txt"
+		fi
+	fi
 }
 
 W="$SCRATCH/work"
-declare -A seen=()
-for ((t = 1; t <= TRIES; t++)); do
+
+# kill_try T DELAY_MS: try T, killed DELAY_MS into the run (the delays are
+# drawn outside the cases, from the seeded RANDOM, as before)
+kill_try() {
+	local t="$1" delay_ms="$2" pid state kind
+	[ -s "$SCRATCH/took_ms" ] || die "no uninterrupted run to compare with (the first case failed)"
 	copy "$P" "$W"
-	delay_ms=$((((t - 1) * took_ms + RANDOM % (took_ms + 1)) / TRIES))
 	setsid "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$W" --in-place -q 2>/dev/null &
 	pid=$!
 	sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
@@ -138,7 +171,7 @@ for ((t = 1; t <= TRIES; t++)); do
 	else
 		state=journal
 	fi
-	seen[$state]=$((${seen[$state]:-0} + 1))
+	echo "$state" >>"$SCRATCH/states"
 	kind=again
 	[ "$state" = old ] && kind=first
 	if [ "$state" = journal ] && [ $((t % 2)) = 1 ]; then
@@ -153,6 +186,16 @@ for ((t = 1; t <= TRIES; t++)); do
 	run_in_place "$W" 2>"$SCRATCH/err" || die "try $t ($state): the next run failed: $(cat "$SCRATCH/err")"
 	sane "$W" "$t"
 	same_state "$W" "$t" "$kind"
+	info "try $t, killed after ${delay_ms} ms: $state; $([ "$kind" = first ] && [ "$state" = journal ] && echo 'rolled back, ')the next run equals an uninterrupted one"
+}
+
+took_ms=$(cat "$SCRATCH/took_ms" 2>/dev/null || echo 0)
+for ((t = 1; t <= TRIES; t++)); do
+	delay_ms=$((((t - 1) * took_ms + RANDOM % (took_ms + 1)) / TRIES))
+	test_case "kill $t of $TRIES (${delay_ms} ms in): all old, all new or a journal; the next run (after --rollback on odd tries) equals an uninterrupted one" \
+		"kill_try $t $delay_ms"
 done
-info "$TRIES kills: ${seen[old]:-0} before the journal (all old), ${seen[journal]:-0} with a journal (finished or rolled back), ${seen[new]:-0} after (all new); every next run equals an uninterrupted one"
-echo "run_kill ($MODE): ok"
+seen() { grep -cx "$1" "$SCRATCH/states" 2>/dev/null || true; }
+info "$TRIES kills: $(seen old) before the journal (all old), $(seen journal) with a journal (finished or rolled back), $(seen new) after (all new)"
+
+test_done

@@ -70,4 +70,30 @@ PY
 info "two rules of one pattern: the report shows each one's size condition (size>=5001)"
 EOF
 
+test_case "progress counts the bytes a split reads from the repository" <<'EOF'
+# run exports without data: the split's versions are read from the
+# repository, and "MB read" must count them (it said 0.0 MB)
+S="$SCRATCH/split"
+git init -q "$S"
+for i in 1 2 3; do
+	python3 -c "import sys
+for y in range(2000, 2010):
+    for k in range(2000 * $i):
+        sys.stdout.write('%d-%05d a record of the tracker, some text\\n' % (y, k))" >"$S/data.txt"
+	git -C "$S" add -A && git -C "$S" commit -qm "version $i"
+done
+printf "data.txt split record='^(\\\\d{4})-' into='data/{1}.txt'\n" >"$SCRATCH/split.rules"
+run_migrate run --progress --rules "$SCRATCH/split.rules" --repo "$S" --to "$SCRATCH/split-new" \
+	2>"$SCRATCH/split.err" || die "the split run failed"
+bytes=$(git -C "$S" rev-list --objects --all | awk '$2 == "data.txt" {print $1}' |
+	git -C "$S" cat-file --batch-check='%(objectsize)' | awk '{s += $1} END {print s}')
+read_mb=$(sed -n 's/.* commits, \([0-9.]*\) MB read,.*done in.*/\1/p' "$SCRATCH/split.err")
+[ -n "$read_mb" ] || die "no final progress line: $(cat "$SCRATCH/split.err")"
+python3 -c "import sys; sys.exit(not ($read_mb >= $bytes / 1e6 - 0.05))" ||
+	die "progress says $read_mb MB read; the split read $bytes bytes of data.txt"
+git -C "$SCRATCH/split-new" ls-tree -r --name-only main | grep -q '^data/2005.txt$' ||
+	die "the split made no data/2005.txt"
+info "a split reading $bytes bytes from the repository: progress says $read_mb MB read"
+EOF
+
 test_done

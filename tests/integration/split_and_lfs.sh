@@ -46,18 +46,24 @@ check() {
 	[ "$n" = 4 ] || die "$what: $n commits, wanted 4"
 }
 
-# migrate run --to: maps asked for
+test_case "run --to (maps asked for): every commit holds the parts and no data/list, its a.bin an LFS pointer" <<'EOF'
 "$MIGRATE" run --repo src --rules rules --to new >run.out 2>&1 ||
 	die "run --to failed: $(cat run.out)"
 check new "run --to"
+EOF
+
+test_case "run --to: check-attr says filter=lfs for a.bin and not for the head part, git lfs fsck is clean" <<'EOF'
+[ -d new ] || die "no new repository (run --to above failed)"
 git -C new checkout -q main 2>/dev/null || git -C new checkout -q
 [ "$(git -C new check-attr filter a.bin | sed 's/.*: //')" = lfs ] ||
 	die "a.bin is not filter=lfs"
 [ "$(git -C new check-attr filter data/part.head | sed 's/.*: //')" != lfs ] ||
 	die "the head part is filter=lfs"
 (cd new && git lfs fsck >/dev/null) || die "git lfs fsck failed"
+EOF
 
-# the pipeline without maps: nothing may pass through unconverted
+test_case "the pipeline without maps loses no id and splits and converts every commit" <<'EOF'
+# nothing may pass through unconverted
 git -C src fast-export --all --show-original-ids --signed-tags=verbatim \
 	--reencode=no --mark-tags >in.fi
 rc=0
@@ -68,4 +74,6 @@ git init -q --bare piped.git
 git -C piped.git fast-import --quiet <out.fi
 check piped.git pipeline
 info "split with a head and lfs in one rule file: 4 commits, parts and pointers in each, maps or not"
-echo "split_and_lfs: ok"
+EOF
+
+test_done

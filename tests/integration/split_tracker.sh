@@ -118,7 +118,11 @@ run_split() {
 }
 
 export_stream "$ORIG" >"$SCRATCH/in.fe"
-for mode in year record; do
+
+# split_mode MODE: the tracker through MODE.rules, judged by git
+# (check_ids) and Python (check_split)
+split_mode() {
+	local mode="$1"
 	run_split "$SCRATCH/$mode.rules" "$SCRATCH/$mode" --commit-map "$SCRATCH/$mode.map" \
 		--ref-map "$SCRATCH/$mode.refmap" --export-marks "$SCRATCH/$mode.mm" \
 		<"$SCRATCH/in.fe" 2>"$SCRATCH/$mode.err"
@@ -126,8 +130,24 @@ for mode in year record; do
 	check_ids "$SCRATCH/in.fe" "$SCRATCH/$mode.mm" "$SCRATCH/$mode.x" \
 		"$SCRATCH/$mode.map" "$SCRATCH/$mode.refmap" "$SCRATCH/$mode"
 	check_split "$SCRATCH/$mode" "$SCRATCH/$mode.map" "$mode" || die "$mode split is wrong"
-done
+}
 
+test_case "a split by year: fast-import's ids, every commit reassembles and touches exactly the changed parts" <<'EOF'
+split_mode year
+EOF
+
+test_case "a split by record: fast-import's ids, every commit reassembles and touches exactly the changed parts" <<'EOF'
+split_mode record
+EOF
+
+# the next two compare with the year split's result, which must be one
+year_split_done() {
+	grep -Eq '^M [0-9]+ [^ ]+ data/CVE/list\.[0-9]{4}$' "$SCRATCH/year.fi" 2>/dev/null ||
+		die "no year split to compare with (the first case failed)"
+}
+
+test_case "without a source repository (split/ copies each version) the year split writes the same stream" <<'EOF'
+year_split_done
 # with the source repository at hand, split/ takes each held version
 # instead of copying it; without one it copies: the same stream either way
 mkdir -p "$SCRATCH/norepo"
@@ -137,8 +157,10 @@ mkdir -p "$SCRATCH/norepo"
 cmp -s "$SCRATCH/norepo.fi" "$SCRATCH/year.fi" ||
 	die "the split without a source repository wrote another stream"
 info "year split without a source repository: the same stream"
+EOF
 
-# incremental: the first 100 commits, then the rest into the same repository
+test_case "two runs (the first 100 commits, then the rest) give the single run's branch" <<'EOF'
+year_split_done
 BR=$(git -C "$ORIG" symbolic-ref --short HEAD)
 first=$(git -C "$ORIG" rev-list --reverse "$BR" | sed -n 100p)
 INC="$SCRATCH/inc"
@@ -154,6 +176,7 @@ git -C "$INC" fast-import --quiet <"$SCRATCH/part2.fi" || die "second import fai
 [ "$(git -C "$INC" rev-parse "$BR")" = "$(git -C "$SCRATCH/year" rev-parse "$BR")" ] ||
 	die "the incremental run differs from the single run"
 info "incremental: two runs give the single run's $BR ($(git -C "$INC" rev-parse --short "$BR"))"
+EOF
 
 # hand-made: head lines, CRLF, no final LF, a part that vanishes, renames,
 # deletion, a branch
@@ -175,6 +198,8 @@ git -C "$H" rm -q "$LIST" && git -C "$H" commit -qm "deleted"
 git -C "$H" fast-export --all -M "${EXPORT_FLAGS[@]}" >"$SCRATCH/hand.fe"
 HN="$SCRATCH/hand-new"
 git init -q "$HN"
+
+test_case "a hand-made history (head lines, CRLF, no final LF, a vanishing part, renames, deletion, a branch) splits and reassembles at every commit" <<'EOF'
 (cd "$H" && run_migrate --rules "$SCRATCH/year.rules" --commit-map "$SCRATCH/hand.map") \
 	<"$SCRATCH/hand.fe" >"$SCRATCH/hand.fi" || die "hand-made history failed"
 git -C "$HN" fast-import --quiet <"$SCRATCH/hand.fi" || die "hand-made import failed"
@@ -185,12 +210,14 @@ ORIG="$H" check_split "$HN" "$SCRATCH/hand.map" year || die "hand-made split is 
 	die "parts survive the deletion of the file"
 cmp -s <(git -C "$HN" cat-file blob main~2:data/CVE/old-list) <(git -C "$H" cat-file blob main~2:data/CVE/old-list) ||
 	die "the renamed-away file is not whole at its new path"
+EOF
 
 # errors: missing head, bad keys: exit 1, a clear message, no map
 printf "data/CVE/list split record='^CVE-(\\\\d{4})-' into='data/CVE/list.{1}'\n" >"$SCRATCH/nohead.rules"
 printf "data/CVE/list split record='^CVE-\\\\d+-\\\\d+ [(]([^)]*)' into='data/CVE/{1}' head='data/CVE/h'\n" >"$SCRATCH/badkey.rules"
-for r in nohead badkey; do
-	rc=0
+# refused_rules NAME: NAME.rules on the hand-made history
+refused_rules() {
+	local r="$1" rc=0
 	(cd "$H" && "$MIGRATE" --rules "$SCRATCH/$r.rules" --commit-map "$SCRATCH/$r.map") \
 		<"$SCRATCH/hand.fe" >/dev/null 2>"$SCRATCH/$r.err" || rc=$?
 	[ "$rc" = 1 ] || die "$r: exit $rc, expected 1: $(cat "$SCRATCH/$r.err")"
@@ -198,5 +225,14 @@ for r in nohead badkey; do
 		die "$r: the message names no path and commit: $(cat "$SCRATCH/$r.err")"
 	[ ! -e "$SCRATCH/$r.map" ] || die "$r: a commit map was written"
 	info "$r: $(head -1 "$SCRATCH/$r.err")"
-done
-echo "split_tracker: ok"
+}
+
+test_case "a file with lines before its first record and no head=: exit 1, the path and commit named, no map" <<'EOF'
+refused_rules nohead
+EOF
+
+test_case "a key that is no file name (it holds a slash): exit 1, the path and commit named, no map" <<'EOF'
+refused_rules badkey
+EOF
+
+test_done

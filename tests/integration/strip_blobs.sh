@@ -49,6 +49,8 @@ git clone -q --mirror "$ASSETS" "$SCRATCH/fr.git"
 refs "$SCRATCH/fr.git" >"$SCRATCH/fr.refs"
 
 export_stream "$ASSETS" >"$SCRATCH/in.fe"
+
+test_case "--strip-blobs-with-ids gives git filter-repo's commits, the ids gone from the history, the unknown one warned about" <<'EOF'
 git init -q "$SCRATCH/new"
 (cd "$ASSETS" && run_migrate --strip-blobs-with-ids "$SCRATCH/ids" \
 	--report-json "$SCRATCH/report.json" --report "$SCRATCH/report.txt") \
@@ -65,8 +67,11 @@ done <"$SCRATCH/picked"
 grep -q "blob:$UNKNOWN (line 5 of $SCRATCH/ids): the history has no such blob" "$SCRATCH/err" ||
 	die "no warning for the unknown id: $(cat "$SCRATCH/err")"
 info "filter: the same commits as git filter-repo --strip-blobs-with-ids ($(wc -l <"$SCRATCH/new.refs") refs); the ids are gone; the unknown one is said"
+EOF
 
 # the report: a row per id, the unknown one unmatched; analyze agrees
+test_case "the report has a row per id (paths, blobs, bytes), the unknown id unmatched, and analyze says the same" <<'EOF'
+# report.json and report.txt: the filter's, in the first case
 (cd "$ASSETS" && run_migrate analyze --strip-blobs-with-ids "$SCRATCH/ids" --json - \
 	>"$SCRATCH/an.json") || die "analyze --strip-blobs-with-ids failed"
 python3 - "$SCRATCH/report.json" "$SCRATCH/an.json" "$UNKNOWN" <<'PY' || die "the report is wrong"
@@ -85,6 +90,9 @@ for x, y in zip(rows, a['rules']):
 print('info: report: a row per id (paths, blobs, bytes), the unknown id unmatched; analyze agrees')
 PY
 grep -q "rules that matched nothing" "$SCRATCH/report.txt" || die "the table does not list the unknown id"
+EOF
+
+test_case "with a rule file too, the unknown id is listed under the ids file, line 5 (table and JSON)" <<'EOF'
 # with a rule file too, the unknown id is the ids file's, line 5 (the
 # table and the JSON name that file, not the rule file)
 printf '*.psd keep\n' >"$SCRATCH/keep.rules"
@@ -95,13 +103,18 @@ grep -qF "  $SCRATCH/ids:5 blob:$UNKNOWN" "$SCRATCH/both.txt" ||
 	die "the unknown id is not listed under the ids file: $(grep -A3 'matched nothing' "$SCRATCH/both.txt")"
 python3 -c 'import json,sys; u=json.load(open(sys.argv[1]))["unmatched_rules"]; assert [(x["file"],x["line"]) for x in u] == [(sys.argv[2],5)], u' \
 	"$SCRATCH/both.json" "$SCRATCH/ids" || die "the JSON does not name the ids file"
+EOF
 
+test_case "blob:<id> drop rules give the commits the option gives" <<'EOF'
 # the same as rules, and through migrate run
 sed 's/^/blob:/; s/$/ drop/' "$SCRATCH/ids" >"$SCRATCH/ids.rules"
 git init -q "$SCRATCH/new2"
 (cd "$ASSETS" && run_migrate --rules "$SCRATCH/ids.rules" -q) <"$SCRATCH/in.fe" |
 	git -C "$SCRATCH/new2" fast-import --quiet || die "blob: rules failed"
 refs "$SCRATCH/new2" | diff "$SCRATCH/fr.refs" - >&2 || die "blob: rules differ from the option"
+EOF
+
+test_case "migrate run --to gives the same commits, keeps the ids in its state, runs again with them and refuses others" <<'EOF'
 run_migrate run --repo "$ASSETS" --strip-blobs-with-ids "$SCRATCH/ids" -q --to "$SCRATCH/run" \
 	>"$SCRATCH/run.log" 2>&1 || die "migrate run failed: $(cat "$SCRATCH/run.log")"
 refs "$SCRATCH/run" | grep -v '^refs/migrate/' | diff "$SCRATCH/fr.refs" - >&2 ||
@@ -116,16 +129,23 @@ rc=0
 [ "$rc" = 1 ] && grep -q "not those of the last run" "$SCRATCH/err" ||
 	die "a run with other ids: exit $rc: $(cat "$SCRATCH/err")"
 info "blob:<id> drop rules and migrate run give the same commits; run keeps the ids in its state and refuses others"
+EOF
 
 # refusals
+test_case "a word that is no id is refused with file:line:column, exit 1" <<'EOF'
 printf 'not-an-id\n' >"$SCRATCH/bad-ids"
 rc=0
 "$MIGRATE" --strip-blobs-with-ids "$SCRATCH/bad-ids" <"$SCRATCH/in.fe" >/dev/null 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] || die "a bad id file: exit $rc"
 grep -q "$SCRATCH/bad-ids:1:1: expected a blob id" "$SCRATCH/err" || die "bad id: $(cat "$SCRATCH/err")"
+EOF
+
+test_case "a blob: rule whose action is not drop is refused, exit 1" <<'EOF'
 printf 'blob:%s lfs\n' "$UNKNOWN" >"$SCRATCH/bad.rules"
 rc=0
 "$MIGRATE" check-rules --rules "$SCRATCH/bad.rules" a >/dev/null 2>"$SCRATCH/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "its action is drop" "$SCRATCH/err" || die "blob: lfs: exit $rc: $(cat "$SCRATCH/err")"
 info "refusals: a word that is no id (file:line:column), a blob: rule that does not drop"
-echo "strip_blobs: ok"
+EOF
+
+test_done

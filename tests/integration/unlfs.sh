@@ -79,19 +79,36 @@ re:^art/.*\.psd$          unlfs
 *.dat                     unlfs
 EOF
 
+L="$SCRATCH/lfs"
+B="$SCRATCH/back"
+S="$SCRATCH/src.git"
+
+test_case "the lfs run makes an LFS history: a pointer at a.bin, other commits" <<'EOF'
 "$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$ORIG" --to "$SCRATCH/lfs" ||
 	die "the lfs run failed"
-L="$SCRATCH/lfs"
 # the LFS history really is LFS: a pointer at a.bin, attributes that say so
 git -C "$L" cat-file -p main:a.bin | git lfs pointer --check --stdin ||
 	die "a.bin is not a pointer after lfs"
 [ "$(git -C "$L" rev-list --all | sort)" != "$ORIG_COMMITS" ] ||
 	die "the lfs run changed nothing"
+EOF
 
-info "round trip: lfs then unlfs gives the original commits"
+# the oids of two LFS objects of that history (empty if it failed: the
+# cases that need them say so)
+gone1=$(git -C "$L" cat-file -p main:a.bin 2>/dev/null | sed -n 's/^oid sha256://p' || true)
+gone2=$(git -C "$L" cat-file -p side:art/deep/p.psd 2>/dev/null | sed -n 's/^oid sha256://p' || true)
+need_gone() { [ -n "$gone1" ] && [ -n "$gone2" ] || die "no LFS history (the first case failed)"; }
+# its history before is the LFS one: pointers, not the files they stand for
+# (git cat-file judges), and after, the files
+blob_bytes() {
+	git -C "$1" rev-list --all --objects | cut -d' ' -f1 |
+		git -C "$1" cat-file --batch-check='%(objecttype) %(objectsize)' |
+		awk '$1 == "blob" { s += $2 } END { print s }'
+}
+
+test_case "round trip: lfs then unlfs gives the original commits, trees and refs, and the report counts it" <<'EOF'
 "$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$L" --to "$SCRATCH/back" ||
 	die "the unlfs run failed"
-B="$SCRATCH/back"
 BACK_REFS=$(git -C "$B" for-each-ref --format='%(objectname) %(refname)' |
 	grep -v ' refs/migrate/')
 if [ "$BACK_REFS" != "$ORIG_REFS" ]; then
@@ -114,22 +131,16 @@ git -C "$B" fsck --strict --no-dangling >/dev/null 2>&1 || die "fsck complains"
 # the report of the unlfs run counts what the rules took back
 grep -q '"action":"unlfs","paths":[1-9]' "$B/.git/migrate/report.json" ||
 	die "the report does not count the unlfs rules"
-# its history before is the LFS one: pointers, not the files they stand for
-# (git cat-file judges), and after, the files
-blob_bytes() {
-	git -C "$1" rev-list --all --objects | cut -d' ' -f1 |
-		git -C "$1" cat-file --batch-check='%(objecttype) %(objectsize)' |
-		awk '$1 == "blob" { s += $2 } END { print s }'
-}
-python3 - "$B/.git/migrate/report.json" "$(blob_bytes "$L")" "$(blob_bytes "$ORIG")" <<'EOF' ||
+python3 - "$B/.git/migrate/report.json" "$(blob_bytes "$L")" "$(blob_bytes "$ORIG")" <<'PY' ||
 import json, sys
 h = json.load(open(sys.argv[1]))["history"]
 assert h["blob_bytes_before"] == int(sys.argv[2]), (h, sys.argv[2])
 assert h["blob_bytes_after"] == int(sys.argv[3]), (h, sys.argv[3])
-EOF
+PY
 	die "the report's history bytes are not the LFS history's before and the original's after"
+EOF
 
-info "same files as git lfs migrate export --everything"
+test_case "the same files as git lfs migrate export --everything at every tip" <<'EOF'
 E="$SCRATCH/export"
 cp -a "$L" "$E"
 (cd "$E" && git lfs migrate export --everything --yes \
@@ -143,8 +154,9 @@ for ref in refs/heads/main refs/heads/side; do
 	diff "$SCRATCH/e.tree" "$SCRATCH/b.tree" >&2 ||
 		die "$ref: files differ from git lfs migrate export's"
 done
+EOF
 
-info "unlfs and replace-text both change the root .gitattributes"
+test_case "unlfs and replace-text both change the root .gitattributes" <<'EOF'
 printf 'text==>TEXT\n' >"$SCRATCH/attr-expr.txt"
 { cat "$SCRATCH/back.rules"; printf '.gitattributes replace-text=attr-expr.txt\n'; } >"$SCRATCH/back-scrub.rules"
 "$MIGRATE" run -q --rules "$SCRATCH/back-scrub.rules" --repo "$L" --to "$SCRATCH/scrubbed" ||
@@ -154,10 +166,10 @@ printf 'text==>TEXT\n' >"$SCRATCH/attr-expr.txt"
 	die "the root .gitattributes: $(git -C "$SCRATCH/scrubbed" show v1:.gitattributes)"
 [ "$(git -C "$SCRATCH/scrubbed" rev-parse v1:a.bin)" = "$(git -C "$ORIG" rev-parse v1:a.bin)" ] ||
 	die "unlfs with replace-text: a.bin did not come back"
+EOF
 
-info "the filter reads objects from --lfs-objects DIR"
+test_case "the filter reads objects from --lfs-objects DIR" <<'EOF'
 # a bare clone of the LFS history has no LFS objects of its own
-S="$SCRATCH/src.git"
 git clone -q --mirror "$L" "$S"
 [ ! -e "$S/lfs/objects" ] || die "the bare clone has LFS objects"
 git init -q --bare "$SCRATCH/filtered.git"
@@ -169,30 +181,36 @@ git init -q --bare "$SCRATCH/filtered.git"
 	die "the filter with --lfs-objects failed"
 [ "$(git -C "$SCRATCH/filtered.git" rev-parse main)" = "$(git -C "$ORIG" rev-parse main)" ] ||
 	die "the filter with --lfs-objects: main differs from the original"
+EOF
 
-info "a missing object: exit 3 naming every one, nothing imported"
+# the cases below read the LFS history through S, the bare clone made above
+have_src() { [ -d "$S" ] || die "no bare clone of the LFS history (the --lfs-objects case failed)"; }
 M="$SCRATCH/missing-store"
+
+test_case "a missing object: exit 3 naming every one, nothing imported" <<'EOF'
+have_src
+need_gone
 cp -a "$L/.git/lfs/objects" "$M"
-gone1=$(git -C "$L" cat-file -p main:a.bin | sed -n 's/^oid sha256://p')
-gone2=$(git -C "$L" cat-file -p side:art/deep/p.psd | sed -n 's/^oid sha256://p')
 rm "$M/${gone1:0:2}/${gone1:2:2}/$gone1" "$M/${gone2:0:2}/${gone2:2:2}/$gone2"
 git init -q --bare "$SCRATCH/m.git"
-set +e
+rc=0
 (cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids \
 	--signed-tags=verbatim --reencode=no --mark-tags |
 	"$MIGRATE" --rules "$SCRATCH/back.rules" --source-repo "$S" \
 		--lfs-objects "$M" 2>"$SCRATCH/m.err" |
-	git -C "$SCRATCH/m.git" fast-import --quiet 2>/dev/null; exit "${PIPESTATUS[1]}")
-rc=$?
-set -e
+	git -C "$SCRATCH/m.git" fast-import --quiet 2>/dev/null; exit "${PIPESTATUS[1]}") || rc=$?
 [ "$rc" = 3 ] || { cat "$SCRATCH/m.err" >&2; die "missing objects: exit $rc, not 3"; }
 grep -q "2 LFS object(s) are in no store" "$SCRATCH/m.err" &&
 	grep -q "$gone1 (a.bin)" "$SCRATCH/m.err" &&
 	grep -q "$gone2 (art/deep/p.psd)" "$SCRATCH/m.err" ||
 	{ cat "$SCRATCH/m.err" >&2; die "the message does not name every missing oid"; }
 [ -z "$(git -C "$SCRATCH/m.git" for-each-ref)" ] || die "a failed run imported refs"
+EOF
 
-info "--missing=keep: the pointer stays and the reports list it"
+test_case "--missing=keep: the pointer stays and the reports list it" <<'EOF'
+have_src
+need_gone
+[ -d "$M" ] || die "no store with objects missing (the case before failed)"
 git init -q --bare "$SCRATCH/k.git"
 (cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids \
 	--signed-tags=verbatim --reencode=no --mark-tags |
@@ -204,40 +222,41 @@ git -C "$SCRATCH/k.git" cat-file -p main:a.bin | git lfs pointer --check --stdin
 	die "--missing=keep: a.bin is not a pointer any more"
 [ "$(git -C "$SCRATCH/k.git" rev-parse main:data.dat)" = "$(git -C "$ORIG" rev-parse main:data.dat)" ] ||
 	die "--missing=keep: a found object was not taken back"
-python3 - "$SCRATCH/k.json" "$gone1" "$gone2" <<'EOF' || die "the JSON report lacks the missing objects"
+python3 - "$SCRATCH/k.json" "$gone1" "$gone2" <<'PY' || die "the JSON report lacks the missing objects"
 import json, sys
 d = json.load(open(sys.argv[1]))
 got = {m["oid"] for m in d["lfs_missing"]}
 assert got == set(sys.argv[2:]), got
-EOF
+PY
 grep -q "LFS objects in no store (pointers kept): 2" "$SCRATCH/k.txt" ||
 	die "the table lacks the missing objects"
+EOF
 
-info "a store object with the right size and wrong content is not taken"
+test_case "a store object with the right size and wrong content is not taken" <<'EOF'
+have_src
+need_gone
 W="$SCRATCH/wrong-store"
 cp -a "$L/.git/lfs/objects" "$W"
 f="$W/${gone1:0:2}/${gone1:2:2}/$gone1"
 size=$(stat -c %s "$f")
 head -c "$size" /dev/zero >"$f"
-set +e
+rc=0
 (cd "$SCRATCH" && git -C "$S" fast-export --all --show-original-ids |
 	"$MIGRATE" --rules "$SCRATCH/back.rules" --source-repo "$S" \
-		--lfs-objects "$W" --dry-run 2>"$SCRATCH/w.err")
-rc=$?
-set -e
+		--lfs-objects "$W" --dry-run 2>"$SCRATCH/w.err") || rc=$?
 [ "$rc" = 3 ] && grep -q "$gone1" "$SCRATCH/w.err" ||
 	{ cat "$SCRATCH/w.err" >&2; die "a corrupt store object was taken (exit $rc)"; }
+EOF
 
-info "unlfs takes no size condition"
+test_case "unlfs takes no size condition: exit 1 naming the rule" <<'EOF'
 printf '*.bin size>1MB unlfs\n' >"$SCRATCH/bad.rules"
-set +e
-"$MIGRATE" check-rules --rules "$SCRATCH/bad.rules" a.bin 2>"$SCRATCH/bad.err"
-rc=$?
-set -e
+rc=0
+"$MIGRATE" check-rules --rules "$SCRATCH/bad.rules" a.bin 2>"$SCRATCH/bad.err" || rc=$?
 [ "$rc" = 1 ] && grep -q "bad.rules:1:.*unlfs takes no size condition" "$SCRATCH/bad.err" ||
 	{ cat "$SCRATCH/bad.err" >&2; die "a size condition on unlfs: exit $rc"; }
+EOF
 
-info "run stores what comes back whole and fast, or as the source's config says"
+# a big file, twice, for how run stores what comes back
 G="$SCRATCH/big"
 git init -q "$G"
 python3 - "$G/log.bin" <<'EOF'
@@ -253,18 +272,9 @@ printf 'one more record\n' >>"$G/log.bin"
 git -C "$G" commit -qam "v2"
 V1=$(git -C "$G" rev-parse main~1:log.bin)
 V2=$(git -C "$G" rev-parse main:log.bin)
-"$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$G" --to "$SCRATCH/big-lfs" ||
-	die "the lfs run of the big file failed"
-# copies of it as a clone would be: no state of the run that made it
-for c in fast own; do
-	cp -a "$SCRATCH/big-lfs" "$SCRATCH/big-$c"
-	forget_run "$SCRATCH/big-$c"
-done
-git -C "$SCRATCH/big-own" config core.bigFileThreshold 512m
 # fast-import leaves a pack of fewer than 100 objects loose; packed, it can
-# be judged
+# be judged (from here on, for every case)
 git config --global fastimport.unpackLimit 0
-git -C "$SCRATCH/big-own" config core.compression 9
 # packed REPO BLOB: "size-in-pack depth" of the blob in its pack
 packed() {
 	local idx
@@ -275,6 +285,17 @@ packed() {
 	done
 	die "$2 is in no pack of $1"
 }
+
+test_case "run stores what comes back whole and fast, or as the source's config says" <<'EOF'
+"$MIGRATE" run -q --rules "$SCRATCH/to.rules" --repo "$G" --to "$SCRATCH/big-lfs" ||
+	die "the lfs run of the big file failed"
+# copies of it as a clone would be: no state of the run that made it
+for c in fast own; do
+	cp -a "$SCRATCH/big-lfs" "$SCRATCH/big-$c"
+	forget_run "$SCRATCH/big-$c"
+done
+git -C "$SCRATCH/big-own" config core.bigFileThreshold 512m
+git -C "$SCRATCH/big-own" config core.compression 9
 for c in fast own; do
 	"$MIGRATE" run --rules "$SCRATCH/back.rules" --repo "$SCRATCH/big-$c" --in-place \
 		2>"$SCRATCH/big.err" || die "the unlfs run in big-$c failed: $(cat "$SCRATCH/big.err")"
@@ -293,8 +314,10 @@ read -r _ own2 < <(packed "$SCRATCH/big-own" "$V2")
 [ "$fast1" -gt "$own1" ] ||
 	die "unlfs: $fast1 bytes packed at zlib's fastest level, not more than $own1 at core.compression=9"
 info "first version packed: $fast1 bytes (fastest), $own1 (core.compression=9); second: whole, or a delta of depth $own2"
+EOF
 
-info "run stores the files it takes back itself, as packs joined at the end"
+test_case "run stores the files it takes back itself, as packs joined at the end" <<'EOF'
+[ -d "$SCRATCH/big-fast" ] || die "no big-fast (the case before failed)"
 # the filter's threads store them (rewrite/blob/pool.c), so they are in
 # a pack of their own, not in fast-import's; in place, one pack of the two
 P="$SCRATCH/packs"
@@ -313,8 +336,9 @@ done
 ls "$SCRATCH/big-fast"/.git/objects/pack | grep -q '^tmp_' && die "temp files stayed in objects/pack"
 git -C "$SCRATCH/big-fast" fsck --strict --no-dangling >/dev/null 2>&1 ||
 	die "big-fast: fsck complains"
+EOF
 
-info "the same history and report with the files stored by the threads or by one"
+test_case "the same history and report with the files stored by the threads or by one" <<'EOF'
 for t in 1 2; do
 	"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$L" --to "$SCRATCH/t$t" \
 		--threads "$t" || die "the run with --threads $t failed"
@@ -327,23 +351,25 @@ LC_ALL=C sort <<<"$ORIG_REFS" | diff - "$SCRATCH/t2.refs" >&2 ||
 	die "--threads 2: not the original refs"
 cmp "$SCRATCH/t1/.git/migrate/report.json" "$SCRATCH/t2/.git/migrate/report.json" ||
 	die "the reports of --threads 1 and 2 differ"
+EOF
 
-info "a run that fails after some files were stored leaves no pack behind"
 F="$SCRATCH/fail"
+
+test_case "a run that fails after some files were stored leaves no pack behind" <<'EOF'
+need_gone
 cp -a "$L" "$F"
 forget_run "$F"
 rm "$F/.git/lfs/objects/${gone1:0:2}/${gone1:2:2}/$gone1"
 ls "$F/.git/objects/pack" >"$SCRATCH/packs-before"
-set +e
-"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$F" --in-place 2>"$SCRATCH/f.err"
-rc=$?
-set -e
+rc=0
+"$MIGRATE" run -q --rules "$SCRATCH/back.rules" --repo "$F" --in-place 2>"$SCRATCH/f.err" || rc=$?
 [ "$rc" = 3 ] && grep -q "$gone1 (a.bin)" "$SCRATCH/f.err" ||
 	{ cat "$SCRATCH/f.err" >&2; die "a missing object in run: exit $rc, not 3"; }
 ls "$F/.git/objects/pack" | diff "$SCRATCH/packs-before" - >&2 ||
 	die "the failed run left packs (or temp files) in objects/pack"
+EOF
 
-info "a run that fails after the packs were joined leaves none of them"
+test_case "a run that fails after the packs were joined (at its ref transaction) leaves none of them" <<'EOF'
 F2="$SCRATCH/late"
 cp -a "$L" "$F2"
 forget_run "$F2"
@@ -359,8 +385,10 @@ new=$(ls "$F2/.git/objects/pack" | comm -13 "$SCRATCH/late.before" - | grep -c '
 [ "$new" = 1 ] || die "late: $new new packs, not fast-import's alone"
 ! git -C "$F2" cat-file -e "$a_bin" 2>/dev/null ||
 	die "late: the failed run left the files it took back (their joined pack)"
+EOF
 
-info "packs a killed run stored go at the next start"
+test_case "packs a killed run stored go at the next start" <<'EOF'
+[ -d "$F" ] || die "no failed run's repository (the case before the last failed)"
 # as a run killed before its refs moved leaves them: packs, and the list
 blob=$(git -C "$F" rev-parse main:readme.txt)
 name=$(echo "$blob" | git -C "$F" pack-objects -q "$F/.git/objects/pack/pack")
@@ -377,8 +405,9 @@ grep -q "removed 4 file(s) an interrupted run left" "$SCRATCH/k.err" ||
 git -C "$F" fsck --strict --no-dangling >/dev/null 2>&1 || die "fail: fsck complains"
 [ "$(git -C "$F" rev-parse main:a.bin)" = "$(git -C "$ORIG" rev-parse main:a.bin)" ] ||
 	die "a.bin did not come back"
+EOF
 
-info "a failed run never drops a pack an earlier run left"
+test_case "a failed run never drops a pack an earlier run left" <<'EOF'
 # run 1 takes one file back (one pack, nothing to join); run 2 meets the
 # same object again (the same pack, byte for byte) and fails on another
 O="$SCRATCH/once"
@@ -402,5 +431,6 @@ rc=0
 [ "$rc" = 3 ] || die "once: run 2 with an object in no store: exit $rc: $(cat "$SCRATCH/o.err")"
 git -C "$O" fsck --strict --no-dangling >/dev/null 2>&1 ||
 	die "a failed run dropped a pack the history before it needs: $(git -C "$O" fsck 2>&1 | head -3)"
+EOF
 
-echo "ok: unlfs"
+test_done
