@@ -23,7 +23,7 @@ __migrate_options() {
 			--commit-map-format= --ref-map= --export-marks= --source-repo=
 			--target-repo= --verify-split --dry-run --output= --report=
 			--report-json= --progress --no-rewrite-message-ids
-			--rewrite-message-ids --date-format= --object-reader= --threads=
+			--rewrite-message-ids --no-prune-empty --date-format= --object-reader= --threads=
 			--quiet --help --version"
 		;;
 	run)
@@ -31,8 +31,8 @@ __migrate_options() {
 			--strip-blobs-with-ids= --replace-message= --lfs-objects= --missing=
 			--commit-map= --commit-map-format= --ref-map= --verify-split
 			--dry-run --report= --report-json= --progress
-			--no-rewrite-message-ids --rewrite-message-ids --object-reader=
-			--threads= --quiet --help"
+			--no-rewrite-message-ids --rewrite-message-ids --no-prune-empty
+			--object-reader= --threads= --quiet --help"
 		;;
 	push)
 		echo "--repo= --dry-run --quiet --help"

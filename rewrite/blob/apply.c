@@ -776,7 +776,7 @@ int blobs_finish(struct blobs *b, struct err *e)
 	return b->store ? ptr_store_sync(b->store, e) : 0;
 }
 
-int blobs_commit_end(struct blobs *b, struct err *e)
+int blobs_commit_end(struct blobs *b, int keep_text, struct err *e)
 {
 	const struct buf *text;
 	size_t i;
@@ -787,7 +787,7 @@ int blobs_commit_end(struct blobs *b, struct err *e)
 	b->emit.n = 0;
 	if (r == 0)
 		r = blobs_flush(b, e);
-	if (r == 0 && (r = stream_writer_flush(b->cbuf, e)) == 0) {
+	if (r == 0 && keep_text && (r = stream_writer_flush(b->cbuf, e)) == 0) {
 		text = stream_writer_mem(b->cbuf);
 		r = stream_write_raw(b->out, text->ptr, text->len, e);
 	}

@@ -216,8 +216,9 @@ void blobs_forget_splits(struct blobs *b);
  * files (the engine calls this only while it follows ids; it may give
  * BLOB_IDS_LOST). */
 int blobs_commit_attrs(struct blobs *b, struct err *e);
-/* Then the blobs the commit keeps, and its text, go out. */
-int blobs_commit_end(struct blobs *b, struct err *e);
+/* Then the blobs the commit keeps, and its text unless keep_text is 0
+ * (the commit is pruned: the engine writes what stands for it), go out. */
+int blobs_commit_end(struct blobs *b, int keep_text, struct err *e);
 /* The commit is written with this id. */
 void blobs_commit_written(struct blobs *b, const struct oid *id);
 

@@ -128,6 +128,48 @@ static int find_base(const struct remap *r, const struct oid *tip,
 	return rc;
 }
 
+/*
+ * The base the migration pruned (the map says 40 zeros: it became empty):
+ * its stand-in, where the migration moved what was on it (as git
+ * filter-repo does): its first parent's new commit, past the parents
+ * pruned too. 1 with *new, 0 when there is none (a merge, or a history
+ * pruned down to its root), -1 with e set.
+ */
+static int pruned_standin(const struct remap *r, const struct oid *old,
+			  struct oid *new, struct err *e)
+{
+	struct buf out = BUF_INIT(4096);
+	char hex[OID_HEX + 1];
+	const struct oid *m;
+	struct oid cur = *old, p;
+	int rc = 0;
+
+	for (;;) {
+		buf_reset(&out);
+		rc = gitcmd_runl(NULL, 0, &out, e, "rev-list", "--parents", "-n", "1",
+				 oid_hex(&cur, hex), (char *)NULL);
+		if (rc != 0) {
+			rc = rc < 0 ? -1 : err_set(e, ERR_IO, "git rev-list %s failed", hex);
+			break;
+		}
+		gitcmd_chomp(&out);
+		/* "<id> <parent>": exactly one parent */
+		if (out.len != 2 * OID_HEX + 1 ||
+		    oid_from_hex(&p, out.ptr + OID_HEX + 1, OID_HEX) < 0)
+			break;
+		m = cmap_get(r->map, &p);
+		if (m && oid_is_null(m)) {
+			cur = p;
+			continue;
+		}
+		*new = m ? *m : p;
+		rc = 1;
+		break;
+	}
+	buf_release(&out);
+	return rc;
+}
+
 /* Why the commits base..tip cannot simply be replayed, or NULL. */
 static const char *replay_problem(const struct remap *r, const struct oid *base,
 				  const struct oid *tip, struct err *e)
@@ -380,10 +422,12 @@ static int remap_branch(struct remap *r, const struct gitref *g,
 
 	if (rc <= 0)
 		return rc;
-	if (oid_is_null(&new)) {
-		refuse(r, branch, "the migration dropped the commit it is based "
-		       "on; rebase it by hand");
-		return 0;
+	if (oid_is_null(&new) && (rc = pruned_standin(r, &old, &new, e)) <= 0) {
+		if (rc == 0)
+			refuse(r, branch, "the migration dropped the commit it is "
+			       "based on, and all of its first-parent history (or "
+			       "it is a merge); rebase it by hand");
+		return rc;
 	}
 	if (oid_eq(&old, &g->id))
 		return move_ref(r, branch, &new, &old, e);

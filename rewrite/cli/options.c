@@ -328,6 +328,10 @@ static const struct cli_option shared_options[] = {
 	  "old commit ids in messages become the new ids\n"
 	  "(default: with --rules or --replace-message;\n"
 	  "without, nothing changes)", BOTH },
+	{ "no-prune-empty", 0, CLI_SET, NULL, F(no_prune_empty), 1, NULL,
+	  "keep the commits the rules leave empty (default:\n"
+	  "pruned as git filter-repo prunes them, their\n"
+	  "commit-map line 40 zeros)", BOTH },
 	{ "date-format", 0, CLI_STRING, "FMT", F(date_format), 0,
 	  check_date_format,
 	  "raw (default) or raw-permissive: the value given\n"

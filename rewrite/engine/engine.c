@@ -50,11 +50,40 @@ static int tree_loader(void *ctx, const struct oid *id, struct buf *body,
 	return 0;
 }
 
+/* "reset REF" with "from" the stand-in to (none: the null id, which
+ * deletes the ref unless a commit comes) or without when to is NULL. */
+static int write_reset(struct stream_writer *w, const char *ref,
+		       const struct prune_parent *to, struct err *e)
+{
+	char line[64 + OID_HEX], hex[OID_HEX + 1];
+	int n;
+
+	if (stream_write_raw(w, "reset ", 6, e) < 0 ||
+	    stream_write_raw(w, ref, strlen(ref), e) < 0 ||
+	    stream_write_raw(w, "\n", 1, e) < 0)
+		return -1;
+	if (!to)
+		return 0;
+	if (to->none)
+		n = snprintf(line, sizeof(line), "from %s\n\n",
+			     oid_hex(&oid_null, hex));
+	else if (to->name_mark)
+		n = snprintf(line, sizeof(line), "from :%llu\n\n",
+			     (unsigned long long)to->name_mark);
+	else
+		n = snprintf(line, sizeof(line), "from %s\n\n",
+			     oid_hex(&to->oid, hex));
+	return stream_write_raw(w, line, (size_t)n, e);
+}
+
 static void branch_clear(struct rw *rw, struct branch *b)
 {
 	b->tip = oid_null;
 	b->has_tip_orig = 0;
 	b->tree = tree_new_empty(rw->ts);
+	b->tip_gnew = b->tip_gorig = 0;
+	b->tip_mark = 0;
+	b->tip_outside = b->tip_skipped = b->pruned_away = 0;
 }
 
 static int set_orig(struct rw *rw, struct oid *orig, int *has, struct err *e)
@@ -295,6 +324,16 @@ static int check_option(struct rw *rw, struct err *e)
 
 /* ---- commits ---- */
 
+static void add_parent_at(struct cur_commit *c, size_t i, const struct oid *id)
+{
+	while (i >= c->parents_alloc) {
+		c->parents_alloc = c->parents_alloc ? 2 * c->parents_alloc : 4;
+		c->parents = xrealloc(c->parents,
+				      c->parents_alloc * sizeof(*c->parents));
+	}
+	c->parents[i] = *id;
+}
+
 static void add_parent(struct cur_commit *c, const struct oid *id)
 {
 	if (c->nparents == c->parents_alloc) {
@@ -303,6 +342,23 @@ static void add_parent(struct cur_commit *c, const struct oid *id)
 				      c->parents_alloc * sizeof(*c->parents));
 	}
 	c->parents[c->nparents++] = *id;
+}
+
+/* The branch's tip becomes what t names. */
+static void branch_set_tip(struct rw *rw, struct branch *b,
+			   const struct target *t)
+{
+	b->tip = t->oid;
+	b->tip_orig = t->orig;
+	b->has_tip_orig = t->has_orig;
+	b->tree = t->tree ? t->tree : tree_new_empty(rw->ts);
+	b->tip_gnew = t->gnew;
+	b->tip_gorig = t->gorig;
+	b->tip_mark = t->name_mark;
+	b->tip_outside = t->outside;
+	b->tip_skipped = t->skipped;
+	/* a reset to a commit pruned with all its history: the ref goes */
+	b->pruned_away = t->skipped && oid_is_null(&t->oid);
 }
 
 static int commit_from(struct rw *rw, struct branch *b, struct err *e)
@@ -321,10 +377,8 @@ static int commit_from(struct rw *rw, struct branch *b, struct err *e)
 		return err_at_input((err_set(e, ERR_STREAM,
 			"'from' names a %s, not a commit", obj_type_name(t.type)), e));
 	ref_translate(&cmd->from, &t);
-	b->tip = t.oid;
-	b->tip_orig = t.orig;
-	b->has_tip_orig = t.has_orig;
-	b->tree = t.tree ? t.tree : tree_new_empty(rw->ts);
+	ref_standin(&cmd->from, &t);
+	branch_set_tip(rw, b, &t);
 	return 0;
 }
 
@@ -346,6 +400,168 @@ static int commit_merges(struct rw *rw, struct err *e)
 		ref_translate(&cmd->merges[i], &t);
 		add_parent(&rw->cur, &t.oid);
 	}
+	return 0;
+}
+
+/* ---- parents when commits are pruned (prune.c) ---- */
+
+static struct prune_parent *pp_add(struct rw *rw, const struct target *t,
+				   int src)
+{
+	struct cur_commit *c = &rw->cur;
+	struct prune_parent *p;
+
+	if (c->norig == c->pp_alloc) {
+		c->pp_alloc = c->pp_alloc ? 2 * c->pp_alloc : 4;
+		c->pp = xrealloc(c->pp, c->pp_alloc * sizeof(*c->pp));
+	}
+	p = &c->pp[c->norig++];
+	memset(p, 0, sizeof(*p));
+	p->oid = t->oid;
+	p->tree = t->tree ? t->tree : tree_new_empty(rw->ts);
+	p->src = src;
+	p->skipped = t->skipped;
+	p->none = oid_is_null(&t->oid);
+	p->name_mark = t->name_mark;
+	p->outside = t->outside;
+	p->gnew = t->gnew;
+	p->gorig = t->gorig;
+	/* a commit from outside the stream is a root of the graphs */
+	if (!p->none && !p->gnew)
+		p->gnew = prune_outside(rw->prune, PRUNE_NEW, &t->oid);
+	if (!p->gorig && t->has_orig && !oid_is_null(&t->orig))
+		p->gorig = prune_outside(rw->prune, PRUNE_ORIG, &t->orig);
+	return p;
+}
+
+/* The branch's tip as a target (a commit's implicit first parent). */
+static void branch_target(const struct branch *b, struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->type = OBJ_COMMIT;
+	t->oid = b->tip;
+	t->orig = b->tip_orig;
+	t->has_orig = b->has_tip_orig;
+	t->tree = b->tree;
+	t->gnew = b->tip_gnew;
+	t->gorig = b->tip_gorig;
+	t->name_mark = b->tip_mark;
+	t->outside = b->tip_outside;
+	t->skipped = b->tip_skipped;
+}
+
+/* What the output calls parent p: its ref as the input wrote it, or for
+ * a stand-in its mark or id (a stand-in always has one: prunable() keeps
+ * a commit whose stand-in the output could not name). */
+static void pp_ref(struct rw *rw, const struct prune_parent *p,
+		   struct stream_ref *out)
+{
+	const struct stream_ref *in = p->src == 0 ? &rw->cmd.from :
+				      p->src > 0 ? &rw->cmd.merges[p->src - 1] : NULL;
+	char hex[OID_HEX + 1];
+
+	if (in && !p->skipped) {
+		out->kind = in->kind;
+		out->mark = in->mark;
+		buf_set(&out->name, in->name.ptr, in->name.len);
+	} else if (p->name_mark) {
+		out->kind = STREAM_REF_MARK;
+		out->mark = p->name_mark;
+	} else {
+		out->kind = STREAM_REF_OID;
+		buf_set(&out->name, oid_hex(&p->oid, hex), OID_HEX);
+	}
+}
+
+/* The output's from and merge lines become the parents kept. */
+static void parents_rewrite(struct rw *rw)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct cur_commit *c = &rw->cur;
+	struct stream_ref *v;
+	size_t i;
+
+	v = xcalloc(c->nparents ? c->nparents : 1, sizeof(*v));
+	for (i = 0; i < c->nparents; i++) {
+		buf_init(&v[i].name, STREAM_MAX_LINE);
+		pp_ref(rw, &c->pp[i], &v[i]);
+	}
+	/* an implicit first parent stays implicit */
+	if (c->nparents && c->pp[0].src < 0 && !c->pp[0].skipped)
+		v[0].kind = STREAM_REF_NONE;
+	cmd->from.kind = c->nparents ? v[0].kind : STREAM_REF_NONE;
+	if (c->nparents) {
+		cmd->from.mark = v[0].mark;
+		buf_set(&cmd->from.name, v[0].name.ptr, v[0].name.len);
+	}
+	cmd->nmerges = c->nparents > 1 ? c->nparents - 1 : 0;
+	for (i = 1; i < c->nparents; i++) {
+		cmd->merges[i - 1].kind = v[i].kind;
+		cmd->merges[i - 1].mark = v[i].mark;
+		buf_set(&cmd->merges[i - 1].name, v[i].name.ptr, v[i].name.len);
+	}
+	for (i = 0; i < c->nparents; i++)
+		buf_release(&v[i].name);
+	free(v);
+}
+
+/*
+ * The parents of the commit being read, when pruning: resolved as
+ * fast-import resolves them, then trimmed as git filter-repo trims them
+ * (prune.c); the output's from and merge lines name the parents kept.
+ * The branch's tree stays the input's first parent's: when that one was
+ * pruned away and another parent becomes the first, the commit's text
+ * starts with deleteall (its changes are against an empty tree).
+ */
+static int commit_parents_pruning(struct rw *rw, struct branch *b,
+				  struct err *e)
+{
+	struct stream_cmd *cmd = &rw->cmd;
+	struct cur_commit *c = &rw->cur;
+	uint32_t *nodes;
+	struct target t;
+	size_t i, n;
+
+	c->norig = 0;
+	if (cmd->from.kind != STREAM_REF_NONE) {
+		if (commit_from(rw, b, e) < 0)
+			return -1;
+		branch_target(b, &t);
+		pp_add(rw, &t, 0);
+	} else if (!oid_is_null(&b->tip) || b->tip_skipped) {
+		branch_target(b, &t);
+		pp_add(rw, &t, -1);
+	}
+	for (i = 0; i < cmd->nmerges; i++) {
+		if (resolve(rw, &cmd->merges[i], &t, e) < 0) {
+			if (e->kind != ERR_IO)
+				return err_at_input(e);
+			return ids_lost(rw, e);
+		}
+		if (t.type != OBJ_COMMIT || (oid_is_null(&t.oid) && !t.skipped))
+			return err_at_input((err_set(e, ERR_STREAM,
+				"'merge' does not name a commit"), e));
+		ref_translate(&cmd->merges[i], &t);
+		pp_add(rw, &t, (int)i + 1);
+	}
+	if (rw->no_ids)
+		return 0;
+	n = c->norig;
+	nodes = xcalloc(n ? n : 1, sizeof(*nodes));
+	for (i = 0; i < n; i++)
+		nodes[i] = c->pp[i].gorig;
+	c->gorig = prune_node(rw->prune, PRUNE_ORIG, nodes, n);
+	free(nodes);
+	c->parents_pruned = n == 1 && c->pp[0].skipped;
+	c->first_none = n && c->pp[0].none;
+	c->nparents = prune_trim(rw->prune, c->pp, n, &c->new1st);
+	if (c->nparents < n && c->new1st == SIZE_MAX)
+		c->parents_pruned = 1;
+	for (i = 0; i < c->nparents; i++)
+		add_parent_at(c, i, &c->pp[i].oid);
+	if (n && c->nparents == 0)
+		branch_clear(rw, b);	/* a root now */
+	parents_rewrite(rw);
 	return 0;
 }
 
@@ -378,13 +594,28 @@ static int do_commit(struct rw *rw, struct err *e)
 	if (set_orig(rw, &c->orig, &c->has_orig, e) < 0)
 		return err_at_input(e);
 	rw->commits_with_orig += c->has_orig;
-	if (!rw->no_ids && commit_from(rw, b, e) < 0)
-		return -1;
-	if (!rw->no_ids && !oid_is_null(&b->tip))
-		add_parent(c, &b->tip);
-	if (!rw->no_ids && commit_merges(rw, e) < 0)
-		return -1;
-	c->root = b->tree;
+	c->nchanges = 0;
+	c->new1st = SIZE_MAX;
+	c->norig = 0;
+	c->parents_pruned = 0;
+	c->root_reset = 0;
+	if (rw->prune && !rw->no_ids) {
+		if (commit_parents_pruning(rw, b, e) < 0)
+			return -1;
+	} else {
+		int had_from = cmd->from.kind != STREAM_REF_NONE;
+
+		if (!rw->no_ids && commit_from(rw, b, e) < 0)
+			return -1;
+		/* a from an earlier run's map says was pruned down to
+		 * nothing: a root (ref_standin took the from away) */
+		c->root_reset = had_from && cmd->from.kind == STREAM_REF_NONE;
+		if (!rw->no_ids && !oid_is_null(&b->tip))
+			add_parent(c, &b->tip);
+		if (!rw->no_ids && commit_merges(rw, e) < 0)
+			return -1;
+	}
+	c->root = c->base = b->tree;
 	c->fanout = notes_fanout(b->num_notes);
 	c->has_author = cmd->has_author;
 	c->has_encoding = cmd->has_encoding;
@@ -407,7 +638,19 @@ static int do_commit(struct rw *rw, struct err *e)
 		bc->seq = rw->commits_seen;
 		rw->cout = blobs_commit_begin(rw->blobs, bc);
 	}
-	return stream_write_cmd(rw->cout, cmd, e);
+	/* a first parent pruned away: the commit is a root (fast-import
+	 * would take the branch's tip), or its changes are against an empty
+	 * tree, not against the parent that comes first now */
+	if ((c->root_reset || (rw->prune && !rw->no_ids && c->norig &&
+			       !c->nparents)) &&
+	    write_reset(rw->cout, b->name, NULL, e) < 0)
+		return -1;
+	if (stream_write_cmd(rw->cout, cmd, e) < 0)
+		return -1;
+	if (rw->prune && !rw->no_ids && c->nparents && c->norig &&
+	    c->first_none)
+		return stream_write_raw(rw->cout, "deleteall\n", 10, e);
+	return 0;
 }
 
 static int do_modify(struct rw *rw, struct err *e)
@@ -470,6 +713,7 @@ static int do_change(struct rw *rw, struct err *e)
 	struct stream_cmd *cmd = &rw->cmd;
 	int r = 0;
 
+	rw->cur.nchanges++;
 	if (rw->blobs && !rw->no_ids && cmd->kind != STREAM_NOTEMODIFY &&
 	    cmd->kind != STREAM_DELETEALL) {
 		r = change_with_rules(rw, e);
@@ -509,6 +753,132 @@ static int add_ident(struct buf *body, const char *key, const struct buf *v)
 			  (int)v->len, v->ptr);
 }
 
+/* 1 when the trees a and b are the same (their ids), 0 if not, -1. */
+static int same_tree(struct rw *rw, struct tnode *a, const struct oid *b,
+		     struct err *e)
+{
+	struct oid ia;
+
+	if (tree_hash(rw->ts, a, &ia, e) < 0)
+		return -1;
+	return oid_eq(&ia, b);
+}
+
+struct agree {
+	struct rw *rw;
+	struct tnode *other;
+	struct err *e;
+};
+
+/* tree_diff: the path's new version must be the other parent's. */
+static int agree_one(void *ctx, const char *path, size_t len,
+		     uint32_t old_mode, const struct oid *old_id,
+		     uint32_t new_mode, const struct oid *new_id)
+{
+	struct agree *a = ctx;
+	uint32_t mode;
+	struct oid id;
+	int r;
+
+	(void)old_mode;
+	(void)old_id;
+	r = tree_lookup(a->rw->ts, a->other, path, len, &mode, &id, a->e);
+	if (r < 0)
+		return -1;
+	if (!new_id)
+		return r ? 1 : 0;
+	return r && mode == new_mode && oid_eq(&id, new_id) ? 0 : 1;
+}
+
+/*
+ * Whether the commit just read goes, as git filter-repo's _prunable
+ * decides with --prune-empty=auto (the trees stand for its file
+ * changes): a commit that became empty goes (its tree is its first
+ * parent's, or empty without one), one that was empty from the start
+ * only when a parent of it was pruned too. A merge goes only when it
+ * became degenerate (prune_trim gave new1st) and its changes against
+ * its first parent are all in that parent already. A commit whose
+ * stand-in the output could not name (a commit of the stream without a
+ * mark) stays. 1, 0, or -1 with e set.
+ */
+static int prunable(struct rw *rw, const struct oid *tree, struct err *e)
+{
+	struct cur_commit *c = &rw->cur;
+	const struct prune_parent *to;
+	struct agree a = { rw, NULL, e };
+	int r;
+
+	if (c->nparents >= 2 && c->new1st == SIZE_MAX)
+		return 0;
+	to = c->new1st != SIZE_MAX ? &c->pp[c->new1st] :
+	     c->nparents ? &c->pp[0] : NULL;
+	if (to && !to->name_mark && !to->outside)
+		return 0;
+	if (c->nparents < 2) {
+		r = same_tree(rw, to ? to->tree : tree_new_empty(rw->ts), tree, e);
+		if (r <= 0)
+			return r;
+		return c->nchanges ? 1 : c->parents_pruned;
+	}
+	if (c->new1st == 0)
+		return same_tree(rw, c->pp[0].tree, tree, e);
+	a.other = to->tree;
+	r = tree_diff(rw->ts, c->base, c->root, agree_one, &a, e);
+	return r < 0 ? -1 : r == 0;
+}
+
+/*
+ * The commit just read was pruned: nothing of it goes out but a reset
+ * of its branch to its stand-in (filter-repo writes the same), which
+ * its mark and branch stand for from now on; the commit map says it has
+ * no new commit (40 zeros), as filter-repo's does.
+ */
+static int commit_pruned(struct rw *rw, struct err *e)
+{
+	struct cur_commit *c = &rw->cur;
+	struct branch *b = c->branch;
+	const struct prune_parent *to;
+	struct prune_parent none = { .none = 1 };
+	struct tnode *tree;
+	struct mark_ent *m;
+
+	to = c->new1st != SIZE_MAX ? &c->pp[c->new1st] :
+	     c->nparents ? &c->pp[0] : &none;
+	tree = to->none ? tree_new_empty(rw->ts) : to->tree;
+	if (write_reset(rw->out, b->name, to, e) < 0)
+		return -1;
+	b->tip = to->oid;
+	b->tip_orig = c->orig;
+	b->has_tip_orig = c->has_orig;
+	b->tree = tree;
+	b->tip_gnew = to->gnew;
+	b->tip_gorig = c->gorig;
+	b->tip_mark = to->name_mark;
+	b->tip_outside = to->outside;
+	b->tip_skipped = 1;
+	b->deleted = to->none;
+	b->pruned_away = to->none;
+	if (c->mark) {
+		m = mark_set(rw, c->mark, OBJ_COMMIT, &to->oid);
+		m->tree = tree;
+		m->orig = c->orig;
+		m->has_orig = c->has_orig;
+		m->gnew = to->gnew;
+		m->gorig = c->gorig;
+		m->name_mark = to->name_mark;
+		m->outside = to->outside;
+		m->pruned = 1;
+		m->bm.declared = 0;	/* fast-import never hears of it */
+	}
+	if (c->has_orig) {
+		cmap_put(rw->cmap, &c->orig, &oid_null);
+		rw->commits_rewritten++;
+	}
+	rw->commits_pruned++;
+	tree_state_freeze(rw->ts);
+	return 0;
+}
+
 static int commit_end(struct rw *rw, struct err *e)
 {
 	struct cur_commit *c = &rw->cur;
@@ -517,30 +887,41 @@ static int commit_end(struct rw *rw, struct err *e)
 	struct oid tree, id;
 	struct mark_ent *m;
 	size_t i;
-	int r = 0;
+	int r = 0, pruned = 0;
 
 	c->active = 0;
 	if (rw->blobs) {
 		r = rw->no_ids ? 0 : blobs_commit_attrs(rw->blobs, e);
 		if (r == BLOB_IDS_LOST)
 			r = ids_lost(rw, e);
-		if (r == 0)
-			r = blobs_commit_end(rw->blobs, e);
+		if (r < 0) {
+			rw->cout = rw->out;
+			return -1;
+		}
+	}
+	if (!rw->no_ids && notes_fanout(c->branch->num_notes) != c->fanout) {
+		int64_t n = notes_change_fanout(rw, &c->root,
+					  notes_fanout(c->branch->num_notes), e);
+		if (n < 0 && ids_lost(rw, e) < 0)
+			return -1;
+		if (n >= 0)
+			c->branch->num_notes = (uint64_t)n;
+	}
+	if (!rw->no_ids && tree_hash(rw->ts, c->root, &tree, e) < 0 &&
+	    ids_lost(rw, e) < 0)
+		return -1;
+	if (!rw->no_ids && rw->prune && (pruned = prunable(rw, &tree, e)) < 0)
+		return err_at_input(e);
+	if (rw->blobs) {
+		r = blobs_commit_end(rw->blobs, !pruned, e);
 		rw->cout = rw->out;
 		if (r < 0)
 			return -1;
 	}
 	if (rw->no_ids)
 		return stream_write_cmd(rw->cout, &rw->cmd, e);
-	if (notes_fanout(c->branch->num_notes) != c->fanout) {
-		int64_t n = notes_change_fanout(rw, &c->root,
-					  notes_fanout(c->branch->num_notes), e);
-		if (n < 0)
-			return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->cout, &rw->cmd, e);
-		c->branch->num_notes = (uint64_t)n;
-	}
-	if (tree_hash(rw->ts, c->root, &tree, e) < 0)
-		return ids_lost(rw, e) < 0 ? -1 : stream_write_cmd(rw->cout, &rw->cmd, e);
+	if (pruned)
+		return commit_pruned(rw, e);
 	buf_reset(body);
 	r |= buf_printf(body, "tree %s\n", oid_hex(&tree, hex));
 	for (i = 0; i < c->nparents; i++)
@@ -562,11 +943,27 @@ static int commit_end(struct rw *rw, struct err *e)
 	c->branch->has_tip_orig = c->has_orig;
 	c->branch->tree = c->root;
 	c->branch->deleted = 0;
+	if (rw->prune) {
+		uint32_t *nodes = xcalloc(c->nparents ? c->nparents : 1,
+					  sizeof(*nodes));
+		for (i = 0; i < c->nparents; i++)
+			nodes[i] = c->pp[i].gnew;
+		c->branch->tip_gnew = prune_node(rw->prune, PRUNE_NEW, nodes,
+						 c->nparents);
+		free(nodes);
+		c->branch->tip_gorig = c->gorig;
+	}
+	c->branch->tip_mark = c->mark;
+	c->branch->tip_outside = 0;
+	c->branch->tip_skipped = 0;
+	c->branch->pruned_away = 0;
 	if (c->mark) {
 		m = mark_set(rw, c->mark, OBJ_COMMIT, &id);
 		m->tree = c->root;
 		m->orig = c->orig;
 		m->has_orig = c->has_orig;
+		m->gnew = c->branch->tip_gnew;
+		m->gorig = c->branch->tip_gorig;
 	}
 	if (c->has_orig)
 		cmap_put(rw->cmap, &c->orig, &id);
@@ -635,7 +1032,7 @@ static int tag_target(struct rw *rw, struct target *t, struct err *e)
 	}
 	if (resolve(rw, from, t, e) < 0)
 		return -1;
-	if (oid_is_null(&t->oid))
+	if (oid_is_null(&t->oid) && !t->skipped)
 		return err_set(e, ERR_STREAM, "cannot tag an empty branch");
 	return 0;
 }
@@ -674,6 +1071,19 @@ static int do_tag(struct rw *rw, struct err *e)
 		return stream_write_cmd(rw->out, cmd, e);
 	}
 	ref_translate(&cmd->from, &t);
+	/* a tag of a commit pruned with its whole history goes, as in
+	 * git filter-repo: the ref map says so (40 zeros), for the run to
+	 * delete it where it is */
+	if (t.skipped && oid_is_null(&t.oid)) {
+		tag = xcalloc(1, sizeof(*tag));
+		tag->name = xmemdup(cmd->ref.ptr, cmd->ref.len);
+		tag->orig = orig;
+		tag->has_orig = has_orig;
+		*rw->tags_tail = tag;
+		rw->tags_tail = &tag->next;
+		return 0;
+	}
+	ref_standin(&cmd->from, &t);
 	buf_reset(body);
 	r |= buf_printf(body, "object %s\ntype %s\ntag %.*s\n", oid_hex(&t.oid, hex),
 			obj_type_name(t.type), (int)cmd->ref.len, cmd->ref.ptr);
@@ -733,10 +1143,20 @@ static int do_alias(struct rw *rw, struct err *e)
 				return -1;
 		} else {
 			ref_translate(&cmd->from, &t);
+			ref_standin(&cmd->from, &t);
 			m = mark_set(rw, cmd->mark, t.type, &t.oid);
 			m->tree = t.tree;
 			m->orig = t.orig;
 			m->has_orig = t.has_orig;
+			m->gnew = t.gnew;
+			m->gorig = t.gorig;
+			m->name_mark = t.name_mark;
+			m->outside = t.outside;
+			m->pruned = t.skipped;
+			if (t.skipped && oid_is_null(&t.oid)) {
+				m->bm.declared = 0;
+				return 0;	/* an alias of nothing */
+			}
 		}
 	}
 	return stream_write_cmd(rw->out, cmd, e);
@@ -878,6 +1298,8 @@ static void rw_release(struct rw *rw)
 	buf_release(&rw->cur.encoding);
 	buf_release(&rw->cur.message);
 	free(rw->cur.parents);
+	free(rw->cur.pp);
+	prune_free(rw->prune);
 	buf_release(&rw->scratch);
 	stream_cmd_release(&rw->cmd);
 	stream_reader_free(rw->in);
@@ -984,6 +1406,9 @@ static int rw_stream(struct rw *rw, struct err *e)
 		};
 		if (blobs_new(&rw->blobs, &bo, &env, e) < 0)
 			return -1;
+		/* without rules nothing can become empty: the stream passes */
+		if (!rw->opt->no_prune_empty)
+			rw->prune = prune_new();
 	}
 	if (stream_write_raw(rw->out, feature_done, sizeof(feature_done) - 1, e) < 0)
 		return -1;
@@ -1035,6 +1460,10 @@ static void summary(struct rw *rw)
 		warning("migrate: warning: no commit of the stream had an "
 			"original-oid, so the commit map maps none of them "
 			"(export with git fast-export --show-original-ids)");
+	if (rw->commits_pruned)
+		warning("migrate: %llu commit(s) pruned: the rules left them empty "
+			"(--no-prune-empty keeps them)",
+			(unsigned long long)rw->commits_pruned);
 	if (store && n)
 		warning("migrate: %llu LFS object(s) stored in %s",
 			(unsigned long long)n, store);

@@ -13,6 +13,7 @@
  * the source; new blobs estimated). */
 struct rw_stats {
 	uint64_t commits, rewritten, refs, refs_changed, converted;
+	uint64_t pruned;	/* commits the rules left empty, pruned */
 	uint64_t bytes_before, bytes_after, packed_before, packed_after;
 	/* the rules that decided no path ("FILE:LINE PATTERN, ...", cut
 	 * short when long), how many */
@@ -48,6 +49,9 @@ struct rw_options {
 	int progress;			/* 1 force, 0 when stderr is a tty, -1 never */
 	uint64_t progress_total;	/* commits to expect (0: unknown) */
 	int rewrite_message_ids;	/* old ids in messages -> new (default 1) */
+	/* keep the commits the rules leave empty (by default, with rules,
+	 * they are pruned as git filter-repo prunes them) */
+	int no_prune_empty;
 	/* fast-import's --date-format, which overrides the stream's
 	 * `feature date-format` (NULL: none given, raw unless the stream
 	 * says otherwise); raw and raw-permissive only */

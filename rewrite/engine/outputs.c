@@ -44,7 +44,9 @@ static void format_ref_map(struct rw *rw, struct buf *out, uint64_t *nrefs,
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
 
 	HASH_ITER(hh, rw->branches, b, bt)
-		if (!oid_is_null(&b->tip))
+		/* a branch whose every commit was pruned is deleted: 40
+		 * zeros, as git filter-repo's ref-map says */
+		if (!oid_is_null(&b->tip) || (b->pruned_away && b->has_tip_orig))
 			ref_put(&all, b->name, b->has_tip_orig ? &b->tip_orig : &oid_null,
 				&b->tip);
 	for (t = rw->tags; t; t = t->next) {
@@ -155,6 +157,7 @@ int outputs_prepare(struct rw *rw, char *tmp[OUT_N], struct err *e)
 			memset(st, 0, sizeof(*st));
 			st->commits = rw->commits_seen;
 			st->rewritten = rw->commits_rewritten;
+			st->pruned = rw->commits_pruned;
 			st->refs = nrefs;
 			st->refs_changed = nchanged;
 			st->converted = rw->blobs ? blobs_conversions(rw->blobs) : 0;

@@ -54,6 +54,9 @@ struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 	m->oid = *oid;
 	m->has_orig = 0;
 	m->tree = NULL;
+	m->gnew = m->gorig = 0;
+	m->name_mark = type == OBJ_COMMIT ? mark : 0;
+	m->outside = m->pruned = 0;
 	memset(&m->bm, 0, sizeof(m->bm));
 	m->bm.num = mark;
 	m->bm.id = &m->oid;
@@ -98,6 +101,81 @@ int read_commit(struct rw *rw, struct odb *db, const char *name,
 	return 1;
 }
 
+/* The parents of the commit object in rw->scratch: how many, the first
+ * in *first. -1 when malformed. */
+static int commit_parents(const struct buf *body, struct oid *first)
+{
+	const char *p = body->ptr, *end = body->ptr + body->len;
+	int n = 0;
+
+	while (p < end && *p != '\n') {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return -1;
+		if (nl - p == 7 + OID_HEX && !memcmp(p, "parent ", 7)) {
+			if (n == 0 && oid_from_hex(first, p + 7, OID_HEX) < 0)
+				return -1;
+			n++;
+		}
+		p = nl + 1;
+	}
+	return n;
+}
+
+/*
+ * A commit the map says was dropped: an earlier run pruned it (it
+ * became empty). Its stand-in is what that run moved its branch to: its
+ * first parent's new commit, down past the parents pruned too; none when
+ * the history below it was all pruned (a root then). A pruned merge may
+ * have stood for another parent: refused, as before pruning existed.
+ */
+static int pruned_before(struct rw *rw, const char *name, struct target *t,
+			 struct err *e)
+{
+	char hex[OID_HEX + 1];
+	const struct oid *mapped;
+	struct oid cur = t->orig, first;
+	enum obj_type type;
+	struct oid got;
+	int r, n;
+
+	t->skipped = 1;
+	for (;;) {
+		r = odb_read(rw->src, oid_hex(&cur, hex), &type, &got, &rw->scratch, e);
+		if (r < 0)
+			return -1;
+		if (r == 0 || type != OBJ_COMMIT)
+			return err_set(e, ERR_IO, "%s: the commit map says an earlier "
+				       "run pruned it, and commit %s is not in "
+				       "repository %s", name, hex, odb_name(rw->src));
+		n = commit_parents(&rw->scratch, &first);
+		if (n < 0)
+			return err_set(e, ERR_IO, "commit %s: malformed object", hex);
+		if (n == 0) {
+			t->type = OBJ_COMMIT;
+			t->oid = oid_null;
+			t->tree = tree_new_empty(rw->ts);
+			return 0;
+		}
+		if (n > 1)
+			return err_set(e, ERR_USAGE, "%s: the commit map says this "
+				       "commit was dropped (merge %s, pruned by an "
+				       "earlier run); history cannot continue from it",
+				       name, hex);
+		mapped = cmap_get(rw->cmap, &first);
+		if (mapped && oid_is_null(mapped)) {
+			cur = first;
+			continue;
+		}
+		if (mapped) {
+			t->translated = 1;
+			return read_commit(rw, rw->dst, oid_hex(mapped, hex), t, e) < 0
+				       ? -1 : 0;
+		}
+		return read_commit(rw, rw->src, oid_hex(&first, hex), t, e) < 0 ? -1 : 0;
+	}
+}
+
 /*
  * Resolves what `from`, `merge`, `to` or a tag's `from` names, as
  * fast-import does (docs/FORMATS.md 6.5): the branch table, then marks, then
@@ -122,6 +200,11 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 			t->orig = b->tip_orig;
 			t->has_orig = b->has_tip_orig;
 			t->tree = b->tree;
+			t->gnew = b->tip_gnew;
+			t->gorig = b->tip_gorig;
+			t->name_mark = b->tip_mark;
+			t->outside = b->tip_outside;
+			t->skipped = b->tip_skipped;
 			return 0;
 		}
 	}
@@ -136,6 +219,11 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 		t->orig = m->orig;
 		t->has_orig = m->has_orig;
 		t->tree = m->tree;
+		t->gnew = m->gnew;
+		t->gorig = m->gorig;
+		t->name_mark = m->name_mark;
+		t->outside = m->outside;
+		t->skipped = m->pruned;
 		return 0;
 	case STREAM_REF_OID:
 		if (ref->name.len != OID_HEX)
@@ -146,6 +234,7 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 			return err_set(e, ERR_STREAM, "bad object id '%s'",
 				       ref->name.ptr);
 		t->has_orig = 1;
+		t->outside = 1;
 		if (oid_is_null(&t->orig)) {
 			t->type = OBJ_COMMIT;
 			t->tree = tree_new_empty(rw->ts);
@@ -153,10 +242,7 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 		}
 		mapped = cmap_get(rw->cmap, &t->orig);
 		if (mapped && oid_is_null(mapped))
-			return err_set(e, ERR_USAGE,
-				       "%s: the commit map says this commit was "
-				       "dropped; history cannot continue from it",
-				       ref->name.ptr);
+			return pruned_before(rw, ref->name.ptr, t, e);
 		if (mapped) {
 			t->translated = 1;
 			return read_commit(rw, rw->dst, oid_hex(mapped, hex), t, e) < 0
@@ -165,6 +251,7 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 		return read_commit(rw, rw->src, ref->name.ptr, t, e) < 0 ? -1 : 0;
 	case STREAM_REF_NAME:
 		/* get_oid() against the destination, as fast-import does */
+		t->outside = 1;
 		return read_commit(rw, rw->dst, ref->name.ptr, t, e) < 0 ? -1 : 0;
 	default:
 		return err_set(e, ERR_STREAM, "expected a commit-ish");
@@ -179,6 +266,23 @@ void ref_translate(struct stream_ref *ref, const struct target *t)
 
 	if (t->translated)
 		buf_set(&ref->name, oid_hex(&t->oid, hex), OID_HEX);
+}
+
+void ref_standin(struct stream_ref *ref, const struct target *t)
+{
+	char hex[OID_HEX + 1];
+
+	if (!t->skipped)
+		return;
+	if (oid_is_null(&t->oid)) {
+		ref->kind = STREAM_REF_NONE;
+	} else if (t->name_mark) {
+		ref->kind = STREAM_REF_MARK;
+		ref->mark = t->name_mark;
+	} else {
+		ref->kind = STREAM_REF_OID;
+		buf_set(&ref->name, oid_hex(&t->oid, hex), OID_HEX);
+	}
 }
 
 /* ---- data: blobs and inline contents ---- */

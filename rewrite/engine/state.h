@@ -27,6 +27,14 @@ struct mark_ent {
 	struct tnode *tree;	/* commits */
 	uint64_t size, est;	/* blobs: size and packed estimate (reports) */
 	struct blob_mark bm;	/* blobs: their way with rules (blob.h) */
+	/* commits, when pruning (prune.c): the nodes of the new and the
+	 * original ancestry graph; the mark that names the commit in the
+	 * output (its own; for a pruned one, its stand-in's, or 0 with
+	 * outside set when the stand-in is named by id). A pruned commit's
+	 * oid and tree are its stand-in's (null and empty: none). */
+	uint32_t gnew, gorig;
+	uint64_t name_mark;
+	int outside, pruned;
 	UT_hash_handle hh;
 };
 
@@ -37,6 +45,11 @@ struct branch {
 	int has_tip_orig;
 	struct tnode *tree;
 	int deleted;		/* reset ... from 000...: delete the ref */
+	/* the tip as pruning sees it (struct mark_ent's fields) */
+	uint32_t tip_gnew, tip_gorig;
+	uint64_t tip_mark;
+	int tip_outside, tip_skipped;
+	int pruned_away;	/* its tip was pruned with no ancestor left */
 	uint64_t num_notes;	/* notes added with N, as fast-import counts */
 	UT_hash_handle hh;
 };
@@ -56,6 +69,11 @@ struct target {
 	int has_orig;
 	struct tnode *tree;	/* commits, when wanted */
 	int translated;		/* a raw id the commit map replaced */
+	/* pruning: as struct mark_ent's; skipped when what was named is a
+	 * pruned commit (t stands for its stand-in) */
+	uint32_t gnew, gorig;
+	uint64_t name_mark;
+	int outside, skipped;
 };
 
 /* The commit being read, kept until its change list ends. */
@@ -70,8 +88,22 @@ struct cur_commit {
 	struct oid *parents;
 	size_t nparents, parents_alloc;
 	struct tnode *root;
+	struct tnode *base;	/* the tree its changes apply to */
 	unsigned char fanout;	/* notes fanout when the commit began */
 	struct blob_commit bc;	/* what the blob's way sees of it */
+	/* pruning: file changes the input gave; the parents the input
+	 * named (orig graph node of the commit); the parent it would have
+	 * if not a merge any more (SIZE_MAX: none); the tree of the
+	 * first parent */
+	uint64_t nchanges;
+	size_t norig, new1st;
+	uint32_t gorig;
+	int first_none;		/* its first parent was pruned away */
+	int root_reset;		/* its from named nothing left: reset first */
+	int parents_pruned;	/* a parent was pruned (filter-repo's
+				 * had_parents_pruned) */
+	struct prune_parent *pp;	/* nparents of them, final */
+	size_t pp_alloc;
 };
 
 struct rw {
@@ -111,7 +143,36 @@ struct rw {
 	int want_ids;		/* a map or marks file was asked for */
 	int64_t annex_time;	/* the newest committer date (annexlog.c) */
 	int no_ids;		/* ids could not be followed any more */
+	struct prune *prune;	/* commits emptied are pruned; NULL: not */
+	uint64_t commits_pruned;
 };
+
+/* prune.c: the ancestry graphs and the parents of a commit trimmed, as
+ * git filter-repo's --prune-empty/--prune-degenerate auto. */
+enum { PRUNE_NEW = 0, PRUNE_ORIG = 1 };
+struct prune_parent {
+	struct oid oid;		/* new id (null: none) */
+	struct tnode *tree;
+	uint32_t gnew, gorig;
+	uint64_t name_mark;	/* how the output names it: a mark, */
+	int outside;		/* ... or its id, */
+	int src;		/* ... or as the input did: -1 the branch's
+				 * tip implicitly, 0 from, k merges[k-1] */
+	int skipped;		/* its original was pruned */
+	int none;		/* pruned with no ancestor left */
+};
+struct prune;
+struct prune *prune_new(void);
+void prune_free(struct prune *p);
+/* A node of graph which (PRUNE_NEW or PRUNE_ORIG) with these parents
+ * (0s are skipped); never fails. */
+uint32_t prune_node(struct prune *p, int which, const uint32_t *parents,
+		    size_t n);
+/* The node of a commit from outside the stream (a root), made once. */
+uint32_t prune_outside(struct prune *p, int which, const struct oid *id);
+/* Trims v[0..n) in place; returns how many stay; *new1st as above. */
+size_t prune_trim(struct prune *p, struct prune_parent *v, size_t n,
+		  size_t *new1st);
 
 /* messages.c: --replace-message on a commit's or tag's message (in
  * place), and its counts to the report. */
@@ -130,6 +191,9 @@ int ids_lost(struct rw *rw, struct err *e);
 int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 	    struct err *e);
 void ref_translate(struct stream_ref *ref, const struct target *t);
+/* A ref that named a pruned commit names its stand-in (kind NONE when
+ * there is none). */
+void ref_standin(struct stream_ref *ref, const struct target *t);
 int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	      struct err *e);
 int modify_id(struct rw *rw, struct oid *id, struct err *e);

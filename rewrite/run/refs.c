@@ -158,6 +158,36 @@ static const struct oid *planned(const struct journal *j, const char *name)
 	return NULL;
 }
 
+/*
+ * The refs the ref map says are deleted (40 zeros: every commit of the
+ * branch was pruned) and the target has: the run deletes them, or the old
+ * history would stay reachable through them. 0, or -1 with e set.
+ */
+static int plan_deleted(struct run *r, const struct state_files *fnew,
+			const struct gitrefs *side, struct err *e)
+{
+	struct buf text = BUF_INIT(SIZE_MAX / 2);
+	struct oid none = oid_null;
+	const struct gitref *g;
+	struct refmap_line l;
+	char *line, *nl, *name;
+	int rc = file_read(fnew->refmap, &text, e);
+
+	for (line = text.ptr; rc > 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		if (refmap_line_parse(line, (size_t)(nl - line), &l) < 0 ||
+		    !oid_is_null(&l.new))
+			continue;
+		name = xmemdup(l.ref, l.ref_len);
+		g = gitrefs_find(&r->dst_before, name);
+		if (g && !g->symbolic && !gitrefs_find(side, name) &&
+		    !planned(&r->j, name))
+			journal_add_ref(&r->j, name, &g->id, &none, 0);
+		free(name);
+	}
+	buf_release(&text);
+	return rc < 0 ? -1 : 0;
+}
+
 /* The refs the run moves: those fast-import wrote in the side repository
  * that differ from the target's, HEAD when it is detached, and the
  * backups of an in-place run. */
@@ -200,6 +230,8 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 		cmap_free(m);
 	}
 	free(sym);
+	if (rc == 0)
+		rc = plan_deleted(r, fnew, side, e);
 	if (rc == 0 && r->o.in_place)
 		rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
 	for (i = 0; rc == 0 && r->o.in_place && i < r->dst_before.n; i++) {

@@ -122,7 +122,8 @@ static int expressions_text(const struct run *r, struct buf *out)
 
 /* The bytes of the rule file ("" without one), then those of the
  * --strip-blobs-with-ids file after a comment line when one is given
- * (the ids dropped are part of the conversion too), then, with exprs,
+ * (the ids dropped are part of the conversion too), a line when
+ * --no-prune-empty is given, then, with exprs,
  * the expression files: 1, or 0 when one cannot be read (the filter says
  * why). */
 static int rules_text(const struct run *r, struct buf *out, int exprs)
@@ -134,6 +135,9 @@ static int rules_text(const struct run *r, struct buf *out, int exprs)
 	if (r->o.f.strip_blobs_with_ids &&
 	    !add_file(out, "--strip-blobs-with-ids", r->o.f.strip_blobs_with_ids))
 		return 0;
+	/* commits kept empty or pruned: part of the conversion too */
+	if (r->o.f.no_prune_empty)
+		buf_adds(out, "\n# --no-prune-empty\n");
 	return !exprs || expressions_text(r, out);
 }
 

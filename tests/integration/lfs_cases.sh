@@ -71,6 +71,10 @@ EOF
 # -M so that renames reach migrate as R lines
 git -C "$ORIG" fast-export --all -M "${EXPORT_FLAGS[@]}" >"$SCRATCH/in.fe"
 grep -q '^R ' "$SCRATCH/in.fe" || die "the export has no rename"
+# the same history without data, for the --no-data check below (ORIG is
+# filter-branched on the way; a commit it empties would be kept as empty
+# from the start, where the rules' run prunes it)
+git -C "$ORIG" fast-export --all --no-data "${EXPORT_FLAGS[@]}" >"$SCRATCH/nodata.fe"
 NEW="$SCRATCH/new"
 git init -q "$NEW"
 
@@ -156,6 +160,8 @@ test_case ".gitattributes: the user's lines first as they were, ours once, histo
 # .gitattributes: the user's file first, as it was (an LF added where it
 # had none), ours once; where history deleted it, ours alone
 tail -n +2 "$SCRATCH/M" | while read -r old new; do
+	# the commit that only touched secrets.env is pruned (40 zeros)
+	[ "$new" != 0000000000000000000000000000000000000000 ] || continue
 	attrs="$(git -C "$NEW" cat-file -p "$new:.gitattributes")" ||
 		die "commit $new has no .gitattributes"
 	[ "$(grep -c '^\*\.bin filter=lfs diff=lfs merge=lfs -text$' <<<"$attrs")" = 1 ] ||
@@ -188,7 +194,6 @@ EOF
 
 test_case "a --no-data export gives the commits of the full export (converted blobs read from the source repository)" <<'EOF'
 # --no-data: only converted blobs are read, from the source repository
-git -C "$ORIG" fast-export --all --no-data "${EXPORT_FLAGS[@]}" >"$SCRATCH/nodata.fe"
 ND="$SCRATCH/nodata"
 git clone -q --bare "$ORIG" "$ND/.git" && git -C "$ND" config core.bare false
 git -C "$ND" for-each-ref --format='delete %(refname)' | git -C "$ND" update-ref --stdin

@@ -5,7 +5,8 @@
 # Two old commits X and Y whose ids start with the same 7 hex digits or
 # more (found by brute force over their messages, a few ten thousand
 # SHA-1s; git writes them and confirms their ids). X is not changed by the
-# migration, Y is (it adds the file the rules drop). A later commit on
+# migration, Y is (it adds the file the rules drop, and one they keep, so
+# it is not left empty: a commit left empty would be pruned). A later commit on
 # main, and a collaborator's unpushed commit on top of it, name both:
 #   - by their shared prefix: git calls it ambiguous in the old repository,
 #     so it must stay as written, in the filter's output and after remap
@@ -24,8 +25,8 @@ printf 'base\n' >"$O/a.txt"
 git -C "$O" add a.txt && git -C "$O" commit -qm base
 base="$(git -C "$O" rev-parse HEAD)"
 
-# the trees of X (x.txt, kept), Y (secret.txt, dropped by the rules) and
-# of their merge
+# the trees of X (x.txt, kept), Y (secret.txt, dropped by the rules, and
+# y.txt, kept) and of their merge
 tree_of() { # NAME FILE CONTENT [FILE CONTENT...]: base's tree and the files
 	local idx="$SCRATCH/index.$1" blob
 	shift
@@ -38,8 +39,8 @@ tree_of() { # NAME FILE CONTENT [FILE CONTENT...]: base's tree and the files
 	GIT_INDEX_FILE="$idx" git -C "$O" write-tree
 }
 tx="$(tree_of x x.txt kept)"
-ty="$(tree_of y secret.txt dropped)"
-tm="$(tree_of m x.txt kept secret.txt dropped)"
+ty="$(tree_of y secret.txt dropped y.txt kept)"
+tm="$(tree_of m x.txt kept secret.txt dropped y.txt kept)"
 
 # Brute force: 2^15 messages for X, then messages for Y until one's id
 # shares its first 7 digits with an X (about 2^13 tries expected; the
