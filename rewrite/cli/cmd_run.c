@@ -210,9 +210,13 @@ static void ending(const struct run *r, const char *dir, const char *would)
 	const struct rw_stats *s = &r->stats;
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(stderr, "migrate run: %llu of %llu commit(s)%s rewritten, "
-		"%llu of %llu ref(s)%s changed", (unsigned long long)s->rewritten,
-		(unsigned long long)s->commits, would,
+	fprintf(stderr, "migrate run: %llu of %llu commit(s)%s rewritten",
+		(unsigned long long)s->rewritten, (unsigned long long)s->commits,
+		would);
+	/* left empty by the rules, as git filter-repo prunes them */
+	if (s->pruned)
+		fprintf(stderr, " (%llu pruned)", (unsigned long long)s->pruned);
+	fprintf(stderr, ", %llu of %llu ref(s)%s changed",
 		(unsigned long long)s->refs_changed, (unsigned long long)s->refs,
 		would);
 	/* objects into or out of a store; the other actions' counts are on

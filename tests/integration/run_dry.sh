@@ -114,7 +114,7 @@ same "$SCRATCH/ip-dry" "$SCRATCH/ip-real" "in place"
 # the ending says what changed, as the report counts it, and where things are
 n="$(sed -n 's/.*"commits_rewritten":\([0-9]*\).*/\1/p' "$SCRATCH/ip-real.json")"
 c="$(sed -n 's/.*"refs_changed":\([0-9]*\).*/\1/p' "$SCRATCH/ip-real.json")"
-grep -q "^migrate run: $n of [0-9]* commit(s) rewritten, $c of [0-9]* ref(s) changed, [1-9][0-9]* object(s) converted$" \
+grep -Eq "^migrate run: $n of [0-9]+ commit\(s\) rewritten( \([0-9]+ pruned\))?, $c of [0-9]+ ref\(s\) changed, [1-9][0-9]* object\(s\) converted$" \
 	"$SCRATCH/ip-real.err" || die "no honest ending ($n commits, $c refs): $(tail -5 "$SCRATCH/ip-real.err")"
 grep -q '^migrate run: history blobs .* -> .*; packed .* -> ' "$SCRATCH/ip-real.err" || die "the ending gives no sizes"
 grep -qF "$SCRATCH/inplace/.git/migrate/RESET.md" "$SCRATCH/ip-real.err" || die "the ending does not say where RESET.md is"
