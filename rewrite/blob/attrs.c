@@ -16,6 +16,9 @@
 static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
 static const char lfs_unset[] = "!filter !diff !merge !text";
 
+static struct nest *nest_new(void);
+static void nest_free(struct nest *n);
+
 static void line_set_clear(struct line_ent **set)
 {
 	struct line_ent *x, *t;
@@ -110,6 +113,7 @@ int attrs_init(struct blobs *b, struct err *e)
 	buf_init(&b->tmp, BUF_MAX_DEFAULT);
 	buf_init(&b->line, SIZE_MAX / 2);
 	buf_init(&b->base, (size_t)16 << 20);
+	b->nest = nest_new();
 	for (i = 0; i < rules_count(b->rules) && r == 0; i++) {
 		const struct rule *rule = rules_get(b->rules, i);
 		enum rules_action a = rules_rule_action(rule);
@@ -189,49 +193,6 @@ static int glob_covers(struct blobs *b, const char *path, size_t len,
 	g->covered = rule != NULL;
 	HASH_ADD_KEYPTR(hh, b->glob_memo, g->path, len, g);
 	return g->covered;
-}
-
-/* tree_diff's callback: path changed; its line (if any) follows. */
-static int attr_change(void *ctx, const char *path, size_t len,
-		       uint32_t old_mode, const struct oid *old_id,
-		       uint32_t mode, const struct oid *id)
-{
-	struct blobs *b = ctx;
-	struct err *e = &b->walk_err;
-	struct path_line *pl;
-	int want, glob;
-
-	(void)old_mode;
-	(void)old_id;
-	HASH_FIND(hh, b->plines, path, len, pl);
-	if (pl) {
-		HASH_DEL(b->plines, pl);
-		free(pl->path);
-		free(pl->line);
-		free(pl);
-		b->plines_ver++;
-	}
-	if (!mode)
-		return 0;
-	want = wants_lfs(b, path, len, mode, id, e);
-	glob = want < 0 ? -1 : glob_covers(b, path, len, e);
-	if (want < 0 || glob < 0)
-		return -1;
-	if (!want == !glob)
-		return 0;
-	buf_reset(&b->line);
-	if (rules_attr_path_line(&b->line, path, len, want ? lfs_attrs : lfs_unset,
-				 e) < 0)
-		return -1;
-	pl = xcalloc(1, sizeof(*pl));
-	pl->path = xmemdup(path, len);
-	pl->len = len;
-	pl->line_len = b->line.len;
-	pl->line = buf_detach(&b->line, NULL);
-	pl->unset = !want;
-	HASH_ADD_KEYPTR(hh, b->plines, pl->path, len, pl);
-	b->plines_ver++;
-	return 0;
 }
 
 /* Set lines first, then unset lines, each in path (= tree) order. */
@@ -346,6 +307,879 @@ static int attr_base(struct blobs *b, const struct oid *in_tree, struct oid *bas
 	return 1;
 }
 
+/* ---- nested .gitattributes (issue 28, item 3) ----
+ *
+ * git reads the .gitattributes of a path's own directory and of each one
+ * above it, the deepest first, and within a file the last line first: a
+ * nested file of the user's that assigns filter, diff, merge or text to a
+ * converted path (`*.bin -filter`, `binary`, a macro of the root's) wins
+ * over the root's lines, and the file would stay a pointer (git-lfs has
+ * the same flaw: its issue 3241). So the deepest nested file whose lines
+ * assign one of the four to a converted path gets that path's own line
+ * appended, anchored at its directory (`/rel filter=lfs diff=lfs
+ * merge=lfs -text`): it then has the last word. A file that makes the
+ * path an LFS file already gets nothing, a path not converted gets
+ * nothing, and the user's lines stay as they are, ours after them. The
+ * lines follow the same tree diff as the root's: a changed path is looked
+ * at again; a nested file added, edited or deleted, or the root's macros
+ * changed, walks again the directories they concern.
+ *
+ * What a line assigns is read the way git fills attributes (attr.c
+ * fill_one, macroexpand_one): words right to left, the first to assign an
+ * attribute decides it, a set macro expands to its definition (the
+ * root's `[attr]` lines, else the builtin binary). Where that reading
+ * could say too little (a pattern migrate cannot match, a macro unset or
+ * nested too deep), the line counts as assigning all four its own way:
+ * our line is added, which is never wrong for a converted path.
+ */
+
+enum { A_FILTER = 1, A_DIFF = 2, A_MERGE = 4, A_TEXT = 8, A_ALL = 15 };
+
+#define MACRO_DEPTH 8
+
+/* One line of a nested file that assigns one of the four attributes. */
+struct nest_rule {
+	struct rules *pat;	/* its pattern alone; NULL: taken to match all */
+	unsigned says;		/* the attributes it assigns (A_*) */
+	unsigned lfs;		/* those it assigns as our line does */
+};
+
+/* A nested .gitattributes in the tree at attr_root (regular files only:
+ * git does not follow a symbolic link there). */
+struct nest_file {
+	char *dir;		/* its directory, no final '/' (the key) */
+	size_t dlen;
+	uint32_t mode;
+	struct oid in_tree;	/* the blob in the tree: ours or the user's */
+	struct oid base;	/* the user's */
+	struct buf text;	/* the user's bytes */
+	int has_text;		/* text (and base) read */
+	struct nest_rule *rules;	/* file order */
+	size_t nrules;
+	struct path_line *lines;	/* ours, by full path */
+	int dirty;		/* lines or blob changed: see whether to write */
+	UT_hash_handle hh;
+};
+
+/* A nested file migrate wrote, and the user's it extends. */
+struct nest_ours {
+	struct oid ours, base;
+	UT_hash_handle hh;
+};
+
+/* A macro the root .gitattributes defines: its attributes. */
+struct macro_ent {
+	char *name, *def;
+	size_t len, def_len;
+	UT_hash_handle hh;
+};
+
+struct nest {
+	struct nest_file *files;
+	struct nest_ours *ours;
+	struct macro_ent *macros;
+	struct buf defs;	/* the [attr] lines the macros were read from */
+	struct oid defs_base;	/* ... in this root file */
+	int defs_has_base;
+	int reread_all;		/* the macros changed: read every file again */
+	/* directories (each NUL-ended): whose file changed in the commit,
+	 * to walk, of dirty files */
+	struct buf changed, walk, dirty;
+	struct buf out, pat, line, scratch;
+};
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * git's unquote_c_style on the token at p (n bytes, p[0] == '"') into
+ * out: the bytes it took, closing quote included, or 0 when it is no C
+ * string (git then takes the token as it stands).
+ */
+static size_t c_unquote(struct buf *out, const char *p, size_t n)
+{
+	size_t i = 1;
+	int k;
+
+	buf_reset(out);
+	while (i < n) {
+		char c = p[i++];
+
+		if (c == '"')
+			return i;
+		if (c != '\\') {
+			buf_addch(out, c);
+			continue;
+		}
+		if (i >= n)
+			return 0;
+		c = p[i++];
+		switch (c) {
+		case 'a': c = '\a'; break;
+		case 'b': c = '\b'; break;
+		case 'f': c = '\f'; break;
+		case 'n': c = '\n'; break;
+		case 'r': c = '\r'; break;
+		case 't': c = '\t'; break;
+		case 'v': c = '\v'; break;
+		case '\\': case '"': break;
+		case '0': case '1': case '2': case '3':
+			k = c - '0';
+			if (i + 2 > n || p[i] < '0' || p[i] > '7' ||
+			    p[i + 1] < '0' || p[i + 1] > '7')
+				return 0;
+			k = (k << 6) | ((p[i] - '0') << 3) | (p[i + 1] - '0');
+			i += 2;
+			c = (char)k;
+			break;
+		default:
+			return 0;
+		}
+		buf_addch(out, c);
+	}
+	return 0;
+}
+
+/* The pattern token of the line at p (n bytes, no blank first) into *pat
+ * (borrowed: p itself, or n->pat when C-quoted); returns where the
+ * attributes start. */
+static size_t line_pattern(struct nest *n, const char *p, size_t len,
+			   const char **pat, size_t *plen)
+{
+	size_t i = 0, took;
+
+	if (len && p[0] == '"' && (took = c_unquote(&n->pat, p, len)) > 0) {
+		*pat = n->pat.ptr;
+		*plen = n->pat.len;
+		return took;
+	}
+	while (i < len && !is_blank(p[i]))
+		i++;
+	*pat = p;
+	*plen = i;
+	return i;
+}
+
+static void words_mask(const struct nest *n, const char *p, size_t len,
+		       int depth, unsigned *says, unsigned *lfs);
+
+/* One attribute word: what it assigns, expanding a set macro. */
+static void word_mask(const struct nest *n, const char *w, size_t len,
+		      int depth, unsigned *says, unsigned *lfs)
+{
+	static const char *const names[] = { "filter", "diff", "merge", "text" };
+	static const char binary[] = "-diff -merge -text";
+	const struct macro_ent *m;
+	const char *eq = memchr(w, '=', len), *val = NULL;
+	char state = 0;		/* 0 set, '-' unset, '!' unspecified, '=' a value */
+	size_t nlen = eq ? (size_t)(eq - w) : len, vlen = 0, k;
+
+	if (nlen && (w[0] == '-' || w[0] == '!')) {
+		state = w[0];	/* `-a=b` unsets a, as git reads it */
+		w++;
+		nlen--;
+	} else if (eq) {
+		state = '=';
+		val = eq + 1;
+		vlen = len - nlen - 1;
+	}
+	for (k = 0; k < 4; k++) {
+		unsigned bit = 1u << k;
+
+		if (nlen != strlen(names[k]) || memcmp(w, names[k], nlen))
+			continue;
+		if (*says & bit)
+			return;
+		*says |= bit;
+		if (k == 3 ? state == '-' :
+		    state == '=' && vlen == 3 && !memcmp(val, "lfs", 3))
+			*lfs |= bit;
+		return;
+	}
+	HASH_FIND(hh, n->macros, w, nlen, m);
+	if (!m && !(nlen == 6 && !memcmp(w, "binary", 6)))
+		return;		/* no macro: none of the four */
+	if (state || depth >= MACRO_DEPTH) {
+		/* an unset macro stops its expansion on other lines: read
+		 * as assigning all four (our line goes in) */
+		*says = A_ALL;
+		return;
+	}
+	if (m)
+		words_mask(n, m->def, m->def_len, depth + 1, says, lfs);
+	else
+		words_mask(n, binary, sizeof(binary) - 1, depth + 1, says, lfs);
+}
+
+/* The attributes the words of p (len bytes) assign, right to left, added
+ * to *says (and *lfs, those assigned our way) where not decided yet. */
+static void words_mask(const struct nest *n, const char *p, size_t len,
+		       int depth, unsigned *says, unsigned *lfs)
+{
+	size_t end = len, s;
+
+	while (end > 0 && *says != A_ALL) {
+		while (end > 0 && is_blank(p[end - 1]))
+			end--;
+		if (!end)
+			break;
+		for (s = end; s > 0 && !is_blank(p[s - 1]); s--)
+			;
+		word_mask(n, p + s, end - s, depth, says, lfs);
+		end = s;
+	}
+}
+
+/* Calls fn on each line of text as git reads a .gitattributes: up to a
+ * NUL, after a UTF-8 BOM, leading blanks skipped, comments left out. */
+static int each_attr_line(const char *p, size_t len,
+			  int (*fn)(void *ctx, const char *line, size_t n),
+			  void *ctx)
+{
+	const char *end, *nul = memchr(p, '\0', len);
+
+	if (nul)
+		len = (size_t)(nul - p);
+	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) {
+		p += 3;
+		len -= 3;
+	}
+	for (end = p + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *q = p;
+		int r;
+
+		p += n + (nl != NULL);
+		while (n && is_blank(*q)) {
+			q++;
+			n--;
+		}
+		if (!n || *q == '#')
+			continue;
+		if ((r = fn(ctx, q, n)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static void macros_clear(struct nest *n)
+{
+	struct macro_ent *m, *t;
+
+	HASH_ITER(hh, n->macros, m, t) {
+		HASH_DEL(n->macros, m);
+		free(m->name);
+		free(m->def);
+		free(m);
+	}
+}
+
+/* A root line: an [attr] definition goes into n->scratch. */
+static int macro_line(void *ctx, const char *p, size_t len)
+{
+	struct nest *n = ctx;
+	const char *pat;
+	size_t plen, at = line_pattern(n, p, len, &pat, &plen);
+
+	if (plen > 6 && !memcmp(pat, "[attr]", 6)) {
+		buf_add(&n->scratch, pat + 6, plen - 6);
+		buf_addch(&n->scratch, '\0');
+		buf_add(&n->scratch, p + at, len - at);
+		buf_addch(&n->scratch, '\0');
+	}
+	return 0;
+}
+
+/*
+ * The root's macros, from the user's root file of the commit (b->base,
+ * through attr_base): read again when that file changed, and when the
+ * definitions differ from those the nested files were read with, every
+ * nested file is read again (n->reread_all). 0 or -1.
+ */
+static int nest_macros(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct oid in_tree, base = oid_null;
+	uint32_t mode = 0;
+	int found, has = 0;
+	const char *p, *end;
+
+	found = tree_lookup(b->ts, *b->cur->root, ".gitattributes", 14, &mode,
+			    &in_tree, e);
+	if (found < 0)
+		return -1;
+	if (found && !tree_mode_is_dir(mode) &&
+	    (has = attr_base(b, &in_tree, &base, e)) < 0)
+		return -1;
+	if (has == n->defs_has_base && (!has || oid_eq(&base, &n->defs_base)))
+		return 0;
+	n->defs_has_base = has;
+	n->defs_base = base;
+	buf_reset(&n->scratch);
+	if (has)
+		each_attr_line(b->base.ptr, b->base.len, macro_line, n);
+	if (n->scratch.len == n->defs.len &&
+	    !memcmp(n->scratch.ptr, n->defs.ptr, n->defs.len))
+		return 0;
+	buf_set(&n->defs, n->scratch.ptr, n->scratch.len);
+	macros_clear(n);
+	for (p = n->defs.ptr, end = p + n->defs.len; p < end;) {
+		const char *def = p + strlen(p) + 1;
+		struct macro_ent *m;
+		size_t len = strlen(p);
+
+		HASH_FIND(hh, n->macros, p, len, m);
+		if (m) {	/* a later definition wins */
+			HASH_DEL(n->macros, m);
+			free(m->name);
+			free(m->def);
+			free(m);
+		}
+		m = xcalloc(1, sizeof(*m));
+		m->name = xmemdup(p, len);
+		m->len = len;
+		m->def_len = strlen(def);
+		m->def = xmemdup(def, m->def_len);
+		HASH_ADD_KEYPTR(hh, n->macros, m->name, m->len, m);
+		p = def + m->def_len + 1;
+	}
+	n->reread_all = 1;
+	return 0;
+}
+
+static void nest_rules_free(struct nest_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nrules; i++)
+		rules_free(f->rules[i].pat);
+	free(f->rules);
+	f->rules = NULL;
+	f->nrules = 0;
+}
+
+struct parse_ctx {
+	struct nest *n;
+	struct nest_file *f;
+	size_t alloc;
+};
+
+/* A line of a nested file: kept when it assigns one of the four. */
+static int nest_line(void *ctx, const char *p, size_t len)
+{
+	struct parse_ctx *pc = ctx;
+	struct nest *n = pc->n;
+	struct nest_file *f = pc->f;
+	struct err ignored = ERR_INIT;
+	struct nest_rule r = { NULL, 0, 0 };
+	const char *pat;
+	size_t plen, at = line_pattern(n, p, len, &pat, &plen);
+
+	if (plen > 6 && !memcmp(pat, "[attr]", 6))
+		return 0;	/* git allows macros at the root only */
+	words_mask(n, p + at, len - at, 0, &r.says, &r.lfs);
+	if (!r.says)
+		return 0;
+	if (plen && pat[0] == '!')
+		return 0;	/* git ignores negative patterns */
+	if (plen && pat[plen - 1] == '/')
+		return 0;	/* matches directories only, never a file */
+	if (plen && !memchr(pat, '\n', plen) && !memchr(pat, '\r', plen) &&
+	    !memchr(pat, '\0', plen)) {
+		buf_reset(&n->line);
+		quote_pattern(&n->line, pat, plen);
+		buf_adds(&n->line, " lfs\n");
+		if (rules_parse(&r.pat, n->line.ptr, n->line.len,
+				"(nested .gitattributes)", &ignored) < 0)
+			r.pat = NULL;	/* cannot tell: taken to match all */
+	}
+	if (!r.pat) {
+		r.says = A_ALL;
+		r.lfs = 0;
+	}
+	if (f->nrules == pc->alloc) {
+		pc->alloc = pc->alloc ? 2 * pc->alloc : 4;
+		f->rules = xrealloc(f->rules, pc->alloc * sizeof(*f->rules));
+	}
+	f->rules[f->nrules++] = r;
+	return 0;
+}
+
+/* Reads f->text into f->rules. Cannot fail. */
+static void nest_parse(struct nest *n, struct nest_file *f)
+{
+	struct parse_ctx pc = { n, f, 0 };
+
+	nest_rules_free(f);
+	each_attr_line(f->text.ptr, f->text.len, nest_line, &pc);
+}
+
+static void nest_dirty(struct nest *n, struct nest_file *f)
+{
+	if (f->dirty)
+		return;
+	f->dirty = 1;
+	buf_add(&n->dirty, f->dir, f->dlen);
+	buf_addch(&n->dirty, '\0');
+}
+
+static void nest_lines_free(struct nest_file *f)
+{
+	struct path_line *pl, *t;
+
+	HASH_ITER(hh, f->lines, pl, t) {
+		HASH_DEL(f->lines, pl);
+		free(pl->path);
+		free(pl->line);
+		free(pl);
+	}
+}
+
+static void nest_file_free(struct nest *n, struct nest_file *f)
+{
+	HASH_DEL(n->files, f);
+	nest_lines_free(f);
+	nest_rules_free(f);
+	buf_release(&f->text);
+	free(f->dir);
+	free(f);
+}
+
+/* Forgets the nested files (the tree at attr_root is forgotten too). */
+static void nest_clear(struct nest *n)
+{
+	struct nest_file *f, *t;
+
+	HASH_ITER(hh, n->files, f, t)
+		nest_file_free(n, f);
+	buf_reset(&n->changed);
+	buf_reset(&n->walk);
+	buf_reset(&n->dirty);
+}
+
+static struct nest *nest_new(void)
+{
+	struct nest *n = xcalloc(1, sizeof(*n));
+
+	buf_init(&n->defs, BUF_MAX_DEFAULT);
+	buf_init(&n->changed, BUF_MAX_DEFAULT);
+	buf_init(&n->walk, BUF_MAX_DEFAULT);
+	buf_init(&n->dirty, BUF_MAX_DEFAULT);
+	buf_init(&n->out, SIZE_MAX / 2);
+	buf_init(&n->pat, BUF_MAX_DEFAULT);
+	buf_init(&n->line, BUF_MAX_DEFAULT);
+	buf_init(&n->scratch, BUF_MAX_DEFAULT);
+	return n;
+}
+
+/* Frees n and all it holds; NULL is fine. */
+static void nest_free(struct nest *n)
+{
+	struct nest_ours *o, *t;
+
+	if (!n)
+		return;
+	nest_clear(n);
+	macros_clear(n);
+	HASH_ITER(hh, n->ours, o, t) {
+		HASH_DEL(n->ours, o);
+		free(o);
+	}
+	buf_release(&n->defs);
+	buf_release(&n->changed);
+	buf_release(&n->walk);
+	buf_release(&n->dirty);
+	buf_release(&n->out);
+	buf_release(&n->pat);
+	buf_release(&n->line);
+	buf_release(&n->scratch);
+	free(n);
+}
+
+/* 1 when rule r matches rel (relative to its file's directory). */
+static int rule_hits(const struct nest_rule *r, const char *rel, size_t len,
+		     struct err *e)
+{
+	const struct rule *hit;
+
+	if (!r->pat)
+		return 1;
+	if (rules_match(&hit, r->pat, rel, len, 0, e) < 0)
+		return -1;
+	return hit != NULL;
+}
+
+/*
+ * The deepest nested file whose lines assign filter, diff, merge or text
+ * to path (*out, NULL: none), and in *lfs whether its lines make path an
+ * LFS file already (all four, as our line does). 0, or -1 when a match
+ * fails.
+ */
+static int nest_owner(struct blobs *b, const char *path, size_t len,
+		      struct nest_file **out, int *lfs, struct err *e)
+{
+	size_t i = len;
+
+	*out = NULL;
+	*lfs = 0;
+	while (i > 0) {
+		struct nest_file *f;
+		unsigned says = 0, ours = 0;
+		size_t k;
+
+		while (i > 0 && path[i - 1] != '/')
+			i--;
+		if (i < 2)
+			break;
+		HASH_FIND(hh, b->nest->files, path, i - 1, f);
+		for (k = f ? f->nrules : 0; k-- > 0 && says != A_ALL;) {
+			const struct nest_rule *r = &f->rules[k];
+			int hit;
+
+			if (!(r->says & ~says))
+				continue;
+			if ((hit = rule_hits(r, path + i, len - i, e)) < 0)
+				return -1;
+			if (hit) {
+				ours |= r->lfs & ~says;
+				says |= r->says;
+			}
+		}
+		if (says) {
+			*out = f;
+			*lfs = says == A_ALL && ours == A_ALL;
+			return 0;
+		}
+		i--;
+	}
+	return 0;
+}
+
+/*
+ * Brings path's line in the nested files up to date: out of the file that
+ * had it, into the one with the last word on path now when path is an
+ * LFS file. want: 1 or 0 when known, -1 to find out (mode, id).
+ */
+static int nest_path(struct blobs *b, const char *path, size_t len,
+		     uint32_t mode, const struct oid *id, int want,
+		     struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f;
+	struct path_line *pl = NULL;
+	size_t i;
+	int lfs;
+
+	for (i = len; i > 1 && !pl; i--) {
+		if (path[i - 1] != '/')
+			continue;
+		HASH_FIND(hh, n->files, path, i - 1, f);
+		if (f)
+			HASH_FIND(hh, f->lines, path, len, pl);
+		if (pl) {
+			HASH_DEL(f->lines, pl);
+			free(pl->path);
+			free(pl->line);
+			free(pl);
+			nest_dirty(n, f);
+			break;
+		}
+	}
+	if (!mode || !want)
+		return 0;
+	if (nest_owner(b, path, len, &f, &lfs, e) < 0)
+		return -1;
+	if (!f || lfs)
+		return 0;
+	if (want < 0 && (want = wants_lfs(b, path, len, mode, id, e)) <= 0)
+		return want;
+	buf_reset(&n->line);
+	if (rules_attr_path_line(&n->line, path + f->dlen + 1,
+				 len - f->dlen - 1, lfs_attrs, e) < 0)
+		return -1;
+	pl = xcalloc(1, sizeof(*pl));
+	pl->path = xmemdup(path, len);
+	pl->len = len;
+	pl->line_len = n->line.len;
+	pl->line = buf_detach(&n->line, NULL);
+	HASH_ADD_KEYPTR(hh, f->lines, pl->path, len, pl);
+	nest_dirty(n, f);
+	return 0;
+}
+
+/* tree_walk's callback: every file below a directory walked again. */
+static int nest_walk_one(void *ctx, const char *path, size_t len,
+			 uint32_t mode, const struct oid *id)
+{
+	struct blobs *b = ctx;
+
+	return nest_path(b, path, len, mode, id, -1, &b->walk_err);
+}
+
+/* The list of NUL-ended names (dirs) gets name (n bytes). */
+static void name_push(struct buf *list, const char *name, size_t n)
+{
+	buf_add(list, name, n);
+	buf_addch(list, '\0');
+}
+
+/*
+ * The nested file of directory dir as the commit's tree has it: created,
+ * forgotten, or read again when the user's text changed. 1 when the files
+ * below dir must be looked at again, 0 not, -1 on error.
+ */
+static int nest_reload(struct blobs *b, const char *dir, size_t dlen,
+		       struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f;
+	struct nest_ours *o;
+	struct blob_info *bi;
+	struct oid id, base;
+	uint32_t mode = 0;
+	int found, had;
+
+	buf_set(&n->scratch, dir, dlen);
+	buf_adds(&n->scratch, "/.gitattributes");
+	found = tree_lookup(b->ts, *b->cur->root, n->scratch.ptr, n->scratch.len,
+			    &mode, &id, e);
+	if (found < 0)
+		return -1;
+	HASH_FIND(hh, n->files, dir, dlen, f);
+	had = f && (f->nrules || f->lines);
+	if (!found || (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC)) {
+		if (f)
+			nest_file_free(n, f);
+		return had;
+	}
+	if (!f) {
+		f = xcalloc(1, sizeof(*f));
+		f->dir = xmemdup(dir, dlen);
+		f->dlen = dlen;
+		buf_init(&f->text, (size_t)16 << 20);
+		HASH_ADD_KEYPTR(hh, n->files, f->dir, dlen, f);
+	} else if (oid_eq(&f->in_tree, &id) && f->mode == mode) {
+		return 0;
+	}
+	f->mode = mode;
+	f->in_tree = id;
+	nest_dirty(n, f);
+	HASH_FIND(hh, n->ours, id.hash, OID_RAW, o);
+	base = o ? o->base : id;
+	if (f->has_text && oid_eq(&base, &f->base))
+		return 0;	/* another version of ours of the same text */
+	f->base = base;
+	if (blob_for_entry(b, &base, &bi, e) < 0)
+		return -1;
+	if (bi->size >= ((size_t)16 << 20))
+		return err_set(e, ERR_IO, "%.*s/.gitattributes larger than 16 MiB",
+			       (int)dlen, dir);
+	f->has_text = 0;
+	if (blob_read_all(b, bi, &f->text, e) < 0)
+		return -1;
+	f->has_text = 1;
+	nest_parse(n, f);
+	return had || f->nrules;
+}
+
+/* Walks again the directories in n->walk (each once, and none below one
+ * walked). */
+static int nest_walks(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct line_ent *seen = NULL;
+	const char *p, *end = n->walk.ptr + n->walk.len;
+	int r = 0;
+
+	for (p = n->walk.ptr; p < end; p += strlen(p) + 1)
+		line_set_add(&seen, p, strlen(p));
+	for (p = n->walk.ptr; p < end && r == 0; p += strlen(p) + 1) {
+		size_t len = strlen(p), i;
+		struct line_ent *x = NULL;
+
+		for (i = len; i > 0 && !x; i--)
+			if (p[i - 1] == '/')
+				HASH_FIND(hh, seen, p, i - 1, x);
+		if (x)
+			continue;	/* a directory above is walked */
+		b->walk_err.kind = ERR_NONE;
+		r = tree_walk_at(b->ts, *b->cur->root, p, len, nest_walk_one, b, e);
+		if (r != 0 && b->walk_err.kind)
+			*e = b->walk_err;
+	}
+	line_set_clear(&seen);
+	buf_reset(&n->walk);
+	return r ? -1 : 0;
+}
+
+/* Writes f as its lines want it, when the tree has something else. */
+static int nest_write(struct blobs *b, struct nest_file *f, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct stream_cmd *c = &b->scratch;
+	struct line_ent *base_lines = NULL;
+	struct path_line **v, *pl, *t;
+	struct nest_ours *o;
+	struct oid id;
+	const char *p, *end;
+	size_t k = 0, i, len;
+
+	f->dirty = 0;
+	buf_reset(&n->out);
+	buf_add(&n->out, f->text.ptr, f->text.len);
+	if (f->lines) {
+		if (n->out.len && n->out.ptr[n->out.len - 1] != '\n')
+			buf_addch(&n->out, '\n');
+		for (p = f->text.ptr, end = p + f->text.len; p < end; p += len) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+			line_set_add(&base_lines, p, len);
+		}
+		v = xmalloc(HASH_COUNT(f->lines) * sizeof(*v));
+		HASH_ITER(hh, f->lines, pl, t)
+			v[k++] = pl;
+		qsort(v, k, sizeof(*v), pline_cmp);
+		for (i = 0; i < k; i++) {
+			struct line_ent *x;
+
+			HASH_FIND(hh, base_lines, v[i]->line, v[i]->line_len, x);
+			if (!x)
+				buf_add(&n->out, v[i]->line, v[i]->line_len);
+		}
+		free(v);
+		line_set_clear(&base_lines);
+	}
+	if (n->out.len >= ATTR_FILE_MAX)
+		return err_set(e, ERR_USAGE, "%.*s/.gitattributes would be %zu "
+			       "bytes (%zu lines for single paths): git ignores "
+			       "one of 100 MiB or more", (int)f->dlen, f->dir,
+			       n->out.len, k);
+	obj_hash_buf(b->hash, OBJ_BLOB, n->out.ptr, n->out.len, &id);
+	if (oid_eq(&id, &f->in_tree))
+		return 0;
+	HASH_FIND(hh, n->ours, id.hash, OID_RAW, o);
+	if (!o && !oid_eq(&id, &f->base)) {
+		o = xcalloc(1, sizeof(*o));
+		o->ours = id;
+		o->base = f->base;
+		HASH_ADD(hh, n->ours, ours.hash, OID_RAW, o);
+	}
+	f->in_tree = id;
+	buf_set(&n->scratch, f->dir, f->dlen);
+	buf_adds(&n->scratch, "/.gitattributes");
+	if (tree_set(b->ts, b->cur->root, n->scratch.ptr, n->scratch.len,
+		     f->mode, &id, e) < 0)
+		return -1;
+	if (b->report)
+		report_output_blob(b->report, &id, n->out.len,
+				   report_est_buf(b->report, n->out.ptr, n->out.len));
+	c->kind = STREAM_MODIFY;
+	c->mode = f->mode;
+	c->dataref.kind = STREAM_REF_INLINE;
+	buf_set(&c->path, n->scratch.ptr, n->scratch.len);
+	if (stream_write_data_begin(b->cbuf, c, n->out.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, n->out.ptr, n->out.len, e) < 0)
+		return -1;
+	return stream_write_data_end(b->cbuf, e);
+}
+
+/*
+ * After the commit's tree diff: the nested files it changed read again
+ * (all of them when the root's macros changed), the directories they
+ * concern walked again, and the nested files whose lines changed written.
+ */
+static int nest_update(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f, *t;
+	const char *p, *end;
+	int r;
+
+	if (!n->files && !n->changed.len)
+		return 0;
+	if (nest_macros(b, e) < 0)
+		return -1;
+	if (n->reread_all) {
+		n->reread_all = 0;
+		HASH_ITER(hh, n->files, f, t) {
+			int had = f->nrules != 0;
+
+			nest_parse(n, f);
+			if (had || f->nrules)
+				name_push(&n->walk, f->dir, f->dlen);
+		}
+	}
+	for (p = n->changed.ptr, end = p + n->changed.len; p < end;
+	     p += strlen(p) + 1) {
+		if ((r = nest_reload(b, p, strlen(p), e)) < 0)
+			return -1;
+		if (r)
+			name_push(&n->walk, p, strlen(p));
+	}
+	buf_reset(&n->changed);
+	if (nest_walks(b, e) < 0)
+		return -1;
+	for (p = n->dirty.ptr, end = p + n->dirty.len; p < end;
+	     p += strlen(p) + 1) {
+		HASH_FIND(hh, n->files, p, strlen(p), f);
+		if (f && f->dirty && nest_write(b, f, e) < 0)
+			return -1;
+	}
+	buf_reset(&n->dirty);
+	return 0;
+}
+
+/* tree_diff's callback: path changed; its line (if any) follows. */
+static int attr_change(void *ctx, const char *path, size_t len,
+		       uint32_t old_mode, const struct oid *old_id,
+		       uint32_t mode, const struct oid *id)
+{
+	struct blobs *b = ctx;
+	struct err *e = &b->walk_err;
+	struct path_line *pl;
+	int want, glob;
+
+	(void)old_mode;
+	(void)old_id;
+	HASH_FIND(hh, b->plines, path, len, pl);
+	if (pl) {
+		HASH_DEL(b->plines, pl);
+		free(pl->path);
+		free(pl->line);
+		free(pl);
+		b->plines_ver++;
+	}
+	if (len > 15 && !memcmp(path + len - 15, "/.gitattributes", 15))
+		name_push(&b->nest->changed, path, len - 15);
+	want = mode ? wants_lfs(b, path, len, mode, id, e) : 0;
+	if (want < 0 ||
+	    (b->nest->files && nest_path(b, path, len, mode, id, want, e) < 0))
+		return -1;
+	if (!mode)
+		return 0;
+	glob = glob_covers(b, path, len, e);
+	if (glob < 0)
+		return -1;
+	if (!want == !glob)
+		return 0;
+	buf_reset(&b->line);
+	if (rules_attr_path_line(&b->line, path, len, want ? lfs_attrs : lfs_unset,
+				 e) < 0)
+		return -1;
+	pl = xcalloc(1, sizeof(*pl));
+	pl->path = xmemdup(path, len);
+	pl->len = len;
+	pl->line_len = b->line.len;
+	pl->line = buf_detach(&b->line, NULL);
+	pl->unset = !want;
+	HASH_ADD_KEYPTR(hh, b->plines, pl->path, len, pl);
+	b->plines_ver++;
+	return 0;
+}
+
 static int attrs_write(struct blobs *b, struct err *e)
 {
 	struct stream_cmd *c = &b->scratch;
@@ -420,13 +1254,18 @@ static int attrs_update(struct blobs *b, struct err *e)
 		if (b->walk_err.kind)
 			*e = b->walk_err;
 		plines_clear(b);	/* half updated: start again next time */
+		nest_clear(b->nest);
 		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
 	}
-	r = attrs_write(b, e);
+	r = nest_update(b, e);
+	if (r == 0)
+		r = attrs_write(b, e);
 	/* the commit's tree is frozen once written: a safe reference */
 	b->attr_root = r == 0 ? *b->cur->root : NULL;
-	if (r < 0)
+	if (r < 0) {
 		plines_clear(b);
+		nest_clear(b->nest);
+	}
 	return r;
 }
 
@@ -458,4 +1297,6 @@ void attrs_free(struct blobs *b)
 	buf_release(&b->line);
 	plines_clear(b);
 	line_set_clear(&b->base_set);
+	nest_free(b->nest);
+	b->nest = NULL;
 }

@@ -151,6 +151,9 @@ struct blobs {
 	uint64_t text_ver;
 	struct oid text_base, text_id;
 	struct err walk_err;		/* from inside tree walks */
+	/* the user's nested .gitattributes and the lines migrate adds to
+	 * them (attrs.c's own state) */
+	struct nest *nest;
 
 	/* splits.c */
 	struct splits *splits;	/* split files seen so far */
