@@ -417,12 +417,13 @@ void unlfs_free(struct blobs *b);
 int unlfs_content(struct blobs *b, const char *path, size_t len,
 		  struct blob_info *bi, struct blob_info **out, struct err *e);
 /*
- * The root .gitattributes bi without the LFS lines unlfs rules own (a
- * glob rule's own line; a single-path line whose path an unlfs rule
- * takes): bi itself when none, NULL when nothing is left.
+ * The .gitattributes bi of directory dir (dlen bytes, 0: the root)
+ * without the LFS lines unlfs rules own (at the root a glob rule's own
+ * line; anywhere a single-path line, anchored at dir, whose path an
+ * unlfs rule takes): bi itself when none, NULL when nothing is left.
  */
-int unlfs_attrs(struct blobs *b, struct blob_info *bi,
-		struct blob_info **out, struct err *e);
+int unlfs_attrs(struct blobs *b, const char *dir, size_t dlen,
+		struct blob_info *bi, struct blob_info **out, struct err *e);
 /* At the end: the error naming every missing object (unless
  * --missing=keep, which warns). */
 int unlfs_finish(struct blobs *b, struct err *e);
