@@ -4,6 +4,9 @@
  * plain glob rules, plus one line per path where the truth differs from
  * what the globs say, kept up to date by a tree diff per commit, and the
  * user's own .gitattributes (the "base") kept as it is, ahead of ours.
+ * A nested .gitattributes of the user's that would have the last word on
+ * a converted path gets that path's line after its own (below, "nested
+ * .gitattributes").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -975,8 +978,8 @@ static int nest_reload(struct blobs *b, const char *dir, size_t dlen,
 	if (blob_for_entry(b, &base, &bi, e) < 0)
 		return -1;
 	if (bi->size >= ((size_t)16 << 20))
-		return err_set(e, ERR_IO, "%.*s/.gitattributes larger than 16 MiB",
-			       (int)dlen, dir);
+		return err_set(e, ERR_USAGE, "%.*s/.gitattributes larger than "
+			       "16 MiB", (int)dlen, dir);
 	f->has_text = 0;
 	if (blob_read_all(b, bi, &f->text, e) < 0)
 		return -1;
@@ -1088,10 +1091,10 @@ static int nest_write(struct blobs *b, struct nest_file *f, struct err *e)
 
 /*
  * After the commit's tree diff: the nested files it changed read again
- * (all of them when the root's macros changed), the directories they
- * concern walked again, and the nested files whose lines changed written.
+ * (all of them when the root's macros changed) and the directories they
+ * concern walked again. Reads only (the tree aside): -1 with e set.
  */
-static int nest_update(struct blobs *b, struct err *e)
+static int nest_follow(struct blobs *b, struct err *e)
 {
 	struct nest *n = b->nest;
 	struct nest_file *f, *t;
@@ -1120,8 +1123,16 @@ static int nest_update(struct blobs *b, struct err *e)
 			name_push(&n->walk, p, strlen(p));
 	}
 	buf_reset(&n->changed);
-	if (nest_walks(b, e) < 0)
-		return -1;
+	return nest_walks(b, e);
+}
+
+/* Writes the nested files whose lines (or blob) changed. */
+static int nest_write_dirty(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f;
+	const char *p, *end;
+
 	for (p = n->dirty.ptr, end = p + n->dirty.len; p < end;
 	     p += strlen(p) + 1) {
 		HASH_FIND(hh, n->files, p, strlen(p), f);
@@ -1250,14 +1261,15 @@ static int attrs_update(struct blobs *b, struct err *e)
 	int r;
 
 	b->walk_err.kind = ERR_NONE;
-	if (tree_diff(b->ts, b->attr_root, *b->cur->root, attr_change, b, e) != 0) {
-		if (b->walk_err.kind)
-			*e = b->walk_err;
+	r = tree_diff(b->ts, b->attr_root, *b->cur->root, attr_change, b, e);
+	if (r != 0 && b->walk_err.kind)
+		*e = b->walk_err;
+	if (r != 0 || nest_follow(b, e) < 0) {
 		plines_clear(b);	/* half updated: start again next time */
 		nest_clear(b->nest);
 		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
 	}
-	r = nest_update(b, e);
+	r = nest_write_dirty(b, e);
 	if (r == 0)
 		r = attrs_write(b, e);
 	/* the commit's tree is frozen once written: a safe reference */
