@@ -20,7 +20,7 @@ git lfs install --skip-repo >/dev/null
 # --- the history: a fast-import stream from a fixed seed ---------------------
 cat >"$SCRATCH/gen.py" <<'PY'
 import random, sys
-rnd = random.Random(28)
+rnd = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 28)
 w = sys.stdout.buffer.write
 DIRS = ["", "a", "a/b", "a/b/c", "d", "d/e", "k", "k/m"]
 NESTED = ["a", "a/b", "a/b/c", "d", "d/e", "k", "k/m"]
@@ -226,6 +226,60 @@ out=$(python3 "$SCRATCH/judge.py" "$SCRATCH/src" "$NEW" "$SCRATCH/judge.idx")
 info "$out"
 nested=$(sed -n 's/.*, \([0-9]*\) of them where.*/\1/p' <<<"$out")
 [ "${nested:-0}" -ge 100 ] || die "too few pointers where the original said something: $out"
+EOF
+
+test_case "four more seeds: check-attr at every commit" <<'EOF'
+for seed in 1 2 3 4; do
+	python3 "$SCRATCH/gen.py" "$seed" >"$SCRATCH/in-$seed.fi"
+	git init -q "$SCRATCH/src-$seed"
+	git -C "$SCRATCH/src-$seed" fast-import --quiet <"$SCRATCH/in-$seed.fi"
+	run_migrate run -q --rules "$SCRATCH/rules" --repo "$SCRATCH/src-$seed" \
+		--to "$SCRATCH/new-$seed" 2>"$SCRATCH/run.err" ||
+		{ grep -v 'Negative patterns\|leading exclamation' "$SCRATCH/run.err"; die "seed $seed: run failed"; }
+	info "seed $seed: $(python3 "$SCRATCH/judge.py" "$SCRATCH/src-$seed" "$SCRATCH/new-$seed" "$SCRATCH/judge.idx")"
+done
+EOF
+
+test_case "the cost follows the commit, not the tree: 10,000 files under 51 nested files" <<'EOF'
+python3 - >"$SCRATCH/cost.fi" <<'PY'
+import sys
+w = sys.stdout.buffer.write
+w(b"blob\nmark :1\ndata 7\nbinary\n\n")
+w(b"blob\nmark :2\ndata 14\n*.bin -filter\n\n")
+w(b"blob\nmark :3\ndata 13\n* text=auto\n\n")
+w(b"commit refs/heads/main\ncommitter A <a@b> 0 +0000\ndata 1\nx\n")
+w(b"M 100644 :3 big/.gitattributes\n")
+for d in range(50):
+    w(b"M 100644 :2 big/d%02d/.gitattributes\n" % d)
+for i in range(10000):
+    w(b"M 100644 :1 big/d%02d/f%05d.bin\n" % (i % 50, i))
+w(b"\n")
+for c in range(1, 301):
+    w(b"commit refs/heads/main\ncommitter A <a@b> %d +0000\ndata 1\nx\n" % c)
+    w(b"M 100644 inline readme.txt\ndata %d\n%d\n\n" % (len(str(c)) + 1, c))
+    if c % 25 == 0:
+        w(b"M 100644 :1 big/new/g%03d.bin\nD big/d%02d/f%05d.bin\n" % (c, c % 50, c))
+w(b"done\n")
+PY
+printf 're:\\.bin$ lfs\n' >"$SCRATCH/cost.rules"
+rc=0
+start=$SECONDS
+timeout 300 "$MIGRATE" -q --rules "$SCRATCH/cost.rules" --store "$SCRATCH/cost-store" \
+	<"$SCRATCH/cost.fi" >"$SCRATCH/cost.out" || rc=$?
+[ "$rc" != 124 ] || die "10,000 nested lines and 300 commits took more than 300 s"
+[ "$rc" = 0 ] || die "migrate failed (exit $rc)"
+took=$((SECONDS - start))
+C="$SCRATCH/cost-new"
+git init -q "$C"
+git -C "$C" fast-import --quiet <"$SCRATCH/cost.out"
+export GIT_INDEX_FILE="$SCRATCH/cost.idx"
+git -C "$C" read-tree main
+git -C "$C" ls-files | grep '\.bin$' | sort >"$SCRATCH/cost.bins"
+git -C "$C" check-attr --cached --stdin filter <"$SCRATCH/cost.bins" |
+	sed -n 's/: filter: lfs$//p' | sort >"$SCRATCH/cost.lfs"
+[ "$(wc -l <"$SCRATCH/cost.bins")" = 10000 ] || die "expected 10,000 .bin files"
+cmp -s "$SCRATCH/cost.bins" "$SCRATCH/cost.lfs" || die "check-attr: not filter=lfs for every .bin"
+info "10,000 paths under 51 nested files, 300 commits: $took s; check-attr lfs for all of them"
 EOF
 
 test_case "the user's lines stay, in order; ours follow, single paths; quiet files untouched" <<'EOF'
