@@ -19,8 +19,12 @@
 static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
 static const char lfs_unset[] = "!filter !diff !merge !text";
 
+/* the nested files' part, below */
 static struct nest *nest_new(void);
 static void nest_free(struct nest *n);
+static int nest_change(struct blobs *b, const char *path, size_t len,
+		       uint32_t mode, const struct oid *id, int want,
+		       struct err *e);
 
 static void line_set_clear(struct line_ent **set)
 {
@@ -59,26 +63,6 @@ static void plines_clear(struct blobs *b)
 	}
 	b->attr_root = NULL;
 	b->plines_ver++;
-}
-
-/* Quotes a pattern for a synthesized rule line (rules.h lexical rules). */
-static void quote_pattern(struct buf *out, const char *p, size_t len)
-{
-	size_t i;
-
-	if (!memchr(p, '\'', len)) {
-		buf_addch(out, '\'');
-		buf_add(out, p, len);
-		buf_addch(out, '\'');
-		return;
-	}
-	buf_addch(out, '"');
-	for (i = 0; i < len; i++) {
-		if (p[i] == '"' || p[i] == '\\')
-			buf_addch(out, '\\');
-		buf_addch(out, p[i]);
-	}
-	buf_addch(out, '"');
 }
 
 /* Keeps the first of equal lines of text. */
@@ -136,7 +120,7 @@ int attrs_init(struct blobs *b, struct err *e)
 			break;
 		}
 		pat = rules_rule_pattern(rule, &len);
-		quote_pattern(&text, pat, len);
+		attr_quote_pattern(&text, pat, len);
 		buf_adds(&text, " lfs\n");
 	}
 	if (r == 0)
@@ -196,6 +180,51 @@ static int glob_covers(struct blobs *b, const char *path, size_t len,
 	g->covered = rule != NULL;
 	HASH_ADD_KEYPTR(hh, b->glob_memo, g->path, len, g);
 	return g->covered;
+}
+
+/* tree_diff's callback: path changed; its line (if any) follows. */
+static int attr_change(void *ctx, const char *path, size_t len,
+		       uint32_t old_mode, const struct oid *old_id,
+		       uint32_t mode, const struct oid *id)
+{
+	struct blobs *b = ctx;
+	struct err *e = &b->walk_err;
+	struct path_line *pl;
+	int want, glob;
+
+	(void)old_mode;
+	(void)old_id;
+	HASH_FIND(hh, b->plines, path, len, pl);
+	if (pl) {
+		HASH_DEL(b->plines, pl);
+		free(pl->path);
+		free(pl->line);
+		free(pl);
+		b->plines_ver++;
+	}
+	want = mode ? wants_lfs(b, path, len, mode, id, e) : 0;
+	if (want < 0 || nest_change(b, path, len, mode, id, want, e) < 0)
+		return -1;
+	if (!mode)
+		return 0;
+	glob = glob_covers(b, path, len, e);
+	if (glob < 0)
+		return -1;
+	if (!want == !glob)
+		return 0;
+	buf_reset(&b->line);
+	if (rules_attr_path_line(&b->line, path, len, want ? lfs_attrs : lfs_unset,
+				 e) < 0)
+		return -1;
+	pl = xcalloc(1, sizeof(*pl));
+	pl->path = xmemdup(path, len);
+	pl->len = len;
+	pl->line_len = b->line.len;
+	pl->line = buf_detach(&b->line, NULL);
+	pl->unset = !want;
+	HASH_ADD_KEYPTR(hh, b->plines, pl->path, len, pl);
+	b->plines_ver++;
+	return 0;
 }
 
 /* Set lines first, then unset lines, each in path (= tree) order. */
@@ -325,27 +354,9 @@ static int attr_base(struct blobs *b, const struct oid *in_tree, struct oid *bas
  * nothing, and the user's lines stay as they are, ours after them. The
  * lines follow the same tree diff as the root's: a changed path is looked
  * at again; a nested file added, edited or deleted, or the root's macros
- * changed, walks again the directories they concern.
- *
- * What a line assigns is read the way git fills attributes (attr.c
- * fill_one, macroexpand_one): words right to left, the first to assign an
- * attribute decides it, a set macro expands to its definition (the
- * root's `[attr]` lines, else the builtin binary). Where that reading
- * could say too little (a pattern migrate cannot match, a macro unset or
- * nested too deep), the line counts as assigning all four its own way:
- * our line is added, which is never wrong for a converted path.
+ * changed, walks again the directories they concern. What a line assigns
+ * is attrread.c's reading.
  */
-
-enum { A_FILTER = 1, A_DIFF = 2, A_MERGE = 4, A_TEXT = 8, A_ALL = 15 };
-
-#define MACRO_DEPTH 8
-
-/* One line of a nested file that assigns one of the four attributes. */
-struct nest_rule {
-	struct rules *pat;	/* its pattern alone; NULL: taken to match all */
-	unsigned says;		/* the attributes it assigns (A_*) */
-	unsigned lfs;		/* those it assigns as our line does */
-};
 
 /* A nested .gitattributes in the tree at attr_root (regular files only:
  * git does not follow a symbolic link there). */
@@ -357,7 +368,8 @@ struct nest_file {
 	struct oid base;	/* the user's */
 	struct buf text;	/* the user's bytes */
 	int has_text;		/* text (and base) read */
-	struct nest_rule *rules;	/* file order */
+	struct attr_rule *rules;	/* its lines that assign one of the
+					 * four, in file order */
 	size_t nrules;
 	struct path_line *lines;	/* ours, by full path */
 	int dirty;		/* lines or blob changed: see whether to write */
@@ -370,231 +382,18 @@ struct nest_ours {
 	UT_hash_handle hh;
 };
 
-/* A macro the root .gitattributes defines: its attributes. */
-struct macro_ent {
-	char *name, *def;
-	size_t len, def_len;
-	UT_hash_handle hh;
-};
-
 struct nest {
 	struct nest_file *files;
 	struct nest_ours *ours;
-	struct macro_ent *macros;
-	struct buf defs;	/* the [attr] lines the macros were read from */
-	struct oid defs_base;	/* ... in this root file */
+	struct attr_macros *macros;	/* the root's */
+	struct oid defs_base;	/* ... read from this root file */
 	int defs_has_base;
 	int reread_all;		/* the macros changed: read every file again */
 	/* directories (each NUL-ended): whose file changed in the commit,
 	 * to walk, of dirty files */
 	struct buf changed, walk, dirty;
-	struct buf out, pat, line, scratch;
+	struct buf out, line, scratch;
 };
-
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/*
- * git's unquote_c_style on the token at p (n bytes, p[0] == '"') into
- * out: the bytes it took, closing quote included, or 0 when it is no C
- * string (git then takes the token as it stands).
- */
-static size_t c_unquote(struct buf *out, const char *p, size_t n)
-{
-	size_t i = 1;
-	int k;
-
-	buf_reset(out);
-	while (i < n) {
-		char c = p[i++];
-
-		if (c == '"')
-			return i;
-		if (c != '\\') {
-			buf_addch(out, c);
-			continue;
-		}
-		if (i >= n)
-			return 0;
-		c = p[i++];
-		switch (c) {
-		case 'a': c = '\a'; break;
-		case 'b': c = '\b'; break;
-		case 'f': c = '\f'; break;
-		case 'n': c = '\n'; break;
-		case 'r': c = '\r'; break;
-		case 't': c = '\t'; break;
-		case 'v': c = '\v'; break;
-		case '\\': case '"': break;
-		case '0': case '1': case '2': case '3':
-			k = c - '0';
-			if (i + 2 > n || p[i] < '0' || p[i] > '7' ||
-			    p[i + 1] < '0' || p[i + 1] > '7')
-				return 0;
-			k = (k << 6) | ((p[i] - '0') << 3) | (p[i + 1] - '0');
-			i += 2;
-			c = (char)k;
-			break;
-		default:
-			return 0;
-		}
-		buf_addch(out, c);
-	}
-	return 0;
-}
-
-/* The pattern token of the line at p (n bytes, no blank first) into *pat
- * (borrowed: p itself, or n->pat when C-quoted); returns where the
- * attributes start. */
-static size_t line_pattern(struct nest *n, const char *p, size_t len,
-			   const char **pat, size_t *plen)
-{
-	size_t i = 0, took;
-
-	if (len && p[0] == '"' && (took = c_unquote(&n->pat, p, len)) > 0) {
-		*pat = n->pat.ptr;
-		*plen = n->pat.len;
-		return took;
-	}
-	while (i < len && !is_blank(p[i]))
-		i++;
-	*pat = p;
-	*plen = i;
-	return i;
-}
-
-static void words_mask(const struct nest *n, const char *p, size_t len,
-		       int depth, unsigned *says, unsigned *lfs);
-
-/* One attribute word: what it assigns, expanding a set macro. */
-static void word_mask(const struct nest *n, const char *w, size_t len,
-		      int depth, unsigned *says, unsigned *lfs)
-{
-	static const char *const names[] = { "filter", "diff", "merge", "text" };
-	static const char binary[] = "-diff -merge -text";
-	const struct macro_ent *m;
-	const char *eq = memchr(w, '=', len), *val = NULL;
-	char state = 0;		/* 0 set, '-' unset, '!' unspecified, '=' a value */
-	size_t nlen = eq ? (size_t)(eq - w) : len, vlen = 0, k;
-
-	if (nlen && (w[0] == '-' || w[0] == '!')) {
-		state = w[0];	/* `-a=b` unsets a, as git reads it */
-		w++;
-		nlen--;
-	} else if (eq) {
-		state = '=';
-		val = eq + 1;
-		vlen = len - nlen - 1;
-	}
-	for (k = 0; k < 4; k++) {
-		unsigned bit = 1u << k;
-
-		if (nlen != strlen(names[k]) || memcmp(w, names[k], nlen))
-			continue;
-		if (*says & bit)
-			return;
-		*says |= bit;
-		if (k == 3 ? state == '-' :
-		    state == '=' && vlen == 3 && !memcmp(val, "lfs", 3))
-			*lfs |= bit;
-		return;
-	}
-	HASH_FIND(hh, n->macros, w, nlen, m);
-	if (!m && !(nlen == 6 && !memcmp(w, "binary", 6)))
-		return;		/* no macro: none of the four */
-	if (state || depth >= MACRO_DEPTH) {
-		/* an unset macro stops its expansion on other lines: read
-		 * as assigning all four (our line goes in) */
-		*says = A_ALL;
-		return;
-	}
-	if (m)
-		words_mask(n, m->def, m->def_len, depth + 1, says, lfs);
-	else
-		words_mask(n, binary, sizeof(binary) - 1, depth + 1, says, lfs);
-}
-
-/* The attributes the words of p (len bytes) assign, right to left, added
- * to *says (and *lfs, those assigned our way) where not decided yet. */
-static void words_mask(const struct nest *n, const char *p, size_t len,
-		       int depth, unsigned *says, unsigned *lfs)
-{
-	size_t end = len, s;
-
-	while (end > 0 && *says != A_ALL) {
-		while (end > 0 && is_blank(p[end - 1]))
-			end--;
-		if (!end)
-			break;
-		for (s = end; s > 0 && !is_blank(p[s - 1]); s--)
-			;
-		word_mask(n, p + s, end - s, depth, says, lfs);
-		end = s;
-	}
-}
-
-/* Calls fn on each line of text as git reads a .gitattributes: up to a
- * NUL, after a UTF-8 BOM, leading blanks skipped, comments left out. */
-static int each_attr_line(const char *p, size_t len,
-			  int (*fn)(void *ctx, const char *line, size_t n),
-			  void *ctx)
-{
-	const char *end, *nul = memchr(p, '\0', len);
-
-	if (nul)
-		len = (size_t)(nul - p);
-	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) {
-		p += 3;
-		len -= 3;
-	}
-	for (end = p + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		const char *q = p;
-		int r;
-
-		p += n + (nl != NULL);
-		while (n && is_blank(*q)) {
-			q++;
-			n--;
-		}
-		if (!n || *q == '#')
-			continue;
-		if ((r = fn(ctx, q, n)) != 0)
-			return r;
-	}
-	return 0;
-}
-
-static void macros_clear(struct nest *n)
-{
-	struct macro_ent *m, *t;
-
-	HASH_ITER(hh, n->macros, m, t) {
-		HASH_DEL(n->macros, m);
-		free(m->name);
-		free(m->def);
-		free(m);
-	}
-}
-
-/* A root line: an [attr] definition goes into n->scratch. */
-static int macro_line(void *ctx, const char *p, size_t len)
-{
-	struct nest *n = ctx;
-	const char *pat;
-	size_t plen, at = line_pattern(n, p, len, &pat, &plen);
-
-	if (plen > 6 && !memcmp(pat, "[attr]", 6)) {
-		buf_add(&n->scratch, pat + 6, plen - 6);
-		buf_addch(&n->scratch, '\0');
-		buf_add(&n->scratch, p + at, len - at);
-		buf_addch(&n->scratch, '\0');
-	}
-	return 0;
-}
 
 /*
  * The root's macros, from the user's root file of the commit (b->base,
@@ -608,7 +407,6 @@ static int nest_macros(struct blobs *b, struct err *e)
 	struct oid in_tree, base = oid_null;
 	uint32_t mode = 0;
 	int found, has = 0;
-	const char *p, *end;
 
 	found = tree_lookup(b->ts, *b->cur->root, ".gitattributes", 14, &mode,
 			    &in_tree, e);
@@ -621,103 +419,23 @@ static int nest_macros(struct blobs *b, struct err *e)
 		return 0;
 	n->defs_has_base = has;
 	n->defs_base = base;
-	buf_reset(&n->scratch);
-	if (has)
-		each_attr_line(b->base.ptr, b->base.len, macro_line, n);
-	if (n->scratch.len == n->defs.len &&
-	    !memcmp(n->scratch.ptr, n->defs.ptr, n->defs.len))
-		return 0;
-	buf_set(&n->defs, n->scratch.ptr, n->scratch.len);
-	macros_clear(n);
-	for (p = n->defs.ptr, end = p + n->defs.len; p < end;) {
-		const char *def = p + strlen(p) + 1;
-		struct macro_ent *m;
-		size_t len = strlen(p);
-
-		HASH_FIND(hh, n->macros, p, len, m);
-		if (m) {	/* a later definition wins */
-			HASH_DEL(n->macros, m);
-			free(m->name);
-			free(m->def);
-			free(m);
-		}
-		m = xcalloc(1, sizeof(*m));
-		m->name = xmemdup(p, len);
-		m->len = len;
-		m->def_len = strlen(def);
-		m->def = xmemdup(def, m->def_len);
-		HASH_ADD_KEYPTR(hh, n->macros, m->name, m->len, m);
-		p = def + m->def_len + 1;
-	}
-	n->reread_all = 1;
+	if (attr_macros_read(n->macros, has ? b->base.ptr : "", has ? b->base.len : 0))
+		n->reread_all = 1;
 	return 0;
 }
 
 static void nest_rules_free(struct nest_file *f)
 {
-	size_t i;
-
-	for (i = 0; i < f->nrules; i++)
-		rules_free(f->rules[i].pat);
-	free(f->rules);
+	attr_rules_free(f->rules, f->nrules);
 	f->rules = NULL;
 	f->nrules = 0;
-}
-
-struct parse_ctx {
-	struct nest *n;
-	struct nest_file *f;
-	size_t alloc;
-};
-
-/* A line of a nested file: kept when it assigns one of the four. */
-static int nest_line(void *ctx, const char *p, size_t len)
-{
-	struct parse_ctx *pc = ctx;
-	struct nest *n = pc->n;
-	struct nest_file *f = pc->f;
-	struct err ignored = ERR_INIT;
-	struct nest_rule r = { NULL, 0, 0 };
-	const char *pat;
-	size_t plen, at = line_pattern(n, p, len, &pat, &plen);
-
-	if (plen > 6 && !memcmp(pat, "[attr]", 6))
-		return 0;	/* git allows macros at the root only */
-	words_mask(n, p + at, len - at, 0, &r.says, &r.lfs);
-	if (!r.says)
-		return 0;
-	if (plen && pat[0] == '!')
-		return 0;	/* git ignores negative patterns */
-	if (plen && pat[plen - 1] == '/')
-		return 0;	/* matches directories only, never a file */
-	if (plen && !memchr(pat, '\n', plen) && !memchr(pat, '\r', plen) &&
-	    !memchr(pat, '\0', plen)) {
-		buf_reset(&n->line);
-		quote_pattern(&n->line, pat, plen);
-		buf_adds(&n->line, " lfs\n");
-		if (rules_parse(&r.pat, n->line.ptr, n->line.len,
-				"(nested .gitattributes)", &ignored) < 0)
-			r.pat = NULL;	/* cannot tell: taken to match all */
-	}
-	if (!r.pat) {
-		r.says = A_ALL;
-		r.lfs = 0;
-	}
-	if (f->nrules == pc->alloc) {
-		pc->alloc = pc->alloc ? 2 * pc->alloc : 4;
-		f->rules = xrealloc(f->rules, pc->alloc * sizeof(*f->rules));
-	}
-	f->rules[f->nrules++] = r;
-	return 0;
 }
 
 /* Reads f->text into f->rules. Cannot fail. */
 static void nest_parse(struct nest *n, struct nest_file *f)
 {
-	struct parse_ctx pc = { n, f, 0 };
-
 	nest_rules_free(f);
-	each_attr_line(f->text.ptr, f->text.len, nest_line, &pc);
+	f->nrules = attr_rules_read(&f->rules, n->macros, f->text.ptr, f->text.len);
 }
 
 static void nest_dirty(struct nest *n, struct nest_file *f)
@@ -767,12 +485,11 @@ static struct nest *nest_new(void)
 {
 	struct nest *n = xcalloc(1, sizeof(*n));
 
-	buf_init(&n->defs, BUF_MAX_DEFAULT);
+	n->macros = attr_macros_new();
 	buf_init(&n->changed, BUF_MAX_DEFAULT);
 	buf_init(&n->walk, BUF_MAX_DEFAULT);
 	buf_init(&n->dirty, BUF_MAX_DEFAULT);
 	buf_init(&n->out, SIZE_MAX / 2);
-	buf_init(&n->pat, BUF_MAX_DEFAULT);
 	buf_init(&n->line, BUF_MAX_DEFAULT);
 	buf_init(&n->scratch, BUF_MAX_DEFAULT);
 	return n;
@@ -786,33 +503,18 @@ static void nest_free(struct nest *n)
 	if (!n)
 		return;
 	nest_clear(n);
-	macros_clear(n);
+	attr_macros_free(n->macros);
 	HASH_ITER(hh, n->ours, o, t) {
 		HASH_DEL(n->ours, o);
 		free(o);
 	}
-	buf_release(&n->defs);
 	buf_release(&n->changed);
 	buf_release(&n->walk);
 	buf_release(&n->dirty);
 	buf_release(&n->out);
-	buf_release(&n->pat);
 	buf_release(&n->line);
 	buf_release(&n->scratch);
 	free(n);
-}
-
-/* 1 when rule r matches rel (relative to its file's directory). */
-static int rule_hits(const struct nest_rule *r, const char *rel, size_t len,
-		     struct err *e)
-{
-	const struct rule *hit;
-
-	if (!r->pat)
-		return 1;
-	if (rules_match(&hit, r->pat, rel, len, 0, e) < 0)
-		return -1;
-	return hit != NULL;
 }
 
 /*
@@ -838,13 +540,13 @@ static int nest_owner(struct blobs *b, const char *path, size_t len,
 		if (i < 2)
 			break;
 		HASH_FIND(hh, b->nest->files, path, i - 1, f);
-		for (k = f ? f->nrules : 0; k-- > 0 && says != A_ALL;) {
-			const struct nest_rule *r = &f->rules[k];
+		for (k = f ? f->nrules : 0; k-- > 0 && says != ATTR_ALL;) {
+			const struct attr_rule *r = &f->rules[k];
 			int hit;
 
 			if (!(r->says & ~says))
 				continue;
-			if ((hit = rule_hits(r, path + i, len - i, e)) < 0)
+			if ((hit = attr_rule_hits(r, path + i, len - i, e)) < 0)
 				return -1;
 			if (hit) {
 				ours |= r->lfs & ~says;
@@ -853,7 +555,7 @@ static int nest_owner(struct blobs *b, const char *path, size_t len,
 		}
 		if (says) {
 			*out = f;
-			*lfs = says == A_ALL && ours == A_ALL;
+			*lfs = says == ATTR_ALL && ours == ATTR_ALL;
 			return 0;
 		}
 		i--;
@@ -927,6 +629,21 @@ static void name_push(struct buf *list, const char *name, size_t n)
 {
 	buf_add(list, name, n);
 	buf_addch(list, '\0');
+}
+
+/* tree_diff's (attr_change's): path changed, want says whether it is an
+ * LFS file now. A nested .gitattributes is read again after the diff
+ * (nest_follow); any other path under a nested file has its line brought
+ * up to date now (and again if a walk after the diff meets it). */
+static int nest_change(struct blobs *b, const char *path, size_t len,
+		       uint32_t mode, const struct oid *id, int want,
+		       struct err *e)
+{
+	if (len > 15 && !memcmp(path + len - 15, "/.gitattributes", 15))
+		name_push(&b->nest->changed, path, len - 15);
+	if (!b->nest->files)
+		return 0;
+	return nest_path(b, path, len, mode, id, want, e);
 }
 
 /*
@@ -1140,54 +857,6 @@ static int nest_write_dirty(struct blobs *b, struct err *e)
 			return -1;
 	}
 	buf_reset(&n->dirty);
-	return 0;
-}
-
-/* tree_diff's callback: path changed; its line (if any) follows. */
-static int attr_change(void *ctx, const char *path, size_t len,
-		       uint32_t old_mode, const struct oid *old_id,
-		       uint32_t mode, const struct oid *id)
-{
-	struct blobs *b = ctx;
-	struct err *e = &b->walk_err;
-	struct path_line *pl;
-	int want, glob;
-
-	(void)old_mode;
-	(void)old_id;
-	HASH_FIND(hh, b->plines, path, len, pl);
-	if (pl) {
-		HASH_DEL(b->plines, pl);
-		free(pl->path);
-		free(pl->line);
-		free(pl);
-		b->plines_ver++;
-	}
-	if (len > 15 && !memcmp(path + len - 15, "/.gitattributes", 15))
-		name_push(&b->nest->changed, path, len - 15);
-	want = mode ? wants_lfs(b, path, len, mode, id, e) : 0;
-	if (want < 0 ||
-	    (b->nest->files && nest_path(b, path, len, mode, id, want, e) < 0))
-		return -1;
-	if (!mode)
-		return 0;
-	glob = glob_covers(b, path, len, e);
-	if (glob < 0)
-		return -1;
-	if (!want == !glob)
-		return 0;
-	buf_reset(&b->line);
-	if (rules_attr_path_line(&b->line, path, len, want ? lfs_attrs : lfs_unset,
-				 e) < 0)
-		return -1;
-	pl = xcalloc(1, sizeof(*pl));
-	pl->path = xmemdup(path, len);
-	pl->len = len;
-	pl->line_len = b->line.len;
-	pl->line = buf_detach(&b->line, NULL);
-	pl->unset = !want;
-	HASH_ADD_KEYPTR(hh, b->plines, pl->path, len, pl);
-	b->plines_ver++;
 	return 0;
 }
 
