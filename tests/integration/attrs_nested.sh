@@ -236,7 +236,8 @@ for seed in 1 2 3 4; do
 	run_migrate run -q --rules "$SCRATCH/rules" --repo "$SCRATCH/src-$seed" \
 		--to "$SCRATCH/new-$seed" 2>"$SCRATCH/run.err" ||
 		{ grep -v 'Negative patterns\|leading exclamation' "$SCRATCH/run.err"; die "seed $seed: run failed"; }
-	info "seed $seed: $(python3 "$SCRATCH/judge.py" "$SCRATCH/src-$seed" "$SCRATCH/new-$seed" "$SCRATCH/judge.idx")"
+	out=$(python3 "$SCRATCH/judge.py" "$SCRATCH/src-$seed" "$SCRATCH/new-$seed" "$SCRATCH/judge.idx")
+	info "seed $seed: $out"
 done
 EOF
 
