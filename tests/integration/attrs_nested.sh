@@ -216,6 +216,7 @@ python3 "$SCRATCH/gen.py" >"$SCRATCH/in.fi"
 git init -q "$SCRATCH/src"
 git -C "$SCRATCH/src" fast-import --quiet <"$SCRATCH/in.fi"
 printf 'k/** keep\n*.bin lfs\n*.dat size>=1500 lfs\n' >"$SCRATCH/rules"
+# shellcheck disable=SC2034	# the cases use it
 NEW="$SCRATCH/new"
 
 test_case "check-attr says lfs for exactly the pointers at every commit, others keep theirs" <<'EOF'
