@@ -84,6 +84,21 @@ def commit(branch, n, changes, parent=None):
             w(b"M 100644 :%d %s\n" % (m, path.encode()))
     w(b"\n")
 
+# a nested file of random lines: patterns and words git may read in any
+# order, macros set and unset, our own attributes among them
+PATTERNS = ["*.bin", "*", "f1.bin", "/f0.bin", "c/*.bin", "**/f2.bin", "*.dat",
+            '"f 3.bin"', "f[0-9].bin", "b/**", "g?.dat"]
+WORDS = ["filter=custom", "-filter", "!filter", "filter=lfs", "diff=lfs",
+         "merge=lfs", "-text", "text", "text=auto", "-diff", "diff", "!merge",
+         "binary", "-binary", "mymacro", "-mymacro", "!mymacro", "eol=lf",
+         "linguist-generated", "-merge"]
+def random_text():
+    lines = []
+    for _ in range(rnd.randrange(1, 4)):
+        words = rnd.sample(WORDS, rnd.randrange(1, 5))
+        lines.append(" ".join([rnd.choice(PATTERNS)] + words))
+    return ("\n".join(lines) + "\n").encode()
+
 def step(tree):
     ch = []
     for _ in range(rnd.randrange(2, 7)):
@@ -102,7 +117,7 @@ def step(tree):
             if p in tree and rnd.random() < 0.25:
                 del tree[p]; ch.append((p, None))
             else:
-                v = rnd.choice(VARIANTS + QUIET)
+                v = rnd.choice(VARIANTS + QUIET) if rnd.random() < 0.6 else random_text()
                 m = blob(v); tree[p] = m; ch.append((p, m))
         elif op < 0.9:
             m = blob(rnd.choice(ROOTS)); tree[".gitattributes"] = m
