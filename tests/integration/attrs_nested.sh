@@ -6,8 +6,9 @@
 # exactly the LFS pointers at every commit, and every other file keeps the
 # attributes it had. A generated history (nested files at several depths
 # added, edited and deleted, some of random lines of patterns and words
-# in any order, the root's macro redefined, two branches) goes through `migrate run --to`; git judges each commit against the
-# original (check-attr on an index of the commit's tree: git 2.39 has no
+# in any order, the root's macro redefined, two branches) goes through
+# `migrate run --to`; git judges each commit against the original
+# (check-attr on an index of the commit's tree: git 2.39 has no
 # --source), the user's lines are kept in order with ours after them, the
 # work tree, `git lfs ls-files` and a fresh clone have the content. With
 # annex rules nothing is written into the tree: info/attributes (`*
