@@ -316,55 +316,98 @@ struct rules_ctx {
 	struct attr_rule *v;
 	size_t n, alloc;
 	struct buf pat, line;
+	/* consecutive lines that assign the same way, as one rule set: a
+	 * path any of them matches gets the same from them as from one
+	 * (a run's own single-path lines are thousands of such lines) */
+	struct buf group;
+	unsigned gsays, glfs;
 };
+
+static void rule_push(struct rules_ctx *rc, struct rules *pat, unsigned says,
+		      unsigned lfs)
+{
+	if (rc->n == rc->alloc) {
+		rc->alloc = rc->alloc ? 2 * rc->alloc : 4;
+		rc->v = xrealloc(rc->v, rc->alloc * sizeof(*rc->v));
+	}
+	rc->v[rc->n].pat = pat;
+	rc->v[rc->n].says = says;
+	rc->v[rc->n].lfs = lfs;
+	rc->n++;
+}
+
+/* The lines of the group so far become one rule. */
+static void group_flush(struct rules_ctx *rc)
+{
+	struct err ignored = ERR_INIT;
+	struct rules *pat = NULL;
+
+	if (!rc->group.len)
+		return;
+	if (rules_parse(&pat, rc->group.ptr, rc->group.len,
+			"(nested .gitattributes)", &ignored) < 0)
+		rule_push(rc, NULL, ATTR_ALL, 0);	/* not expected: each parsed */
+	else
+		rule_push(rc, pat, rc->gsays, rc->glfs);
+	buf_reset(&rc->group);
+}
 
 /* A line of a nested file: kept when it assigns one of the four. */
 static void rule_line(void *ctx, const char *p, size_t len)
 {
 	struct rules_ctx *rc = ctx;
 	struct err ignored = ERR_INIT;
-	struct attr_rule r = { NULL, 0, 0 };
+	struct rules *one = NULL;
+	unsigned says = 0, lfs = 0;
 	const char *pat;
 	size_t plen, at = line_pattern(&rc->pat, p, len, &pat, &plen);
 
 	if (plen > 6 && !memcmp(pat, "[attr]", 6))
 		return;		/* git allows macros at the root only */
-	words_mask(rc->m, p + at, len - at, 0, &r.says, &r.lfs);
-	if (!r.says)
+	words_mask(rc->m, p + at, len - at, 0, &says, &lfs);
+	if (!says)
 		return;
 	if (plen && pat[0] == '!')
 		return;		/* git ignores negative patterns */
 	if (plen && pat[plen - 1] == '/')
 		return;		/* matches directories only, never a file */
+	buf_reset(&rc->line);
 	if (plen && !memchr(pat, '\n', plen) && !memchr(pat, '\r', plen) &&
 	    !memchr(pat, '\0', plen)) {
-		buf_reset(&rc->line);
 		attr_quote_pattern(&rc->line, pat, plen);
 		buf_adds(&rc->line, " lfs\n");
-		if (rules_parse(&r.pat, rc->line.ptr, rc->line.len,
+		if (rules_parse(&one, rc->line.ptr, rc->line.len,
 				"(nested .gitattributes)", &ignored) < 0)
-			r.pat = NULL;
+			one = NULL;
 	}
-	if (!r.pat) {		/* cannot tell: taken to match all */
-		r.says = ATTR_ALL;
-		r.lfs = 0;
+	if (!one) {		/* cannot tell: taken to match all */
+		group_flush(rc);
+		rule_push(rc, NULL, ATTR_ALL, 0);
+		return;
 	}
-	if (rc->n == rc->alloc) {
-		rc->alloc = rc->alloc ? 2 * rc->alloc : 4;
-		rc->v = xrealloc(rc->v, rc->alloc * sizeof(*rc->v));
+	rules_free(one);
+	if (rc->group.len && (rc->gsays != says || rc->glfs != lfs))
+		group_flush(rc);
+	if (buf_add(&rc->group, rc->line.ptr, rc->line.len) < 0) {
+		group_flush(rc);	/* a rule file's limit reached */
+		buf_add(&rc->group, rc->line.ptr, rc->line.len);
 	}
-	rc->v[rc->n++] = r;
+	rc->gsays = says;
+	rc->glfs = lfs;
 }
 
 size_t attr_rules_read(struct attr_rule **out, const struct attr_macros *m,
 		       const char *text, size_t len)
 {
 	struct rules_ctx rc = { m, NULL, 0, 0, BUF_INIT(BUF_MAX_DEFAULT),
-				BUF_INIT(BUF_MAX_DEFAULT) };
+				BUF_INIT(BUF_MAX_DEFAULT),
+				BUF_INIT(RULES_MAX_FILE), 0, 0 };
 
 	each_attr_line(text, len, rule_line, &rc);
+	group_flush(&rc);
 	buf_release(&rc.pat);
 	buf_release(&rc.line);
+	buf_release(&rc.group);
 	*out = rc.v;
 	return rc.n;
 }

@@ -1183,6 +1183,12 @@ static void test_attrread_lines(void **state)
 	assert_int_equal(attr_hits(m, "\"a b.bin\" -filter\n", "a b.bin"), 1);
 	assert_int_equal(attr_hits(m, "\"a\\040b.bin\" -filter\n", "a b.bin"), 1);
 	assert_int_equal(attr_hits(m, "\"a b.bin\" -filter\n", "a.bin"), 0);
+	/* consecutive lines that assign alike are one rule; others not */
+	assert_int_equal(attr_hits(m, "*.bin -filter\n/y.dat -filter\n", "y.dat"), 1);
+	assert_int_equal(attr_hits(m, "*.bin -filter\n/y.dat -filter\n", "x.bin"), 1);
+	assert_int_equal(attr_hits(m, "*.bin -filter\n/y.dat -filter\n", "x.dat"), 0);
+	attr_one(m, "*.bin -filter\n*.dat -diff\n*.c -diff\n", 2, ATTR_DIFF, 0);
+	attr_one(m, "*.bin -diff\n[ -diff\n*.c -diff\n", 3, ATTR_DIFF, 0);
 	attr_macros_free(m);
 }
 
