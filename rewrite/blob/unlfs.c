@@ -3,8 +3,10 @@
  * read from an LFS object store (--store, the source repository's
  * lfs/objects, each --lfs-objects DIR), and the root .gitattributes loses
  * the lines that made the rule's files LFS files (lines for other files
- * stay), a nested one the single-path lines lfs added there. The way back of `lfs`: lfs then unlfs of the same patterns gives
- * the original trees again (tests/integration/unlfs.sh lets git judge).
+ * stay), a nested one the single-path lines lfs added there. The way
+ * back of `lfs`: lfs then unlfs of the same patterns gives the original
+ * trees again (tests/integration/unlfs.sh and attrs_nested.sh let git
+ * judge).
  *
  * Nothing is guessed: a stored object is taken only when its size and
  * SHA-256 are the pointer's; a pointer whose content is in no store stays
