@@ -348,8 +348,8 @@ static const char *cmd_name(const struct blobs *b)
 	}
 }
 
-/* The root .gitattributes with unlfs rules: their LFS lines go, and the
- * file with them when nothing is left. */
+/* A .gitattributes (the root's or a nested one) with unlfs rules: their
+ * LFS lines go, and the file with them when nothing is left. */
 static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		       struct blob_mark *m, struct blob_info *bi, struct err *e)
 {
@@ -360,7 +360,8 @@ static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	if (ensure_id(b, bi, e) < 0)
 		return -1;
 	report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
-	if (unlfs_attrs(b, bi, &out, e) < 0)
+	if (unlfs_attrs(b, c->path.ptr, c->path.len - 14 - (c->path.len > 14),
+			bi, &out, e) < 0)
 		return -1;
 	if (!out)
 		return place_drop(b, c, e);
@@ -414,8 +415,9 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		m->consumed = 1;
 	if (splits_check_path(b, cmd_name(b), c->path.ptr, c->path.len, e) < 0)
 		return -1;
-	if (b->unlfs && bi && c->path.len == 14 &&
-	    !memcmp(c->path.ptr, ".gitattributes", 14) &&
+	if (b->unlfs && bi && (c->path.len == 14 || (c->path.len > 15 &&
+	    c->path.ptr[c->path.len - 15] == '/')) &&
+	    !memcmp(c->path.ptr + c->path.len - 14, ".gitattributes", 14) &&
 	    (mode == TREE_MODE_FILE || mode == TREE_MODE_EXEC) &&
 	    !blob_in_notes(b))
 		return place_attrs(b, c, mode, m, bi, e);

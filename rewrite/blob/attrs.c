@@ -4,6 +4,9 @@
  * plain glob rules, plus one line per path where the truth differs from
  * what the globs say, kept up to date by a tree diff per commit, and the
  * user's own .gitattributes (the "base") kept as it is, ahead of ours.
+ * A nested .gitattributes of the user's that would have the last word on
+ * a converted path gets that path's line after its own (below, "nested
+ * .gitattributes").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +18,13 @@
 
 static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
 static const char lfs_unset[] = "!filter !diff !merge !text";
+
+/* the nested files' part, below */
+static struct nest *nest_new(void);
+static void nest_free(struct nest *n);
+static int nest_change(struct blobs *b, const char *path, size_t len,
+		       uint32_t mode, const struct oid *id, int want,
+		       struct err *e);
 
 static void line_set_clear(struct line_ent **set)
 {
@@ -55,26 +65,6 @@ static void plines_clear(struct blobs *b)
 	b->plines_ver++;
 }
 
-/* Quotes a pattern for a synthesized rule line (rules.h lexical rules). */
-static void quote_pattern(struct buf *out, const char *p, size_t len)
-{
-	size_t i;
-
-	if (!memchr(p, '\'', len)) {
-		buf_addch(out, '\'');
-		buf_add(out, p, len);
-		buf_addch(out, '\'');
-		return;
-	}
-	buf_addch(out, '"');
-	for (i = 0; i < len; i++) {
-		if (p[i] == '"' || p[i] == '\\')
-			buf_addch(out, '\\');
-		buf_addch(out, p[i]);
-	}
-	buf_addch(out, '"');
-}
-
 /* Keeps the first of equal lines of text. */
 static void dedup_lines(struct buf *text)
 {
@@ -110,6 +100,7 @@ int attrs_init(struct blobs *b, struct err *e)
 	buf_init(&b->tmp, BUF_MAX_DEFAULT);
 	buf_init(&b->line, SIZE_MAX / 2);
 	buf_init(&b->base, (size_t)16 << 20);
+	b->nest = nest_new();
 	for (i = 0; i < rules_count(b->rules) && r == 0; i++) {
 		const struct rule *rule = rules_get(b->rules, i);
 		enum rules_action a = rules_rule_action(rule);
@@ -129,7 +120,7 @@ int attrs_init(struct blobs *b, struct err *e)
 			break;
 		}
 		pat = rules_rule_pattern(rule, &len);
-		quote_pattern(&text, pat, len);
+		attr_quote_pattern(&text, pat, len);
 		buf_adds(&text, " lfs\n");
 	}
 	if (r == 0)
@@ -211,11 +202,13 @@ static int attr_change(void *ctx, const char *path, size_t len,
 		free(pl);
 		b->plines_ver++;
 	}
+	want = mode ? wants_lfs(b, path, len, mode, id, e) : 0;
+	if (want < 0 || nest_change(b, path, len, mode, id, want, e) < 0)
+		return -1;
 	if (!mode)
 		return 0;
-	want = wants_lfs(b, path, len, mode, id, e);
-	glob = want < 0 ? -1 : glob_covers(b, path, len, e);
-	if (want < 0 || glob < 0)
+	glob = glob_covers(b, path, len, e);
+	if (glob < 0)
 		return -1;
 	if (!want == !glob)
 		return 0;
@@ -346,6 +339,527 @@ static int attr_base(struct blobs *b, const struct oid *in_tree, struct oid *bas
 	return 1;
 }
 
+/* ---- nested .gitattributes (issue 28, item 3) ----
+ *
+ * git reads the .gitattributes of a path's own directory and of each one
+ * above it, the deepest first, and within a file the last line first: a
+ * nested file of the user's that assigns filter, diff, merge or text to a
+ * converted path (`*.bin -filter`, `binary`, a macro of the root's) wins
+ * over the root's lines, and the file would stay a pointer (git-lfs has
+ * the same flaw: its issue 3241). So the deepest nested file whose lines
+ * assign one of the four to a converted path gets that path's own line
+ * appended, anchored at its directory (`/rel filter=lfs diff=lfs
+ * merge=lfs -text`): it then has the last word. A file that makes the
+ * path an LFS file already gets nothing, a path not converted gets
+ * nothing, and the user's lines stay as they are, ours after them. The
+ * lines follow the same tree diff as the root's: a changed path is looked
+ * at again; a nested file added, edited or deleted, or the root's macros
+ * changed, walks again the directories they concern. What a line assigns
+ * is attrread.c's reading.
+ */
+
+/* A nested .gitattributes in the tree at attr_root (regular files only:
+ * git does not follow a symbolic link there). */
+struct nest_file {
+	char *dir;		/* its directory, no final '/' (the key) */
+	size_t dlen;
+	uint32_t mode;
+	struct oid in_tree;	/* the blob in the tree: ours or the user's */
+	struct oid base;	/* the user's */
+	struct buf text;	/* the user's bytes */
+	int has_text;		/* text (and base) read */
+	struct attr_rule *rules;	/* its lines that assign one of the
+					 * four, in file order */
+	size_t nrules;
+	struct path_line *lines;	/* ours, by full path */
+	int dirty;		/* lines or blob changed: see whether to write */
+	UT_hash_handle hh;
+};
+
+/* A nested file migrate wrote, and the user's it extends. */
+struct nest_ours {
+	struct oid ours, base;
+	UT_hash_handle hh;
+};
+
+struct nest {
+	struct nest_file *files;
+	struct nest_ours *ours;
+	struct attr_macros *macros;	/* the root's */
+	struct oid defs_base;	/* ... read from this root file */
+	int defs_has_base;
+	int reread_all;		/* the macros changed: read every file again */
+	/* directories (each NUL-ended): whose file changed in the commit,
+	 * to walk, of dirty files */
+	struct buf changed, walk, dirty;
+	struct buf out, line, scratch;
+};
+
+/*
+ * The root's macros, from the user's root file of the commit (b->base,
+ * through attr_base): read again when that file changed, and when the
+ * definitions differ from those the nested files were read with, every
+ * nested file is read again (n->reread_all). 0 or -1.
+ */
+static int nest_macros(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct oid in_tree, base = oid_null;
+	uint32_t mode = 0;
+	int found, has = 0;
+
+	found = tree_lookup(b->ts, *b->cur->root, ".gitattributes", 14, &mode,
+			    &in_tree, e);
+	if (found < 0)
+		return -1;
+	if (found && !tree_mode_is_dir(mode) &&
+	    (has = attr_base(b, &in_tree, &base, e)) < 0)
+		return -1;
+	if (has == n->defs_has_base && (!has || oid_eq(&base, &n->defs_base)))
+		return 0;
+	n->defs_has_base = has;
+	n->defs_base = base;
+	if (attr_macros_read(n->macros, has ? b->base.ptr : "", has ? b->base.len : 0))
+		n->reread_all = 1;
+	return 0;
+}
+
+static void nest_rules_free(struct nest_file *f)
+{
+	attr_rules_free(f->rules, f->nrules);
+	f->rules = NULL;
+	f->nrules = 0;
+}
+
+/* Reads f->text into f->rules. Cannot fail. */
+static void nest_parse(struct nest *n, struct nest_file *f)
+{
+	nest_rules_free(f);
+	f->nrules = attr_rules_read(&f->rules, n->macros, f->text.ptr, f->text.len);
+}
+
+static void nest_dirty(struct nest *n, struct nest_file *f)
+{
+	if (f->dirty)
+		return;
+	f->dirty = 1;
+	buf_add(&n->dirty, f->dir, f->dlen);
+	buf_addch(&n->dirty, '\0');
+}
+
+static void nest_lines_free(struct nest_file *f)
+{
+	struct path_line *pl, *t;
+
+	HASH_ITER(hh, f->lines, pl, t) {
+		HASH_DEL(f->lines, pl);
+		free(pl->path);
+		free(pl->line);
+		free(pl);
+	}
+}
+
+static void nest_file_free(struct nest *n, struct nest_file *f)
+{
+	HASH_DEL(n->files, f);
+	nest_lines_free(f);
+	nest_rules_free(f);
+	buf_release(&f->text);
+	free(f->dir);
+	free(f);
+}
+
+/* Forgets the nested files (the tree at attr_root is forgotten too). */
+static void nest_clear(struct nest *n)
+{
+	struct nest_file *f, *t;
+
+	HASH_ITER(hh, n->files, f, t)
+		nest_file_free(n, f);
+	buf_reset(&n->changed);
+	buf_reset(&n->walk);
+	buf_reset(&n->dirty);
+}
+
+static struct nest *nest_new(void)
+{
+	struct nest *n = xcalloc(1, sizeof(*n));
+
+	n->macros = attr_macros_new();
+	buf_init(&n->changed, BUF_MAX_DEFAULT);
+	buf_init(&n->walk, BUF_MAX_DEFAULT);
+	buf_init(&n->dirty, BUF_MAX_DEFAULT);
+	buf_init(&n->out, SIZE_MAX / 2);
+	buf_init(&n->line, BUF_MAX_DEFAULT);
+	buf_init(&n->scratch, BUF_MAX_DEFAULT);
+	return n;
+}
+
+/* Frees n and all it holds; NULL is fine. */
+static void nest_free(struct nest *n)
+{
+	struct nest_ours *o, *t;
+
+	if (!n)
+		return;
+	nest_clear(n);
+	attr_macros_free(n->macros);
+	HASH_ITER(hh, n->ours, o, t) {
+		HASH_DEL(n->ours, o);
+		free(o);
+	}
+	buf_release(&n->changed);
+	buf_release(&n->walk);
+	buf_release(&n->dirty);
+	buf_release(&n->out);
+	buf_release(&n->line);
+	buf_release(&n->scratch);
+	free(n);
+}
+
+/*
+ * The deepest nested file whose lines assign filter, diff, merge or text
+ * to path (*out, NULL: none), and in *lfs whether its lines make path an
+ * LFS file already (all four, as our line does). 0, or -1 when a match
+ * fails.
+ */
+static int nest_owner(struct blobs *b, const char *path, size_t len,
+		      struct nest_file **out, int *lfs, struct err *e)
+{
+	size_t i = len;
+
+	*out = NULL;
+	*lfs = 0;
+	while (i > 0) {
+		struct nest_file *f;
+		unsigned says = 0, ours = 0;
+		size_t k;
+
+		while (i > 0 && path[i - 1] != '/')
+			i--;
+		if (i < 2)
+			break;
+		HASH_FIND(hh, b->nest->files, path, i - 1, f);
+		for (k = f ? f->nrules : 0; k-- > 0 && says != ATTR_ALL;) {
+			const struct attr_rule *r = &f->rules[k];
+			int hit;
+
+			if (!(r->says & ~says))
+				continue;
+			if ((hit = attr_rule_hits(r, path + i, len - i, e)) < 0)
+				return -1;
+			if (hit) {
+				ours |= r->lfs & ~says;
+				says |= r->says;
+			}
+		}
+		if (says) {
+			*out = f;
+			*lfs = says == ATTR_ALL && ours == ATTR_ALL;
+			return 0;
+		}
+		i--;
+	}
+	return 0;
+}
+
+/*
+ * Brings path's line in the nested files up to date: out of the file that
+ * had it, into the one with the last word on path now when path is an
+ * LFS file. want: 1 or 0 when known, -1 to find out (mode, id).
+ */
+static int nest_path(struct blobs *b, const char *path, size_t len,
+		     uint32_t mode, const struct oid *id, int want,
+		     struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f;
+	struct path_line *pl = NULL;
+	size_t i;
+	int lfs;
+
+	for (i = len; i > 1 && !pl; i--) {
+		if (path[i - 1] != '/')
+			continue;
+		HASH_FIND(hh, n->files, path, i - 1, f);
+		if (f)
+			HASH_FIND(hh, f->lines, path, len, pl);
+		if (pl) {
+			HASH_DEL(f->lines, pl);
+			free(pl->path);
+			free(pl->line);
+			free(pl);
+			nest_dirty(n, f);
+			break;
+		}
+	}
+	if (!mode || !want)
+		return 0;
+	if (nest_owner(b, path, len, &f, &lfs, e) < 0)
+		return -1;
+	if (!f || lfs)
+		return 0;
+	if (want < 0 && (want = wants_lfs(b, path, len, mode, id, e)) <= 0)
+		return want;
+	buf_reset(&n->line);
+	if (rules_attr_path_line(&n->line, path + f->dlen + 1,
+				 len - f->dlen - 1, lfs_attrs, e) < 0)
+		return -1;
+	pl = xcalloc(1, sizeof(*pl));
+	pl->path = xmemdup(path, len);
+	pl->len = len;
+	pl->line_len = n->line.len;
+	pl->line = buf_detach(&n->line, NULL);
+	HASH_ADD_KEYPTR(hh, f->lines, pl->path, len, pl);
+	nest_dirty(n, f);
+	return 0;
+}
+
+/* tree_walk's callback: every file below a directory walked again. */
+static int nest_walk_one(void *ctx, const char *path, size_t len,
+			 uint32_t mode, const struct oid *id)
+{
+	struct blobs *b = ctx;
+
+	return nest_path(b, path, len, mode, id, -1, &b->walk_err);
+}
+
+/* The list of NUL-ended names (dirs) gets name (n bytes). */
+static void name_push(struct buf *list, const char *name, size_t n)
+{
+	buf_add(list, name, n);
+	buf_addch(list, '\0');
+}
+
+/* tree_diff's (attr_change's): path changed, want says whether it is an
+ * LFS file now. A nested .gitattributes is read again after the diff
+ * (nest_follow); any other path under a nested file has its line brought
+ * up to date now (and again if a walk after the diff meets it). */
+static int nest_change(struct blobs *b, const char *path, size_t len,
+		       uint32_t mode, const struct oid *id, int want,
+		       struct err *e)
+{
+	if (len > 15 && !memcmp(path + len - 15, "/.gitattributes", 15))
+		name_push(&b->nest->changed, path, len - 15);
+	if (!b->nest->files)
+		return 0;
+	return nest_path(b, path, len, mode, id, want, e);
+}
+
+/*
+ * The nested file of directory dir as the commit's tree has it: created,
+ * forgotten, or read again when the user's text changed. 1 when the files
+ * below dir must be looked at again, 0 not, -1 on error.
+ */
+static int nest_reload(struct blobs *b, const char *dir, size_t dlen,
+		       struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f;
+	struct nest_ours *o;
+	struct blob_info *bi;
+	struct oid id, base;
+	uint32_t mode = 0;
+	int found, had;
+
+	buf_set(&n->scratch, dir, dlen);
+	buf_adds(&n->scratch, "/.gitattributes");
+	found = tree_lookup(b->ts, *b->cur->root, n->scratch.ptr, n->scratch.len,
+			    &mode, &id, e);
+	if (found < 0)
+		return -1;
+	HASH_FIND(hh, n->files, dir, dlen, f);
+	had = f && (f->nrules || f->lines);
+	if (!found || (mode != TREE_MODE_FILE && mode != TREE_MODE_EXEC)) {
+		if (f)
+			nest_file_free(n, f);
+		return had;
+	}
+	if (!f) {
+		f = xcalloc(1, sizeof(*f));
+		f->dir = xmemdup(dir, dlen);
+		f->dlen = dlen;
+		buf_init(&f->text, (size_t)16 << 20);
+		HASH_ADD_KEYPTR(hh, n->files, f->dir, dlen, f);
+	} else if (oid_eq(&f->in_tree, &id) && f->mode == mode) {
+		return 0;
+	}
+	f->mode = mode;
+	f->in_tree = id;
+	nest_dirty(n, f);
+	HASH_FIND(hh, n->ours, id.hash, OID_RAW, o);
+	base = o ? o->base : id;
+	if (f->has_text && oid_eq(&base, &f->base))
+		return 0;	/* another version of ours of the same text */
+	f->base = base;
+	if (blob_for_entry(b, &base, &bi, e) < 0)
+		return -1;
+	if (bi->size >= ((size_t)16 << 20))
+		return err_set(e, ERR_USAGE, "%.*s/.gitattributes larger than "
+			       "16 MiB", (int)dlen, dir);
+	f->has_text = 0;
+	if (blob_read_all(b, bi, &f->text, e) < 0)
+		return -1;
+	f->has_text = 1;
+	nest_parse(n, f);
+	return had || f->nrules;
+}
+
+/* Walks again the directories in n->walk (each once, and none below one
+ * walked). */
+static int nest_walks(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct line_ent *seen = NULL;
+	const char *p, *end = n->walk.ptr + n->walk.len;
+	int r = 0;
+
+	for (p = n->walk.ptr; p < end; p += strlen(p) + 1)
+		line_set_add(&seen, p, strlen(p));
+	for (p = n->walk.ptr; p < end && r == 0; p += strlen(p) + 1) {
+		size_t len = strlen(p), i;
+		struct line_ent *x = NULL;
+
+		for (i = len; i > 0 && !x; i--)
+			if (p[i - 1] == '/')
+				HASH_FIND(hh, seen, p, i - 1, x);
+		if (x)
+			continue;	/* a directory above is walked */
+		b->walk_err.kind = ERR_NONE;
+		r = tree_walk_at(b->ts, *b->cur->root, p, len, nest_walk_one, b, e);
+		if (r != 0 && b->walk_err.kind)
+			*e = b->walk_err;
+	}
+	line_set_clear(&seen);
+	buf_reset(&n->walk);
+	return r ? -1 : 0;
+}
+
+/* Writes f as its lines want it, when the tree has something else. */
+static int nest_write(struct blobs *b, struct nest_file *f, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct stream_cmd *c = &b->scratch;
+	struct line_ent *base_lines = NULL;
+	struct path_line **v, *pl, *t;
+	struct nest_ours *o;
+	struct oid id;
+	const char *p, *end;
+	size_t k = 0, i, len;
+
+	f->dirty = 0;
+	buf_reset(&n->out);
+	buf_add(&n->out, f->text.ptr, f->text.len);
+	if (f->lines) {
+		if (n->out.len && n->out.ptr[n->out.len - 1] != '\n')
+			buf_addch(&n->out, '\n');
+		for (p = f->text.ptr, end = p + f->text.len; p < end; p += len) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+			line_set_add(&base_lines, p, len);
+		}
+		v = xmalloc(HASH_COUNT(f->lines) * sizeof(*v));
+		HASH_ITER(hh, f->lines, pl, t)
+			v[k++] = pl;
+		qsort(v, k, sizeof(*v), pline_cmp);
+		for (i = 0; i < k; i++) {
+			struct line_ent *x;
+
+			HASH_FIND(hh, base_lines, v[i]->line, v[i]->line_len, x);
+			if (!x)
+				buf_add(&n->out, v[i]->line, v[i]->line_len);
+		}
+		free(v);
+		line_set_clear(&base_lines);
+	}
+	if (n->out.len >= ATTR_FILE_MAX)
+		return err_set(e, ERR_USAGE, "%.*s/.gitattributes would be %zu "
+			       "bytes (%zu lines for single paths): git ignores "
+			       "one of 100 MiB or more", (int)f->dlen, f->dir,
+			       n->out.len, k);
+	obj_hash_buf(b->hash, OBJ_BLOB, n->out.ptr, n->out.len, &id);
+	if (oid_eq(&id, &f->in_tree))
+		return 0;
+	HASH_FIND(hh, n->ours, id.hash, OID_RAW, o);
+	if (!o && !oid_eq(&id, &f->base)) {
+		o = xcalloc(1, sizeof(*o));
+		o->ours = id;
+		o->base = f->base;
+		HASH_ADD(hh, n->ours, ours.hash, OID_RAW, o);
+	}
+	f->in_tree = id;
+	buf_set(&n->scratch, f->dir, f->dlen);
+	buf_adds(&n->scratch, "/.gitattributes");
+	if (tree_set(b->ts, b->cur->root, n->scratch.ptr, n->scratch.len,
+		     f->mode, &id, e) < 0)
+		return -1;
+	if (b->report)
+		report_output_blob(b->report, &id, n->out.len,
+				   report_est_buf(b->report, n->out.ptr, n->out.len));
+	c->kind = STREAM_MODIFY;
+	c->mode = f->mode;
+	c->dataref.kind = STREAM_REF_INLINE;
+	buf_set(&c->path, n->scratch.ptr, n->scratch.len);
+	if (stream_write_data_begin(b->cbuf, c, n->out.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, n->out.ptr, n->out.len, e) < 0)
+		return -1;
+	return stream_write_data_end(b->cbuf, e);
+}
+
+/*
+ * After the commit's tree diff: the nested files it changed read again
+ * (all of them when the root's macros changed) and the directories they
+ * concern walked again. Reads only (the tree aside): -1 with e set.
+ */
+static int nest_follow(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f, *t;
+	const char *p, *end;
+	int r;
+
+	if (!n->files && !n->changed.len)
+		return 0;
+	if (nest_macros(b, e) < 0)
+		return -1;
+	if (n->reread_all) {
+		n->reread_all = 0;
+		HASH_ITER(hh, n->files, f, t) {
+			int had = f->nrules != 0;
+
+			nest_parse(n, f);
+			if (had || f->nrules)
+				name_push(&n->walk, f->dir, f->dlen);
+		}
+	}
+	for (p = n->changed.ptr, end = p + n->changed.len; p < end;
+	     p += strlen(p) + 1) {
+		if ((r = nest_reload(b, p, strlen(p), e)) < 0)
+			return -1;
+		if (r)
+			name_push(&n->walk, p, strlen(p));
+	}
+	buf_reset(&n->changed);
+	return nest_walks(b, e);
+}
+
+/* Writes the nested files whose lines (or blob) changed. */
+static int nest_write_dirty(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->nest;
+	struct nest_file *f;
+	const char *p, *end;
+
+	for (p = n->dirty.ptr, end = p + n->dirty.len; p < end;
+	     p += strlen(p) + 1) {
+		HASH_FIND(hh, n->files, p, strlen(p), f);
+		if (f && f->dirty && nest_write(b, f, e) < 0)
+			return -1;
+	}
+	buf_reset(&n->dirty);
+	return 0;
+}
+
 static int attrs_write(struct blobs *b, struct err *e)
 {
 	struct stream_cmd *c = &b->scratch;
@@ -416,17 +930,23 @@ static int attrs_update(struct blobs *b, struct err *e)
 	int r;
 
 	b->walk_err.kind = ERR_NONE;
-	if (tree_diff(b->ts, b->attr_root, *b->cur->root, attr_change, b, e) != 0) {
-		if (b->walk_err.kind)
-			*e = b->walk_err;
+	r = tree_diff(b->ts, b->attr_root, *b->cur->root, attr_change, b, e);
+	if (r != 0 && b->walk_err.kind)
+		*e = b->walk_err;
+	if (r != 0 || nest_follow(b, e) < 0) {
 		plines_clear(b);	/* half updated: start again next time */
+		nest_clear(b->nest);
 		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
 	}
-	r = attrs_write(b, e);
+	r = nest_write_dirty(b, e);
+	if (r == 0)
+		r = attrs_write(b, e);
 	/* the commit's tree is frozen once written: a safe reference */
 	b->attr_root = r == 0 ? *b->cur->root : NULL;
-	if (r < 0)
+	if (r < 0) {
 		plines_clear(b);
+		nest_clear(b->nest);
+	}
 	return r;
 }
 
@@ -458,4 +978,6 @@ void attrs_free(struct blobs *b)
 	buf_release(&b->line);
 	plines_clear(b);
 	line_set_clear(&b->base_set);
+	nest_free(b->nest);
+	b->nest = NULL;
 }

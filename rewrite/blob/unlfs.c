@@ -3,8 +3,10 @@
  * read from an LFS object store (--store, the source repository's
  * lfs/objects, each --lfs-objects DIR), and the root .gitattributes loses
  * the lines that made the rule's files LFS files (lines for other files
- * stay). The way back of `lfs`: lfs then unlfs of the same patterns gives
- * the original trees again (tests/integration/unlfs.sh lets git judge).
+ * stay), a nested one the single-path lines lfs added there. The way
+ * back of `lfs`: lfs then unlfs of the same patterns gives the original
+ * trees again (tests/integration/unlfs.sh and attrs_nested.sh let git
+ * judge).
  *
  * Nothing is guessed: a stored object is taken only when its size and
  * SHA-256 are the pointer's; a pointer whose content is in no store stays
@@ -298,7 +300,8 @@ found:
 	return 0;
 }
 
-/* ---- the root .gitattributes ---- */
+/* ---- the .gitattributes files (the root's, and nested ones attrs.c
+ * added single-path lines to) ---- */
 
 /* The pattern token of a .gitattributes line (C-quoted when it starts
  * with '"'), and where the attributes start. */
@@ -346,17 +349,23 @@ static int lfs_attrs(const char *p, size_t n)
 }
 
 /* The path an anchored single-path pattern names ("/a/b.bin", or C-quoted
- * when it has a blank), in out: 1 when tok is exactly what
- * rules_attr_path_line writes for that path, else 0. */
-static int single_path(struct blobs *b, const char *tok, size_t n,
-		       struct buf *out)
+ * when it has a blank), in out after dir and a '/' (dlen 0: nothing): 1
+ * when tok is exactly what rules_attr_path_line writes for that path, else
+ * 0. */
+static int single_path(struct blobs *b, const char *dir, size_t dlen,
+		       const char *tok, size_t n, struct buf *out)
 {
 	struct err ignored = ERR_INIT;
 	struct buf *chk = &b->unlfs->chk;
-	size_t i = 0, end = n;
+	size_t i = 0, end = n, at;
 	int quoted = n >= 2 && tok[0] == '"', r;
 
 	buf_reset(out);
+	if (dlen) {
+		buf_add(out, dir, dlen);
+		buf_addch(out, '/');
+	}
+	at = out->len;
 	if (quoted) {
 		i = 1;
 		end = n - 1;
@@ -374,16 +383,18 @@ static int single_path(struct blobs *b, const char *tok, size_t n,
 			c = tok[++i];
 		buf_addch(out, c);
 	}
-	if (!out->len)
+	if (out->len == at)
 		return 0;
 	buf_reset(chk);
-	r = rules_attr_path_line(chk, out->ptr, out->len, "x", &ignored);
+	r = rules_attr_path_line(chk, out->ptr + at, out->len - at, "x", &ignored);
 	return r == 0 && chk->len == n + 3 && !memcmp(chk->ptr, tok, n);
 }
 
-/* 1 when an unlfs rule owns the line (its pattern, or a path its first
- * matching rule takes out of LFS) and the line is an LFS line. */
-static int owned_line(struct blobs *b, const char *p, size_t n, struct err *e)
+/* 1 when an unlfs rule owns the line of dir's file (its pattern, at the
+ * root, or a path its first matching rule takes out of LFS) and the line
+ * is an LFS line. */
+static int owned_line(struct blobs *b, const char *dir, size_t dlen,
+		      const char *p, size_t n, struct err *e)
 {
 	struct unlfs *u = b->unlfs;
 	struct buf path = BUF_INIT(BUF_MAX_DEFAULT);
@@ -402,10 +413,10 @@ static int owned_line(struct blobs *b, const char *p, size_t n, struct err *e)
 	tok = pattern_token(p, n);
 	if (!lfs_attrs(p + tok, n - tok))
 		return 0;
-	for (i = 0; i < u->nglobs; i++)
+	for (i = 0; i < u->nglobs && !dlen; i++)
 		if (u->globs[i].len == tok && !memcmp(u->globs[i].ptr, p, tok))
 			return 1;
-	if (single_path(b, p, tok, &path)) {
+	if (single_path(b, dir, dlen, p, tok, &path)) {
 		r = rules_match_unsized(&rule, b->rules, path.ptr, path.len, e);
 		r = r < 0 ? -1 : r == 0 && rule &&
 			rules_rule_action(rule) == RULES_UNLFS;
@@ -414,8 +425,8 @@ static int owned_line(struct blobs *b, const char *p, size_t n, struct err *e)
 	return r;
 }
 
-int unlfs_attrs(struct blobs *b, struct blob_info *bi,
-		struct blob_info **out, struct err *e)
+int unlfs_attrs(struct blobs *b, const char *dir, size_t dlen,
+		struct blob_info *bi, struct blob_info **out, struct err *e)
 {
 	struct unlfs *u = b->unlfs;
 	struct buf in = BUF_INIT((size_t)100 << 20);
@@ -434,7 +445,7 @@ int unlfs_attrs(struct blobs *b, struct blob_info *bi,
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 
 		n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-		r = owned_line(b, p, n, e);
+		r = owned_line(b, dir, dlen, p, n, e);
 		if (r == 0)
 			buf_add(&u->text, p, n);
 		removed |= r > 0;

@@ -158,6 +158,9 @@ struct blobs {
 	uint64_t text_ver;
 	struct oid text_base, text_id;
 	struct err walk_err;		/* from inside tree walks */
+	/* the user's nested .gitattributes and the lines migrate adds to
+	 * them (attrs.c's own state) */
+	struct nest *nest;
 
 	/* splits.c */
 	struct splits *splits;	/* split files seen so far */
@@ -308,6 +311,40 @@ struct pointer_ent *pointers_add(struct blobs *b, const struct oid *id,
 				 enum pointer_kind kind, struct blob_info *bi);
 void pointers_free(struct blobs *b);
 
+/* ---- attrread.c: a .gitattributes read as git reads it (pure) ---- */
+
+/* The attributes an LFS file needs: bits of attr_rule.says, .lfs. */
+enum { ATTR_FILTER = 1, ATTR_DIFF = 2, ATTR_MERGE = 4, ATTR_TEXT = 8,
+       ATTR_ALL = 15 };
+
+/* A line of a .gitattributes that assigns filter, diff, merge or text. */
+struct attr_rule {
+	struct rules *pat;	/* its pattern alone; NULL: taken to match all */
+	unsigned says;		/* the attributes it assigns (ATTR_*) */
+	unsigned lfs;		/* those it assigns as an LFS file has them
+				 * (filter=lfs diff=lfs merge=lfs -text) */
+};
+
+/* The macros a root .gitattributes defines (and git's binary). */
+struct attr_macros;
+struct attr_macros *attr_macros_new(void);
+void attr_macros_free(struct attr_macros *m);	/* NULL is fine */
+/* Takes the [attr] lines of a root file's text: 1 when they differ from
+ * those m had, 0 when the same. Cannot fail. */
+int attr_macros_read(struct attr_macros *m, const char *text, size_t len);
+/* The lines of a nested file's text that assign one of the four, in file
+ * order, in *out (the caller frees it with attr_rules_free); returns how
+ * many. Cannot fail. */
+size_t attr_rules_read(struct attr_rule **out, const struct attr_macros *m,
+		       const char *text, size_t len);
+void attr_rules_free(struct attr_rule *v, size_t n);
+/* 1 when r's pattern matches rel (relative to its file's directory), 0
+ * not, -1 when matching fails. */
+int attr_rule_hits(const struct attr_rule *r, const char *rel, size_t len,
+		   struct err *e);
+/* Appends pattern p quoted as a rule file quotes it (rules.h). */
+void attr_quote_pattern(struct buf *out, const char *p, size_t len);
+
 /* ---- attrs.c ---- */
 
 /* The .gitattributes lines of the plain glob lfs rules. */
@@ -429,12 +466,13 @@ void unlfs_free(struct blobs *b);
 int unlfs_content(struct blobs *b, const char *path, size_t len,
 		  struct blob_info *bi, struct blob_info **out, struct err *e);
 /*
- * The root .gitattributes bi without the LFS lines unlfs rules own (a
- * glob rule's own line; a single-path line whose path an unlfs rule
- * takes): bi itself when none, NULL when nothing is left.
+ * The .gitattributes bi of directory dir (dlen bytes, 0: the root)
+ * without the LFS lines unlfs rules own (at the root a glob rule's own
+ * line; anywhere a single-path line, anchored at dir, whose path an
+ * unlfs rule takes): bi itself when none, NULL when nothing is left.
  */
-int unlfs_attrs(struct blobs *b, struct blob_info *bi,
-		struct blob_info **out, struct err *e);
+int unlfs_attrs(struct blobs *b, const char *dir, size_t dlen,
+		struct blob_info *bi, struct blob_info **out, struct err *e);
 /* At the end: the error naming every missing object (unless
  * --missing=keep, which warns). */
 int unlfs_finish(struct blobs *b, struct err *e);

@@ -1122,6 +1122,100 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* attrread.c: what the lines of a nested .gitattributes assign (says,
+ * lfs), as git fills attributes; one line's text at a time. */
+static void attr_one(const struct attr_macros *m, const char *text,
+		     size_t want_n, unsigned says, unsigned lfs)
+{
+	struct attr_rule *v = NULL;
+	size_t n = attr_rules_read(&v, m, text, strlen(text));
+
+	assert_int_equal(n, want_n);
+	if (n) {
+		assert_int_equal(v[n - 1].says, says);
+		assert_int_equal(v[n - 1].lfs, lfs);
+	}
+	attr_rules_free(v, n);
+}
+
+static int attr_hits(const struct attr_macros *m, const char *text,
+		     const char *rel)
+{
+	struct err e = ERR_INIT;
+	struct attr_rule *v = NULL;
+	size_t n = attr_rules_read(&v, m, text, strlen(text));
+	int r;
+
+	assert_int_equal(n, 1);
+	r = attr_rule_hits(&v[0], rel, strlen(rel), &e);
+	attr_rules_free(v, n);
+	return r;
+}
+
+static void test_attrread_lines(void **state)
+{
+	struct attr_macros *m = attr_macros_new();
+	(void)state;
+	attr_one(m, "*.bin -filter\n", 1, ATTR_FILTER, 0);
+	attr_one(m, "*.bin filter=custom\n", 1, ATTR_FILTER, 0);
+	attr_one(m, "*.bin !filter\n", 1, ATTR_FILTER, 0);
+	attr_one(m, "*.bin binary\n", 1, ATTR_DIFF | ATTR_MERGE | ATTR_TEXT, ATTR_TEXT);
+	attr_one(m, "*.bin filter=lfs diff=lfs merge=lfs -text\n", 1, ATTR_ALL, ATTR_ALL);
+	/* right to left: the last word decides */
+	attr_one(m, "*.bin filter=lfs -filter\n", 1, ATTR_FILTER, 0);
+	attr_one(m, "*.bin -filter filter=lfs\n", 1, ATTR_FILTER, ATTR_FILTER);
+	attr_one(m, "*.bin -text=x\n", 1, ATTR_TEXT, ATTR_TEXT);	/* -a=b unsets a */
+	/* none of the four, or lines git ignores */
+	attr_one(m, "*.bin eol=lf linguist-generated\n", 0, 0, 0);
+	attr_one(m, "# *.bin -filter\n", 0, 0, 0);
+	attr_one(m, "!*.bin -filter\n", 0, 0, 0);
+	attr_one(m, "dir/ -filter\n", 0, 0, 0);
+	attr_one(m, "[attr]x -filter\n", 0, 0, 0);
+	attr_one(m, "a\0*.bin -filter\n", 0, 0, 0);	/* git stops at a NUL */
+	attr_one(m, "\xef\xbb\xbf*.bin -filter", 1, ATTR_FILTER, 0);
+	/* a pattern the rules cannot take: all four, matching every path */
+	attr_one(m, "[a -diff\n", 1, ATTR_ALL, 0);
+	assert_int_equal(attr_hits(m, "[a -diff\n", "x/y"), 1);
+	/* patterns relative to the file's directory */
+	assert_int_equal(attr_hits(m, "*.bin -filter\n", "c/x.bin"), 1);
+	assert_int_equal(attr_hits(m, "/x.bin -filter\n", "c/x.bin"), 0);
+	assert_int_equal(attr_hits(m, "c/*.bin -filter\n", "c/x.bin"), 1);
+	assert_int_equal(attr_hits(m, "\"a b.bin\" -filter\n", "a b.bin"), 1);
+	assert_int_equal(attr_hits(m, "\"a\\040b.bin\" -filter\n", "a b.bin"), 1);
+	assert_int_equal(attr_hits(m, "\"a b.bin\" -filter\n", "a.bin"), 0);
+	/* consecutive lines that assign alike are one rule; others not */
+	assert_int_equal(attr_hits(m, "*.bin -filter\n/y.dat -filter\n", "y.dat"), 1);
+	assert_int_equal(attr_hits(m, "*.bin -filter\n/y.dat -filter\n", "x.bin"), 1);
+	assert_int_equal(attr_hits(m, "*.bin -filter\n/y.dat -filter\n", "x.dat"), 0);
+	attr_one(m, "*.bin -filter\n*.dat -diff\n*.c -diff\n", 2, ATTR_DIFF, 0);
+	attr_one(m, "*.bin -diff\n[ -diff\n*.c -diff\n", 3, ATTR_DIFF, 0);
+	attr_macros_free(m);
+}
+
+static void test_attrread_macros(void **state)
+{
+	static const char root[] = "[attr]m filter=custom\n[attr]lfs filter=lfs "
+				   "diff=lfs merge=lfs -text\n[attr]n m\n";
+	static const char again[] = "[attr]m -diff\n[attr]m -merge\n"
+				    "[attr]binary -text\n";
+	struct attr_macros *m = attr_macros_new();
+	(void)state;
+	attr_one(m, "*.bin m\n", 0, 0, 0);	/* not a macro yet */
+	assert_int_equal(attr_macros_read(m, root, strlen(root)), 1);
+	assert_int_equal(attr_macros_read(m, root, strlen(root)), 0);
+	attr_one(m, "*.bin m\n", 1, ATTR_FILTER, 0);
+	attr_one(m, "*.bin n\n", 1, ATTR_FILTER, 0);	/* nested macros */
+	attr_one(m, "*.bin lfs\n", 1, ATTR_ALL, ATTR_ALL);
+	/* unset, a macro does not expand here and stops it elsewhere */
+	attr_one(m, "*.bin -lfs\n", 1, ATTR_ALL, 0);
+	attr_one(m, "*.bin lfs -diff\n", 1, ATTR_ALL, ATTR_FILTER | ATTR_MERGE | ATTR_TEXT);
+	/* a later definition wins; binary may be redefined */
+	assert_int_equal(attr_macros_read(m, again, strlen(again)), 1);
+	attr_one(m, "*.bin m\n", 1, ATTR_MERGE, 0);
+	attr_one(m, "*.bin binary\n", 1, ATTR_TEXT, ATTR_TEXT);
+	attr_macros_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1146,6 +1240,8 @@ int main(void)
 		cmocka_unit_test(test_held_same_content_three_marks),
 		cmocka_unit_test(test_held_same_content_after_written),
 		cmocka_unit_test(test_held_mark_defined_again),
+		cmocka_unit_test(test_attrread_lines),
+		cmocka_unit_test(test_attrread_macros),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
