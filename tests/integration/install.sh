@@ -3,6 +3,9 @@
 #  - `cmake --install` of the build under test into a temporary prefix puts
 #    bin/migrate, share/man/man1/migrate.1 and the bash completion there;
 #  - man reads the installed page (man -l, and `man migrate` with MANPATH);
+#  - examples/ is installed whole in share/doc/migrate/examples, and each
+#    installed rule file parses with the installed `migrate check-rules`
+#    (the files a rule names beside it, such as secrets.txt, load too);
 #  - the completion, sourced, completes `migrate r<TAB>` to remap and run,
 #    options of run, and files or directories after the options that take
 #    them;
@@ -93,6 +96,32 @@ mkdir -p "$SCRATCH/cwd/rules.d" && : >"$SCRATCH/cwd/rules.txt"
 info "installed: bin/migrate, the man page (man -l, man migrate), completion of r<TAB>: remap run"
 EOF
 
+test_case "the installed examples" <<'EOF'
+P="$SCRATCH/prefix"
+[ -x "$P/bin/migrate" ] || die "needs the prefix the case 'cmake --install' installed"
+E="$P/share/doc/migrate/examples"
+[ -d "$E" ] || die "cmake --install did not install share/doc/migrate/examples"
+diff -u <(cd "$ROOT/examples" && find . -type f | LC_ALL=C sort) \
+	<(cd "$E" && find . -type f | LC_ALL=C sort) ||
+	die "the installed examples are not the files of examples/"
+n=0
+for f in "$E"/*.rules; do
+	"$P/bin/migrate" check-rules --rules "$f" >/dev/null 2>"$SCRATCH/cr.err" ||
+		die "installed $(basename "$f"): check-rules failed: $(cat "$SCRATCH/cr.err")"
+	[ ! -s "$SCRATCH/cr.err" ] || die "installed $(basename "$f"): check-rules says $(cat "$SCRATCH/cr.err")"
+	# a rule naming a file (replace-text=FILE, relative to the rule file):
+	# the filter loads it, on a stream with nothing in it
+	if grep -q 'replace-text=' "$f"; then
+		(cd "$SCRATCH" && printf 'done\n' | "$P/bin/migrate" --rules "$f" --dry-run \
+			-o "$SCRATCH/empty.fi") 2>"$SCRATCH/cr.err" ||
+			die "installed $(basename "$f"): what it names does not load: $(cat "$SCRATCH/cr.err")"
+	fi
+	n=$((n + 1))
+done
+[ "$n" -gt 0 ] || die "no rule file among the installed examples"
+info "$n installed example rule files parse with the installed check-rules ($E)"
+EOF
+
 test_case "the Debian package" <<'EOF'
 mkdir -p "$SCRATCH/pkg"
 (cd "$SCRATCH/pkg" && cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$SCRATCH/pkg") \
@@ -104,7 +133,8 @@ deb="$(find "$SCRATCH/pkg" -maxdepth 1 -name 'migrate_*.deb')"
 dpkg-deb -f "$deb" Depends | grep -q 'libc6' || die "no shared-library dependencies: $(dpkg-deb -f "$deb" Depends)"
 dpkg-deb -f "$deb" Depends | grep -qw git || die "the package does not depend on git"
 dpkg-deb -c "$deb" >"$SCRATCH/deb.list"
-for f in ./usr/bin/migrate ./usr/share/man/man1/migrate.1 ./usr/share/bash-completion/completions/migrate; do
+for f in ./usr/bin/migrate ./usr/share/man/man1/migrate.1 ./usr/share/bash-completion/completions/migrate \
+	./usr/share/doc/migrate/examples/binaries-by-extension.rules; do
 	grep -q " $f\$" "$SCRATCH/deb.list" || die "the package lacks $f"
 done
 dpkg -x "$deb" "$SCRATCH/x" || die "dpkg -x failed"
