@@ -16,6 +16,69 @@
 
 #include "way.h"
 
+/* The .gitattributes blobs migrate wrote, and the user's file each one
+ * extends (none: has_base 0). */
+struct attr_ent {
+	struct oid ours, base;
+	int has_base;
+	UT_hash_handle hh;
+};
+
+/* One path's .gitattributes line (a file migrate must add to or take out
+ * of what the glob lines say), by path. */
+struct path_line {
+	char *path, *line;
+	size_t len, line_len;
+	int unset;
+	UT_hash_handle hh;
+};
+
+/* A line of a text held elsewhere (with its LF, when it has one). */
+struct line_ent {
+	const char *p;
+	size_t n;
+	UT_hash_handle hh;
+};
+
+/* Whether a path is covered by the glob lines, remembered: paths repeat
+ * from commit to commit. */
+struct glob_ent {
+	char *path;
+	int covered;
+	UT_hash_handle hh;
+};
+
+/* attrs.c's state (struct blobs' at). */
+struct attrs {
+	/* unlfs with --missing=keep: the pointers it leaves keep a
+	 * filter=lfs line of their own in the root .gitattributes */
+	int kept;
+	struct rules *globs;	/* the unconditioned lfs glob rules alone */
+	struct buf glob_lines;	/* their .gitattributes lines */
+	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
+	struct attr_ent *ents;
+	struct oid base_id;		/* cache: the last base read */
+	struct buf base;
+	int has_base_cache;
+	struct line_ent *base_set;	/* the lines of base */
+	struct buf tmp, line;
+	/*
+	 * The per-path lines of the tree at root, kept up to date by a tree
+	 * diff per commit (cost follows the commit's changes), and the
+	 * .gitattributes text last built from them (text_*).
+	 */
+	struct path_line *plines;
+	struct tnode *root;	/* NULL: the empty tree */
+	uint64_t plines_ver;
+	int text_valid, text_has_base;
+	uint64_t text_ver;
+	struct oid text_base, text_id;
+	struct err walk_err;		/* from inside tree walks */
+	/* the user's nested .gitattributes and the lines migrate adds to
+	 * them */
+	struct nest *nest;
+};
+
 static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
 static const char lfs_unset[] = "!filter !diff !merge !text";
 
@@ -55,14 +118,14 @@ static void plines_clear(struct blobs *b)
 {
 	struct path_line *pl, *t;
 
-	HASH_ITER(hh, b->plines, pl, t) {
-		HASH_DEL(b->plines, pl);
+	HASH_ITER(hh, b->at->plines, pl, t) {
+		HASH_DEL(b->at->plines, pl);
 		free(pl->path);
 		free(pl->line);
 		free(pl);
 	}
-	b->attr_root = NULL;
-	b->plines_ver++;
+	b->at->root = NULL;
+	b->at->plines_ver++;
 }
 
 /* Keeps the first of equal lines of text. */
@@ -96,11 +159,12 @@ int attrs_init(struct blobs *b, struct err *e)
 	size_t i;
 	int r = 0;
 
-	buf_init(&b->glob_lines, BUF_MAX_DEFAULT);
-	buf_init(&b->tmp, BUF_MAX_DEFAULT);
-	buf_init(&b->line, SIZE_MAX / 2);
-	buf_init(&b->base, (size_t)16 << 20);
-	b->nest = nest_new();
+	b->at = xcalloc(1, sizeof(*b->at));
+	buf_init(&b->at->glob_lines, BUF_MAX_DEFAULT);
+	buf_init(&b->at->tmp, BUF_MAX_DEFAULT);
+	buf_init(&b->at->line, SIZE_MAX / 2);
+	buf_init(&b->at->base, (size_t)16 << 20);
+	b->at->nest = nest_new();
 	for (i = 0; i < rules_count(b->rules) && r == 0; i++) {
 		const struct rule *rule = rules_get(b->rules, i);
 		enum rules_action a = rules_rule_action(rule);
@@ -108,13 +172,13 @@ int attrs_init(struct blobs *b, struct err *e)
 		size_t len;
 
 		if (a == RULES_UNLFS && b->opt.missing_keep)
-			b->attrs_kept = 1;
+			b->at->kept = 1;
 		if (a != RULES_LFS)
 			continue;
 		b->has_lfs = 1;
 		if (rules_rule_is_regex(rule) || rules_rule_size(rule, NULL, NULL))
 			continue;
-		if (rules_rule_attr_line(&b->glob_lines, rule, lfs_attrs, e) < 0) {
+		if (rules_rule_attr_line(&b->at->glob_lines, rule, lfs_attrs, e) < 0) {
 			e->kind = ERR_USAGE;
 			r = err_prefix(e, "%s: ", b->opt.rules);
 			break;
@@ -124,10 +188,10 @@ int attrs_init(struct blobs *b, struct err *e)
 		buf_adds(&text, " lfs\n");
 	}
 	if (r == 0)
-		r = rules_parse(&b->globs, text.ptr, text.len, "(lfs globs)", e);
+		r = rules_parse(&b->at->globs, text.ptr, text.len, "(lfs globs)", e);
 	buf_release(&text);
 	if (r == 0)
-		dedup_lines(&b->glob_lines);
+		dedup_lines(&b->at->glob_lines);
 	return r;
 }
 
@@ -170,15 +234,15 @@ static int glob_covers(struct blobs *b, const char *path, size_t len,
 	struct glob_ent *g;
 	const struct rule *rule;
 
-	HASH_FIND(hh, b->glob_memo, path, len, g);
+	HASH_FIND(hh, b->at->glob_memo, path, len, g);
 	if (g)
 		return g->covered;
-	if (rules_match(&rule, b->globs, path, len, 0, e) < 0)
+	if (rules_match(&rule, b->at->globs, path, len, 0, e) < 0)
 		return -1;
 	g = xcalloc(1, sizeof(*g));
 	g->path = xmemdup(path, len);
 	g->covered = rule != NULL;
-	HASH_ADD_KEYPTR(hh, b->glob_memo, g->path, len, g);
+	HASH_ADD_KEYPTR(hh, b->at->glob_memo, g->path, len, g);
 	return g->covered;
 }
 
@@ -188,19 +252,19 @@ static int attr_change(void *ctx, const char *path, size_t len,
 		       uint32_t mode, const struct oid *id)
 {
 	struct blobs *b = ctx;
-	struct err *e = &b->walk_err;
+	struct err *e = &b->at->walk_err;
 	struct path_line *pl;
 	int want, glob;
 
 	(void)old_mode;
 	(void)old_id;
-	HASH_FIND(hh, b->plines, path, len, pl);
+	HASH_FIND(hh, b->at->plines, path, len, pl);
 	if (pl) {
-		HASH_DEL(b->plines, pl);
+		HASH_DEL(b->at->plines, pl);
 		free(pl->path);
 		free(pl->line);
 		free(pl);
-		b->plines_ver++;
+		b->at->plines_ver++;
 	}
 	want = mode ? wants_lfs(b, path, len, mode, id, e) : 0;
 	if (want < 0 || nest_change(b, path, len, mode, id, want, e) < 0)
@@ -212,18 +276,18 @@ static int attr_change(void *ctx, const char *path, size_t len,
 		return -1;
 	if (!want == !glob)
 		return 0;
-	buf_reset(&b->line);
-	if (rules_attr_path_line(&b->line, path, len, want ? lfs_attrs : lfs_unset,
+	buf_reset(&b->at->line);
+	if (rules_attr_path_line(&b->at->line, path, len, want ? lfs_attrs : lfs_unset,
 				 e) < 0)
 		return -1;
 	pl = xcalloc(1, sizeof(*pl));
 	pl->path = xmemdup(path, len);
 	pl->len = len;
-	pl->line_len = b->line.len;
-	pl->line = buf_detach(&b->line, NULL);
+	pl->line_len = b->at->line.len;
+	pl->line = buf_detach(&b->at->line, NULL);
 	pl->unset = !want;
-	HASH_ADD_KEYPTR(hh, b->plines, pl->path, len, pl);
-	b->plines_ver++;
+	HASH_ADD_KEYPTR(hh, b->at->plines, pl->path, len, pl);
+	b->at->plines_ver++;
 	return 0;
 }
 
@@ -250,9 +314,9 @@ static void add_unless_in_base(struct blobs *b, int has_base, const char *p,
 	struct line_ent *x = NULL;
 
 	if (has_base)
-		HASH_FIND(hh, b->base_set, p, n, x);
+		HASH_FIND(hh, b->at->base_set, p, n, x);
 	if (!x)
-		buf_add(&b->tmp, p, n);
+		buf_add(&b->at->tmp, p, n);
 }
 
 /*
@@ -261,42 +325,42 @@ static void add_unless_in_base(struct blobs *b, int has_base, const char *p,
  */
 #define ATTR_FILE_MAX ((size_t)100 << 20)
 
-/* Builds b->tmp: the base (if any), then every line of ours it lacks. */
+/* Builds b->at->tmp: the base (if any), then every line of ours it lacks. */
 static int attr_text(struct blobs *b, int has_base, struct err *e)
 {
 	struct path_line **v, *pl, *t;
 	const char *p, *end;
 	size_t n = 0, i;
 
-	buf_reset(&b->tmp);
+	buf_reset(&b->at->tmp);
 	if (has_base) {
-		buf_add(&b->tmp, b->base.ptr, b->base.len);
-		if (b->tmp.len && b->tmp.ptr[b->tmp.len - 1] != '\n')
-			buf_addch(&b->tmp, '\n');
+		buf_add(&b->at->tmp, b->at->base.ptr, b->at->base.len);
+		if (b->at->tmp.len && b->at->tmp.ptr[b->at->tmp.len - 1] != '\n')
+			buf_addch(&b->at->tmp, '\n');
 	}
-	for (p = b->glob_lines.ptr, end = p + b->glob_lines.len; p < end; p += n) {
+	for (p = b->at->glob_lines.ptr, end = p + b->at->glob_lines.len; p < end; p += n) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
 		add_unless_in_base(b, has_base, p, n);
 	}
-	v = xmalloc((HASH_COUNT(b->plines) + 1) * sizeof(*v));
+	v = xmalloc((HASH_COUNT(b->at->plines) + 1) * sizeof(*v));
 	n = 0;
-	HASH_ITER(hh, b->plines, pl, t)
+	HASH_ITER(hh, b->at->plines, pl, t)
 		v[n++] = pl;
 	qsort(v, n, sizeof(*v), pline_cmp);
 	for (i = 0; i < n; i++)
 		add_unless_in_base(b, has_base, v[i]->line, v[i]->line_len);
 	free(v);
-	if (b->tmp.len >= ATTR_FILE_MAX)
+	if (b->at->tmp.len >= ATTR_FILE_MAX)
 		return err_set(e, ERR_USAGE, "the root .gitattributes would be "
 			       "%zu bytes (%zu lines for single paths): git "
 			       "ignores one of 100 MiB or more; convert these "
-			       "files by glob rules", b->tmp.len, n);
+			       "files by glob rules", b->at->tmp.len, n);
 	return 0;
 }
 
 /* The user's own .gitattributes under the one in the tree (ours or
- * theirs), read into b->base. 0 none, 1 found, -1 error. */
+ * theirs), read into b->at->base. 0 none, 1 found, -1 error. */
 static int attr_base(struct blobs *b, const struct oid *in_tree, struct oid *base,
 		     struct err *e)
 {
@@ -305,35 +369,35 @@ static int attr_base(struct blobs *b, const struct oid *in_tree, struct oid *bas
 	struct content c;
 	ssize_t n;
 
-	HASH_FIND(hh, b->attrs, in_tree->hash, OID_RAW, a);
+	HASH_FIND(hh, b->at->ents, in_tree->hash, OID_RAW, a);
 	if (a && !a->has_base)
 		return 0;
 	*base = a ? a->base : *in_tree;
-	if (b->has_base_cache && oid_eq(&b->base_id, base))
+	if (b->at->has_base_cache && oid_eq(&b->at->base_id, base))
 		return 1;
 	if (blob_for_entry(b, base, &bi, e) < 0 || content_open(b, bi, &c, e) < 0)
 		return -1;
-	line_set_clear(&b->base_set);
-	b->has_base_cache = 0;
-	buf_reset(&b->base);
+	line_set_clear(&b->at->base_set);
+	b->at->has_base_cache = 0;
+	buf_reset(&b->at->base);
 	while ((n = content_read(&c, b->chunk, CHUNK, e)) > 0)
-		if (buf_add(&b->base, b->chunk, (size_t)n) < 0) {
+		if (buf_add(&b->at->base, b->chunk, (size_t)n) < 0) {
 			n = err_set(e, ERR_IO, ".gitattributes larger than 16 MiB");
 			break;
 		}
 	content_close(&c);
 	if (n < 0)
 		return -1;
-	b->base_id = *base;
-	b->has_base_cache = 1;
+	b->at->base_id = *base;
+	b->at->has_base_cache = 1;
 	{
-		const char *p = b->base.ptr, *end = p + b->base.len;
+		const char *p = b->at->base.ptr, *end = p + b->at->base.len;
 		size_t len;
 
 		for (; p < end; p += len) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-			line_set_add(&b->base_set, p, len);
+			line_set_add(&b->at->base_set, p, len);
 		}
 	}
 	return 1;
@@ -396,14 +460,14 @@ struct nest {
 };
 
 /*
- * The root's macros, from the user's root file of the commit (b->base,
+ * The root's macros, from the user's root file of the commit (b->at->base,
  * through attr_base): read again when that file changed, and when the
  * definitions differ from those the nested files were read with, every
  * nested file is read again (n->reread_all). 0 or -1.
  */
 static int nest_macros(struct blobs *b, struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct oid in_tree, base = oid_null;
 	uint32_t mode = 0;
 	int found, has = 0;
@@ -419,7 +483,7 @@ static int nest_macros(struct blobs *b, struct err *e)
 		return 0;
 	n->defs_has_base = has;
 	n->defs_base = base;
-	if (attr_macros_read(n->macros, has ? b->base.ptr : "", has ? b->base.len : 0))
+	if (attr_macros_read(n->macros, has ? b->at->base.ptr : "", has ? b->at->base.len : 0))
 		n->reread_all = 1;
 	return 0;
 }
@@ -539,7 +603,7 @@ static int nest_owner(struct blobs *b, const char *path, size_t len,
 			i--;
 		if (i < 2)
 			break;
-		HASH_FIND(hh, b->nest->files, path, i - 1, f);
+		HASH_FIND(hh, b->at->nest->files, path, i - 1, f);
 		for (k = f ? f->nrules : 0; k-- > 0 && says != ATTR_ALL;) {
 			const struct attr_rule *r = &f->rules[k];
 			int hit;
@@ -572,7 +636,7 @@ static int nest_path(struct blobs *b, const char *path, size_t len,
 		     uint32_t mode, const struct oid *id, int want,
 		     struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct nest_file *f;
 	struct path_line *pl = NULL;
 	size_t i;
@@ -621,7 +685,7 @@ static int nest_walk_one(void *ctx, const char *path, size_t len,
 {
 	struct blobs *b = ctx;
 
-	return nest_path(b, path, len, mode, id, -1, &b->walk_err);
+	return nest_path(b, path, len, mode, id, -1, &b->at->walk_err);
 }
 
 /* The list of NUL-ended names (dirs) gets name (n bytes). */
@@ -640,8 +704,8 @@ static int nest_change(struct blobs *b, const char *path, size_t len,
 		       struct err *e)
 {
 	if (len > 15 && !memcmp(path + len - 15, "/.gitattributes", 15))
-		name_push(&b->nest->changed, path, len - 15);
-	if (!b->nest->files)
+		name_push(&b->at->nest->changed, path, len - 15);
+	if (!b->at->nest->files)
 		return 0;
 	return nest_path(b, path, len, mode, id, want, e);
 }
@@ -654,7 +718,7 @@ static int nest_change(struct blobs *b, const char *path, size_t len,
 static int nest_reload(struct blobs *b, const char *dir, size_t dlen,
 		       struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct nest_file *f;
 	struct nest_ours *o;
 	struct blob_info *bi;
@@ -709,7 +773,7 @@ static int nest_reload(struct blobs *b, const char *dir, size_t dlen,
  * walked). */
 static int nest_walks(struct blobs *b, struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct line_ent *seen = NULL;
 	const char *p, *end = n->walk.ptr + n->walk.len;
 	int r = 0;
@@ -725,10 +789,10 @@ static int nest_walks(struct blobs *b, struct err *e)
 				HASH_FIND(hh, seen, p, i - 1, x);
 		if (x)
 			continue;	/* a directory above is walked */
-		b->walk_err.kind = ERR_NONE;
+		b->at->walk_err.kind = ERR_NONE;
 		r = tree_walk_at(b->ts, *b->cur->root, p, len, nest_walk_one, b, e);
-		if (r != 0 && b->walk_err.kind)
-			*e = b->walk_err;
+		if (r != 0 && b->at->walk_err.kind)
+			*e = b->at->walk_err;
 	}
 	line_set_clear(&seen);
 	buf_reset(&n->walk);
@@ -738,7 +802,7 @@ static int nest_walks(struct blobs *b, struct err *e)
 /* Writes f as its lines want it, when the tree has something else. */
 static int nest_write(struct blobs *b, struct nest_file *f, struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct stream_cmd *c = &b->scratch;
 	struct line_ent *base_lines = NULL;
 	struct path_line **v, *pl, *t;
@@ -813,7 +877,7 @@ static int nest_write(struct blobs *b, struct nest_file *f, struct err *e)
  */
 static int nest_follow(struct blobs *b, struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct nest_file *f, *t;
 	const char *p, *end;
 	int r;
@@ -846,7 +910,7 @@ static int nest_follow(struct blobs *b, struct err *e)
 /* Writes the nested files whose lines (or blob) changed. */
 static int nest_write_dirty(struct blobs *b, struct err *e)
 {
-	struct nest *n = b->nest;
+	struct nest *n = b->at->nest;
 	struct nest_file *f;
 	const char *p, *end;
 
@@ -878,43 +942,43 @@ static int attrs_write(struct blobs *b, struct err *e)
 		return -1;
 	/* the text depends on the lines and the base only: built again
 	 * when either changed */
-	if (!b->text_valid || b->text_ver != b->plines_ver ||
-	    b->text_has_base != has_base ||
-	    (has_base && !oid_eq(&b->text_base, &base_id))) {
-		b->text_valid = 0;
+	if (!b->at->text_valid || b->at->text_ver != b->at->plines_ver ||
+	    b->at->text_has_base != has_base ||
+	    (has_base && !oid_eq(&b->at->text_base, &base_id))) {
+		b->at->text_valid = 0;
 		if (attr_text(b, has_base, e) < 0)
 			return -1;
-		obj_hash_buf(b->hash, OBJ_BLOB, b->tmp.ptr, b->tmp.len,
-			     &b->text_id);
-		b->text_valid = 1;
-		b->text_ver = b->plines_ver;
-		b->text_has_base = has_base;
-		b->text_base = base_id;
+		obj_hash_buf(b->hash, OBJ_BLOB, b->at->tmp.ptr, b->at->tmp.len,
+			     &b->at->text_id);
+		b->at->text_valid = 1;
+		b->at->text_ver = b->at->plines_ver;
+		b->at->text_has_base = has_base;
+		b->at->text_base = base_id;
 	}
-	if (!found && b->tmp.len == 0)
+	if (!found && b->at->tmp.len == 0)
 		return 0;
-	want_id = b->text_id;
+	want_id = b->at->text_id;
 	if (found && oid_eq(&in_tree, &want_id))
 		return 0;
-	HASH_FIND(hh, b->attrs, want_id.hash, OID_RAW, a);
+	HASH_FIND(hh, b->at->ents, want_id.hash, OID_RAW, a);
 	if (!a && !(has_base && oid_eq(&want_id, &base_id))) {
 		a = xcalloc(1, sizeof(*a));
 		a->ours = want_id;
 		a->base = base_id;
 		a->has_base = has_base;
-		HASH_ADD(hh, b->attrs, ours.hash, OID_RAW, a);
+		HASH_ADD(hh, b->at->ents, ours.hash, OID_RAW, a);
 	}
 	if (tree_set(b->ts, b->cur->root, ".gitattributes", 14, mode, &want_id, e) < 0)
 		return -1;
 	if (b->report)
-		report_output_blob(b->report, &want_id, b->tmp.len,
-				   report_est_buf(b->report, b->tmp.ptr, b->tmp.len));
+		report_output_blob(b->report, &want_id, b->at->tmp.len,
+				   report_est_buf(b->report, b->at->tmp.ptr, b->at->tmp.len));
 	c->kind = STREAM_MODIFY;
 	c->mode = mode;
 	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, ".gitattributes", 14);
-	if (stream_write_data_begin(b->cbuf, c, b->tmp.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, b->tmp.ptr, b->tmp.len, e) < 0)
+	if (stream_write_data_begin(b->cbuf, c, b->at->tmp.len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, b->at->tmp.ptr, b->at->tmp.len, e) < 0)
 		return -1;
 	return stream_write_data_end(b->cbuf, e);
 }
@@ -929,30 +993,30 @@ static int attrs_update(struct blobs *b, struct err *e)
 {
 	int r;
 
-	b->walk_err.kind = ERR_NONE;
-	r = tree_diff(b->ts, b->attr_root, *b->cur->root, attr_change, b, e);
-	if (r != 0 && b->walk_err.kind)
-		*e = b->walk_err;
+	b->at->walk_err.kind = ERR_NONE;
+	r = tree_diff(b->ts, b->at->root, *b->cur->root, attr_change, b, e);
+	if (r != 0 && b->at->walk_err.kind)
+		*e = b->at->walk_err;
 	if (r != 0 || nest_follow(b, e) < 0) {
 		plines_clear(b);	/* half updated: start again next time */
-		nest_clear(b->nest);
+		nest_clear(b->at->nest);
 		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
 	}
 	r = nest_write_dirty(b, e);
 	if (r == 0)
 		r = attrs_write(b, e);
 	/* the commit's tree is frozen once written: a safe reference */
-	b->attr_root = r == 0 ? *b->cur->root : NULL;
+	b->at->root = r == 0 ? *b->cur->root : NULL;
 	if (r < 0) {
 		plines_clear(b);
-		nest_clear(b->nest);
+		nest_clear(b->at->nest);
 	}
 	return r;
 }
 
 int blobs_commit_attrs(struct blobs *b, struct err *e)
 {
-	if ((!b->has_lfs && !b->attrs_kept) || blob_in_notes(b))
+	if ((!b->has_lfs && !b->at->kept) || blob_in_notes(b))
 		return 0;
 	return attrs_update(b, e);
 }
@@ -962,22 +1026,26 @@ void attrs_free(struct blobs *b)
 	struct attr_ent *a, *at;
 	struct glob_ent *g, *gt;
 
-	HASH_ITER(hh, b->attrs, a, at) {
-		HASH_DEL(b->attrs, a);
+	if (!b->at)
+		return;
+	HASH_ITER(hh, b->at->ents, a, at) {
+		HASH_DEL(b->at->ents, a);
 		free(a);
 	}
-	HASH_ITER(hh, b->glob_memo, g, gt) {
-		HASH_DEL(b->glob_memo, g);
+	HASH_ITER(hh, b->at->glob_memo, g, gt) {
+		HASH_DEL(b->at->glob_memo, g);
 		free(g->path);
 		free(g);
 	}
-	rules_free(b->globs);
-	buf_release(&b->base);
-	buf_release(&b->glob_lines);
-	buf_release(&b->tmp);
-	buf_release(&b->line);
+	rules_free(b->at->globs);
+	buf_release(&b->at->base);
+	buf_release(&b->at->glob_lines);
+	buf_release(&b->at->tmp);
+	buf_release(&b->at->line);
 	plines_clear(b);
-	line_set_clear(&b->base_set);
-	nest_free(b->nest);
-	b->nest = NULL;
+	line_set_clear(&b->at->base_set);
+	nest_free(b->at->nest);
+	b->at->nest = NULL;
+	free(b->at);
+	b->at = NULL;
 }

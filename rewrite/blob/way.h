@@ -76,13 +76,6 @@ struct emit_list {
 	size_t n, alloc;
 };
 
-/* The .gitattributes blobs migrate wrote, and the user's file each one
- * extends (none: has_base 0). */
-struct attr_ent {
-	struct oid ours, base;
-	int has_base;
-	UT_hash_handle hh;
-};
 
 /* The blob's way of one run (blob.h), grouped by the file that owns each
  * part. */
@@ -132,35 +125,9 @@ struct blobs {
 	struct ptr_store *annex_store;
 	uint64_t unlfsed;		/* unlfs: LFS objects found */
 
-	/* attrs.c */
-	int has_lfs;		/* some rule converts to LFS */
-	/* unlfs with --missing=keep: the pointers it leaves keep a
-	 * filter=lfs line of their own in the root .gitattributes */
-	int attrs_kept;
-	struct rules *globs;	/* the unconditioned lfs glob rules alone */
-	struct buf glob_lines;	/* their .gitattributes lines */
-	struct glob_ent *glob_memo;	/* path -> covered by the glob lines */
-	struct attr_ent *attrs;
-	struct oid base_id;		/* cache: the last base read */
-	struct buf base;
-	int has_base_cache;
-	struct line_ent *base_set;	/* the lines of base */
-	struct buf tmp, line;
-	/*
-	 * The per-path lines of the tree at attr_root, kept up to date by a
-	 * tree diff per commit (cost follows the commit's changes), and the
-	 * .gitattributes text last built from them (text_*).
-	 */
-	struct path_line *plines;
-	struct tnode *attr_root;	/* NULL: the empty tree */
-	uint64_t plines_ver;
-	int text_valid, text_has_base;
-	uint64_t text_ver;
-	struct oid text_base, text_id;
-	struct err walk_err;		/* from inside tree walks */
-	/* the user's nested .gitattributes and the lines migrate adds to
-	 * them (attrs.c's own state) */
-	struct nest *nest;
+	/* attrs.c (its own state: struct attrs) */
+	int has_lfs;		/* some rule converts to LFS (attrs_init) */
+	struct attrs *at;
 
 	/* splits.c */
 	struct splits *splits;	/* split files seen so far */
@@ -179,30 +146,6 @@ struct blobs {
 	/* pool.c */
 	struct pool *pool;	/* NULL: none (yet, or at all) */
 	int pool_tried;
-};
-
-/* One path's .gitattributes line (a file migrate must add to or take out
- * of what the glob lines say), by path. */
-struct path_line {
-	char *path, *line;
-	size_t len, line_len;
-	int unset;
-	UT_hash_handle hh;
-};
-
-/* A line of a text held elsewhere (with its LF, when it has one). */
-struct line_ent {
-	const char *p;
-	size_t n;
-	UT_hash_handle hh;
-};
-
-/* Whether a path is covered by the glob lines, remembered: paths repeat
- * from commit to commit. */
-struct glob_ent {
-	char *path;
-	int covered;
-	UT_hash_handle hh;
 };
 
 
