@@ -53,7 +53,6 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 	b->dst = env->dst;
 	b->hash = env->hash;
 	b->report = env->report;
-	stream_cmd_init(&b->splits_cmd);
 	buf_init(&b->spare, SIZE_MAX);
 	stream_cmd_init(&b->blobcmd);
 	stream_cmd_init(&b->scratch);
@@ -100,7 +99,6 @@ void blobs_free(struct blobs *b)
 	annex_free(b);
 	unlfs_free(b);
 	scrub_free(b);
-	stream_cmd_release(&b->splits_cmd);
 	pointers_free(b);
 	HASH_ITER(hh, b->byid, bi, tmp) {
 		HASH_DELETE(hh, b->byid, bi);
@@ -247,7 +245,7 @@ uint64_t blobs_converted(const struct blobs *b)
 
 uint64_t blobs_conversions(const struct blobs *b)
 {
-	return b->converted + annex_count(b) + b->unlfsed;
+	return b->converted + annex_count(b) + unlfs_count(b);
 }
 
 uint64_t blobs_bytes_read(const struct blobs *b)
@@ -264,7 +262,7 @@ const char *blobs_store(const struct blobs *b)
 
 uint64_t blobs_split_failures(const struct blobs *b)
 {
-	return b->split_failures;
+	return splits_failures(b);
 }
 
 /* M with the original content: queued to be written before the commit. */

@@ -104,6 +104,8 @@ struct splits {
 	struct buf key;
 	int off;			/* no split rule: nothing to track */
 	FILE *listed;			/* blob.h new_blobs */
+	struct stream_cmd cmd;		/* the M and D lines of parts */
+	uint64_t failures;		/* --verify-split: versions that fail */
 };
 
 static void ids_free(struct part_id **ids)
@@ -156,8 +158,14 @@ void splits_free(struct blobs *b)
 	buf_release(&s->key);
 	if (s->listed)
 		fclose(s->listed);
+	stream_cmd_release(&s->cmd);
 	free(s);
 	b->splits = NULL;
+}
+
+uint64_t splits_failures(const struct blobs *b)
+{
+	return b->splits ? b->splits->failures : 0;
 }
 
 static struct splits *splits_get(struct blobs *b)
@@ -170,6 +178,7 @@ static struct splits *splits_get(struct blobs *b)
 		return s;
 	s = b->splits = xcalloc(1, sizeof(*s));
 	s->hash = obj_hash_new();
+	stream_cmd_init(&s->cmd);
 	buf_init(&s->path, STREAM_MAX_LINE);
 	buf_init(&s->key, STREAM_MAX_LINE + OID_RAW + 8);
 	s->off = 1;
@@ -540,7 +549,7 @@ static int parts_in_tree(struct blobs *b, struct split_file *f,
 static int write_delete(struct blobs *b, const char *path, size_t len,
 			const struct oid *id, struct err *e)
 {
-	struct stream_cmd *c = &b->splits_cmd;
+	struct stream_cmd *c = &b->splits->cmd;
 	struct oid have;
 	uint32_t mode;
 	int r;
@@ -612,7 +621,7 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 		      struct err *e)
 {
 	struct splits *s = b->splits;
-	struct stream_cmd *c = &b->splits_cmd;
+	struct stream_cmd *c = &b->splits->cmd;
 	struct part_id *old, *nw;
 	struct oid id, have;
 	uint32_t mode;
@@ -825,7 +834,7 @@ int splits_place(struct blobs *b, struct stream_cmd *c, struct blob_info *bi,
 		warning("migrate: verify-split: %.*s in commit %s does not "
 			"reassemble from its parts (records of one key are not "
 			"contiguous)", (int)c->path.len, c->path.ptr, where);
-		b->split_failures++;
+		b->splits->failures++;
 	}
 	/* parts keep the file's mode (the exec bit); a new mode rewrites all */
 	if (mode != f->mode) {

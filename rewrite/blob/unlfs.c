@@ -39,6 +39,8 @@ struct unlfs {
 	struct buf *globs;		/* per unlfs glob rule: its attr pattern */
 	size_t nglobs;
 	struct buf tmp, text, chk, pack;
+	FILE *packs_list;	/* opt.objects_list, once a pack is in */
+	uint64_t found;		/* LFS objects found */
 };
 
 /* 1 when the rule set has an unlfs rule. */
@@ -119,6 +121,11 @@ int unlfs_init(struct blobs *b, struct err *e)
 	return 0;
 }
 
+uint64_t unlfs_count(const struct blobs *b)
+{
+	return b->unlfs ? b->unlfs->found : 0;
+}
+
 void unlfs_free(struct blobs *b)
 {
 	struct unlfs *u = b->unlfs;
@@ -136,8 +143,8 @@ void unlfs_free(struct blobs *b)
 	free(b->lfs_dirs);
 	b->lfs_dirs = NULL;
 	b->n_lfs_dirs = 0;
-	if (b->packs_list)
-		fclose(b->packs_list);
+	if (u->packs_list)
+		fclose(u->packs_list);
 	lfs_check_release(&u->check);
 	for (i = 0; i < u->nglobs; i++)
 		buf_release(&u->globs[i]);
@@ -162,18 +169,18 @@ static int pack_commit(struct blobs *b, struct lfs_found *f, struct err *e)
 
 	/* the list is there before any pack: a pack it cannot name would
 	 * never be dropped */
-	if (!b->packs_list && b->opt.objects_list) {
-		b->packs_list = fopen(b->opt.objects_list, "we");
-		if (!b->packs_list)
+	if (!u->packs_list && b->opt.objects_list) {
+		u->packs_list = fopen(b->opt.objects_list, "we");
+		if (!u->packs_list)
 			return err_errno(e, ERR_IO, "cannot create %s",
 					 b->opt.objects_list);
 	}
 	r = packw_commit(f->pack, &u->pack, e);
 	if (r <= 0)
 		return r;
-	if (b->packs_list &&
-	    (fprintf(b->packs_list, "%s %s\n", oid_hex(&f->id, hex),
-		     u->pack.ptr) < 0 || fflush(b->packs_list) != 0))
+	if (u->packs_list &&
+	    (fprintf(u->packs_list, "%s %s\n", oid_hex(&f->id, hex),
+		     u->pack.ptr) < 0 || fflush(u->packs_list) != 0))
 		return err_errno(e, ERR_IO, "cannot write %s", b->opt.objects_list);
 	return 0;
 }
@@ -291,7 +298,7 @@ int unlfs_content(struct blobs *b, const char *path, size_t len,
 		if (!o->content)
 			note_missing(b, &oid, path, len);
 		else
-			b->unlfsed++;
+			b->unlfs->found++;
 	}
 	bi->unlfs_obj = o;
 found:

@@ -123,7 +123,6 @@ struct blobs {
 	/* the git-annex store (NULL: none, or a dry run): opened by annex.c,
 	 * read by held.c for a content stored under its key */
 	struct ptr_store *annex_store;
-	uint64_t unlfsed;		/* unlfs: LFS objects found */
 
 	/* attrs.c (its own state: struct attrs) */
 	int has_lfs;		/* some rule converts to LFS (attrs_init) */
@@ -131,14 +130,11 @@ struct blobs {
 
 	/* splits.c */
 	struct splits *splits;	/* split files seen so far */
-	struct stream_cmd splits_cmd;
-	uint64_t split_failures;	/* --verify-split: versions that fail */
 
 	/* unlfs.c */
 	struct unlfs *unlfs;	/* NULL: no unlfs rule */
 	char **lfs_dirs;	/* the LFS stores read, in order (pool.c too) */
 	size_t n_lfs_dirs;
-	FILE *packs_list;	/* opt.objects_list, once a pack is in */
 
 	/* scrub.c */
 	struct scrub *scrub;	/* NULL: no replace-text rule */
@@ -358,6 +354,10 @@ int annex_init(struct blobs *b, struct err *e);
 void annex_free(struct blobs *b);
 /* git-annex keys stored by this run (or, in a dry run, that would be). */
 uint64_t annex_count(const struct blobs *b);
+/* unlfs: the LFS objects found so far. */
+uint64_t unlfs_count(const struct blobs *b);
+/* --verify-split: the versions that failed to reassemble. */
+uint64_t splits_failures(const struct blobs *b);
 /* M with the git-annex pointer (or symlink) of bi at c's path. */
 int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		struct blob_info *bi, const struct rule *rule, struct err *e);
