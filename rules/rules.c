@@ -687,15 +687,16 @@ static void rules_push(struct rules *set, const struct rule *r)
 }
 
 /* Handles one line: blank, comment or rule. */
-static int parse_line(struct rules *set, struct cur *c, struct buf *tmp)
+static int parse_line(struct rules *set, struct cur *c, struct buf *tmp,
+		      size_t max_line)
 {
 	struct rule r;
 	const char *nul;
 
 	if (c->len && c->s[c->len - 1] == '\r')
 		c->len--;
-	if (c->len > RULES_MAX_LINE)
-		return fail(c, 0, "line longer than %d bytes", RULES_MAX_LINE);
+	if (c->len > max_line)
+		return fail(c, 0, "line longer than %zu bytes", max_line);
 	nul = memchr(c->s, '\0', c->len);
 	if (nul)
 		return fail(c, (size_t)(nul - c->s), "NUL byte in rule file");
@@ -1048,7 +1049,7 @@ int rules_parse(struct rules **out, const char *text, size_t len,
 		c.len = nl ? (size_t)(nl - c.s) : len - at;
 		c.line++;
 		at += c.len + (nl != NULL);
-		if (parse_line(set, &c, &tmp) < 0) {
+		if (parse_line(set, &c, &tmp, RULES_MAX_LINE) < 0) {
 			buf_release(&tmp);
 			rules_free(set);
 			return -1;
@@ -1606,11 +1607,144 @@ size_t rules_warn_shadowed(const struct rules *r)
 		if (!shadowed_by(&x, r, i, &by))
 			continue;
 		w = &r->v[by];
-		warning("%s:%zu: warning: rule never matches: line %zu ('%s%s') "
-			"always wins", r->name, r->v[i].line, w->line,
-			w->is_regex ? "re:" : "", w->pattern);
+		/* the winner of another file (an option's rules after the
+		 * rule file's) is named with its file */
+		if (w->file != r->v[i].file)
+			warning("%s:%zu: warning: rule never matches: %s:%zu "
+				"('%s%s') always wins", r->v[i].file,
+				r->v[i].line, w->file, w->line,
+				w->is_regex ? "re:" : "", w->pattern);
+		else
+			warning("%s:%zu: warning: rule never matches: line %zu "
+				"('%s%s') always wins", r->v[i].file,
+				r->v[i].line, w->line,
+				w->is_regex ? "re:" : "", w->pattern);
 		n++;
 	}
 	shadow_index_free(&x);
 	return n;
+}
+
+/* ---- rules added to a set, and a rule written back ---- */
+
+/* The path index and the regex blocks again, after rules were added. */
+static void reindex(struct rules *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->nblk; i++) {
+		pcre2_match_data_free(set->blk[i].md);
+		pcre2_code_free(set->blk[i].re);
+	}
+	free(set->blk);
+	set->blk = NULL;
+	set->nblk = 0;
+	free(set->blk_of);
+	set->blk_of = NULL;
+	free_prefixes(set);
+	set->pfx = NULL;
+	set->rest = NULL;
+	set->nrest = 0;
+	set->nlens = 0;
+	index_prefixes(set);
+	combine_regexes(set);
+}
+
+int rules_add_text(struct rules *set, const char *text, size_t len,
+		   const char *name, size_t max_line, struct err *e)
+{
+	struct cur c = { NULL, text, 0, 0, 0, e };
+	struct buf tmp;
+	size_t at = 0, before;
+	const char *nl;
+	int r = 0;
+
+	if (len > RULES_MAX_FILE)
+		return err_set(e, ERR_USAGE, "%s: rules larger than %zu bytes",
+			       name, RULES_MAX_FILE);
+	if (!max_line)
+		max_line = RULES_MAX_LINE;
+	buf_init(&tmp, max_line + 1);
+	set->names = xrealloc(set->names, (set->nnames + 1) * sizeof(*set->names));
+	c.name = set->names[set->nnames++] = xstrdup(name);
+	while (r == 0 && at < len) {
+		nl = memchr(text + at, '\n', len - at);
+		c.s = text + at;
+		c.len = nl ? (size_t)(nl - c.s) : len - at;
+		c.line++;
+		at += c.len + (nl != NULL);
+		before = set->n;
+		r = parse_line(set, &c, &tmp, max_line);
+		if (set->n > before)
+			set->v[set->n - 1].file = c.name;
+	}
+	buf_release(&tmp);
+	reindex(set);
+	return r;
+}
+
+/* A value as the parser reads it back: bare when it can be, else
+ * '...', else "..." with \" and \\. */
+static void format_value(struct buf *out, const char *s, size_t n,
+			 int quote);
+
+void rules_format_value(struct buf *out, const char *s, size_t n)
+{
+	format_value(out, s, n, 0);
+}
+
+static void format_value(struct buf *out, const char *s, size_t n,
+			 int quote)
+{
+	size_t i;
+	int bare = !quote && n > 0 && s[0] != '\'' && s[0] != '"' && s[0] != '#';
+
+	for (i = 0; bare && i < n; i++)
+		bare = !is_blank(s[i]);
+	if (bare) {
+		buf_add(out, s, n);
+		return;
+	}
+	if (!memchr(s, '\'', n)) {
+		buf_addch(out, '\'');
+		buf_add(out, s, n);
+		buf_addch(out, '\'');
+		return;
+	}
+	buf_addch(out, '"');
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			buf_addch(out, '\\');
+		buf_addch(out, s[i]);
+	}
+	buf_addch(out, '"');
+}
+
+void rules_rule_format(struct buf *out, const struct rule *rule)
+{
+	int i;
+
+	if (rule->is_regex)
+		buf_adds(out, "re:");
+	/* a glob whose text starts like a regex is quoted, or it would be
+	 * read as one */
+	format_value(out, rule->pattern, rule->pattern_len, !rule->is_regex &&
+		     rule->pattern_len >= 3 && !memcmp(rule->pattern, "re:", 3));
+	if (rule->has_lo)
+		buf_printf(out, " size>=%llu", (unsigned long long)rule->lo);
+	if (rule->has_hi)
+		buf_printf(out, " size<=%llu", (unsigned long long)rule->hi);
+	buf_addch(out, ' ');
+	if (rule->action == RULES_REPLACE_TEXT) {
+		buf_adds(out, "replace-text=");
+		format_value(out, rule->opt[OPT_TEXT], rule->opt_len[OPT_TEXT], 0);
+	} else {
+		buf_adds(out, rules_action_name(rule->action));
+	}
+	for (i = 0; i < OPT_COUNT; i++) {
+		if (i == OPT_TEXT || !rule->opt[i])
+			continue;
+		buf_printf(out, " %s=", opt_names[i]);
+		format_value(out, rule->opt[i], rule->opt_len[i], 0);
+	}
 }

@@ -57,6 +57,32 @@ static const char run_usage[] =
 "--no-data); --to borrows the source's objects during the import and\n"
 "ends with one `git repack -a -d`: NEWDIR depends on nothing.\n";
 
+/* --include-ref REF, --exclude-ref REF, as often as needed, in order */
+static int add_ref(struct run_opts *o, const char *arg, int exclude,
+		   struct err *e)
+{
+	if (o->nrefs == RUN_REFS_MAX)
+		return err_set(e, ERR_USAGE, "--%s-ref: at most %d refs; give "
+			       "more as REV-ARGS after --", exclude ?
+			       "exclude" : "include", RUN_REFS_MAX);
+	if (!*arg || *arg == '-' || *arg == '^')
+		return err_set(e, ERR_USAGE, "--%s-ref: expected a ref, got "
+			       "'%s'", exclude ? "exclude" : "include", arg);
+	o->refs[o->nrefs].name = arg;
+	o->refs[o->nrefs++].exclude = exclude;
+	return 0;
+}
+
+static int add_include_ref(void *opts, const char *arg, struct err *e)
+{
+	return add_ref(opts, arg, 0, e);
+}
+
+static int add_exclude_ref(void *opts, const char *arg, struct err *e)
+{
+	return add_ref(opts, arg, 1, e);
+}
+
 #define F(field) offsetof(struct run_opts, field)
 /* run's own options; the shared ones (--rules, -q, ...) are options.c's */
 static const struct cli_option run_only_options[] = {
@@ -85,6 +111,15 @@ static const struct cli_option run_only_options[] = {
 	{ "restart", 0, CLI_SET, NULL, F(restart), 1, NULL,
 	  "in place: convert again, with the rules given, from\n"
 	  "the history under refs/migrate/original/", 0 },
+	{ "include-ref", 0, CLI_STRING, "REF", F(ref_arg), 0, add_include_ref,
+	  "git lfs migrate's: rewrite REF (repeatable; as\n"
+	  "REF after --; without it, every ref)", 0 },
+	{ "exclude-ref", 0, CLI_STRING, "REF", F(ref_arg), 0, add_exclude_ref,
+	  "git lfs migrate's: leave the commits of REF as they\n"
+	  "are (repeatable; as ^REF after --)", 0 },
+	{ "everything", 0, CLI_SET, NULL, F(everything), 1, NULL,
+	  "git lfs migrate's: every ref (what a run without\n"
+	  "REV-ARGS or --include-ref does anyway)", 0 },
 	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
 };
 
@@ -126,6 +161,15 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 		return err_set(e, ERR_USAGE, "--undo goes with --in-place alone "
 			       "(no --rollback, --verify-only, --restart, "
 			       "--dry-run or revision arguments)");
+	if (o->everything && (o->nrevs || o->nrefs))
+		return err_set(e, ERR_USAGE, "--everything converts every ref: "
+			       "it goes without --include-ref, --exclude-ref "
+			       "and REV-ARGS (as in git lfs migrate)");
+	if (o->nrefs && (o->restart || o->undo || o->rollback || o->verify_only))
+		return err_set(e, ERR_USAGE, "--%s-ref says what a run "
+			       "converts: not with --restart, --undo, "
+			       "--rollback or --verify-only",
+			       o->refs[0].exclude ? "exclude" : "include");
 	if (o->restart && (!o->in_place || o->rollback || o->verify_only ||
 			   o->nrevs))
 		return err_set(e, ERR_USAGE, "--restart goes with --in-place "
@@ -325,6 +369,39 @@ static int deliver(const struct run *r, const char *dir,
 	return rc;
 }
 
+#define RULES_SHOWN 200	/* rules a preview lists */
+#define RULE_SHOWN 300		/* bytes of one */
+
+/*
+ * A preview's list of the rules in effect, in the rule language, each
+ * with the file (or the option) and line it comes from: the rule file's,
+ * then the ids', then the options' (first match wins).
+ */
+static void list_rules(const struct rules *rules)
+{
+	struct buf line = BUF_INIT(SIZE_MAX / 2);
+	size_t i, n = rules ? rules_count(rules) : 0;
+
+	if (!n)
+		return;
+	fprintf(stderr, "migrate run: dry run: %zu rule(s) in effect, the "
+		"first that matches a file decides it (the rule file's, then "
+		"the options'):\n", n);
+	for (i = 0; i < n && i < RULES_SHOWN; i++) {
+		const struct rule *rule = rules_get(rules, i);
+
+		buf_reset(&line);
+		rules_rule_format(&line, rule);
+		fprintf(stderr, "  %.*s%s  # %s:%zu\n",
+			(int)(line.len > RULE_SHOWN ? RULE_SHOWN : line.len),
+			line.ptr, line.len > RULE_SHOWN ? "..." : "",
+			rules_rule_file(rule), rules_rule_line(rule));
+	}
+	if (n > RULES_SHOWN)
+		fprintf(stderr, "  ... and %zu more\n", n - RULES_SHOWN);
+	buf_release(&line);
+}
+
 /* --dry-run: everything decided, nothing written but what was asked. */
 static int preview(struct run *r, struct err *e)
 {
@@ -335,6 +412,8 @@ static int preview(struct run *r, struct err *e)
 
 	run_state_files_init(&fin, r->state, "");
 	run_state_files_init(&fnew, r->dry_dir, "");
+	if (!r->o.f.quiet)
+		list_rules(r->rules);
 	rc = prepare(r, &fin, &fnew, e);
 	if (rc == 0)
 		rc = run_convert(r, &fnew, e);
@@ -488,6 +567,7 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 
 	memset(&r, 0, sizeof(r));
 	buf_init(&r.alt_before, SIZE_MAX / 2);
+	buf_init(&r.rules_peer, SIZE_MAX / 2);
 	rc = parse_run_options(&r.o, argc, argv, e);
 	if (rc > 0)
 		return 0;	/* --help */

@@ -95,24 +95,21 @@ static int add_file(struct buf *out, const char *what, const char *path)
 static int expressions_text(const struct run *r, struct buf *out)
 {
 	struct buf path = BUF_INIT(PATH_MAX), what = BUF_INIT(PATH_MAX + 16);
-	struct err ignored = ERR_INIT;
-	struct rules *rules = NULL;
+	const struct rules *rules = r->rules;	/* the run's (run_setup) */
 	size_t i;
 	int ok = 1;
 
 	buf_adds(out, EXPRESSIONS_MARK);
-	if (r->o.f.rules && rules_load(&rules, r->o.f.rules, &ignored) == 0)
-		for (i = 0; ok && i < rules_count(rules); i++) {
-			const struct rule *rule = rules_get(rules, i);
+	for (i = 0; rules && ok && i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
 
-			if (!rules_option_path(rule, "replace-text", &path))
-				continue;
-			buf_reset(&what);
-			buf_printf(&what, "replace-text=%s",
-				   rules_rule_option(rule, "replace-text", NULL));
-			ok = add_file(out, what.ptr, path.ptr);
-		}
-	rules_free(rules);
+		if (!rules_option_path(rule, "replace-text", &path))
+			continue;
+		buf_reset(&what);
+		buf_printf(&what, "replace-text=%s",
+			   rules_rule_option(rule, "replace-text", NULL));
+		ok = add_file(out, what.ptr, path.ptr);
+	}
 	if (ok && r->o.f.replace_message)
 		ok = add_file(out, "--replace-message", r->o.f.replace_message);
 	buf_release(&path);
@@ -134,6 +131,13 @@ static int rules_text(const struct run *r, struct buf *out, int exprs)
 	if (r->o.f.strip_blobs_with_ids &&
 	    !add_file(out, "--strip-blobs-with-ids", r->o.f.strip_blobs_with_ids))
 		return 0;
+	/* the rules of the peers' options (--include, --path, ...), as
+	 * rules_add_peer wrote them: a run with other options converts
+	 * otherwise */
+	if (r->rules_peer.len) {
+		buf_adds(out, "\n# the options' rules\n");
+		buf_add(out, r->rules_peer.ptr, r->rules_peer.len);
+	}
 	return !exprs || expressions_text(r, out);
 }
 
@@ -242,7 +246,8 @@ int run_write_state(struct run *r, const struct state_files *f,
 		buf_release(&rules);
 		return err_set(e, ERR_IO, "%s: cannot read the rules (or a file they name) again",
 			       r->o.f.rules ? r->o.f.rules :
-			       r->o.f.strip_blobs_with_ids);
+			       r->o.f.strip_blobs_with_ids ?
+			       r->o.f.strip_blobs_with_ids : "(options)");
 	}
 	rc = run_state_put(r, "rules", &rules, e);
 	buf_release(&rules);
