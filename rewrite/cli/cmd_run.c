@@ -25,18 +25,8 @@
 #include "../run/run.h"
 #include "cli.h"
 
-static const char run_usage[] =
-"usage: migrate run [--rules FILE] [--repo DIR] (--to NEWDIR | --in-place)\n"
-"                   [--commit-map-format F] [--verify-split]\n"
-"                   [--dry-run] [--report FILE|-] [--report-json FILE]\n"
-"                   [--commit-map FILE] [--ref-map FILE]\n"
-"                   [--no-rewrite-message-ids] [-q | --progress]\n"
-"                   [-- REV-ARGS...]\n"
-"   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
-"   or: migrate run --rollback [--repo DIR] (--to NEWDIR | --in-place)\n"
-"   or: migrate run --in-place --restart [--rules FILE] [--repo DIR]\n"
-"   or: migrate run --in-place --undo [--repo DIR]\n"
-"\n"
+/* --help, after the synopsis (made from the tables) */
+static const char run_about[] =
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
 "new repository; the source is never written); --in-place rewrites REPO's\n"
 "refs (the refs before the first run are kept under refs/migrate/original/).\n"
@@ -91,10 +81,10 @@ static const struct cli_option run_only_options[] = {
 	  "directory's)", 0 },
 	{ "to", 0, CLI_STRING, "NEWDIR", F(to), 0, NULL,
 	  "write the new history into NEWDIR: a new\n"
-	  "repository, or the target of an earlier run", 0 },
+	  "repository, or the target of an earlier run", CLI_ONE_OF },
 	{ "in-place", 0, CLI_SET, NULL, F(in_place), 1, NULL,
 	  "rewrite REPO's refs (the old ones are kept under\n"
-	  "refs/migrate/original/)", 0 },
+	  "refs/migrate/original/)", CLI_ONE_OF },
 	{ "verify-only", 0, CLI_SET, NULL, F(verify_only), 1, NULL,
 	  "check the last run's maps and marks against the\n"
 	  "repository again; change nothing", 0 },
@@ -125,15 +115,19 @@ static const struct cli_option run_only_options[] = {
 
 #undef F
 
+const struct cli_command_options cli_run_command = {
+	CLI_RUN, run_only_options, NULL, "migrate run", "[-- REV-ARGS...]",
+	run_about, NULL, 1, NULL,
+};
+
 /* 0 parsed, 1 --help answered, -1 e set */
 static int parse_run_options(struct run_opts *o, int argc, char **argv,
 			     struct err *e)
 {
-	const struct cli_command_options c = {
-		CLI_RUN, run_only_options, o, run_usage, NULL, 1,
-	};
+	struct cli_command_options c = cli_run_command;
 	int rc;
 
+	c.own_opts = o;
 	o->repo = ".";
 	o->f.rewrite_message_ids = -1; /* as the filter: with rules only */
 	rc = cli_parse_options(&c, argc, argv, &o->f, e);

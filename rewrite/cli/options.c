@@ -417,6 +417,17 @@ static const struct cli_option shared_options[] = {
 #undef F
 #undef BOTH
 
+/* How many options of its own c has (they come first in options_of). */
+static size_t c_own_count(const struct cli_command_options *c)
+{
+	const struct cli_option *o;
+	size_t n = 0;
+
+	for (o = c->own; o && o->name; o++)
+		n++;
+	return n;
+}
+
 /* The options command c takes, in --help's order (its own, then the
  * shared ones); *opts_of[i] is where the fields of the i-th are. Caller
  * frees the array. */
@@ -475,6 +486,87 @@ static void print_options(FILE *f, const struct cli_option *const *v, size_t n)
 		buf_reset(&left);
 	}
 	buf_release(&left);
+}
+
+#define SYNOPSIS_WIDTH 79
+
+/* One word of a synopsis, on the line or on the next, under the first. */
+static void synopsis_word(FILE *f, const struct buf *w, size_t indent,
+			  size_t *col)
+{
+	if (*col + 1 + w->len > SYNOPSIS_WIDTH && *col > indent) {
+		fprintf(f, "\n%*s", (int)indent, "");
+		*col = indent;
+	} else {
+		fputc(' ', f);
+		(*col)++;
+	}
+	fwrite(w->ptr, 1, w->len, f);
+	*col += w->len;
+}
+
+static void synopsis_option(struct buf *w, const struct cli_option *o)
+{
+	if (o->short_name)
+		buf_printf(w, "-%c|", o->short_name);
+	buf_printf(w, "--%s", o->name);
+	if (o->arg)
+		buf_printf(w, " %s", o->arg);
+}
+
+void cli_print_synopsis(FILE *f, const char *lead,
+			const struct cli_command_options *c, int short_form)
+{
+	struct buf w = BUF_INIT(BUF_MAX_DEFAULT);
+	struct rw_options none;
+	const struct cli_option **v;
+	void **opts_of;
+	size_t n, i, col, indent;
+
+	memset(&none, 0, sizeof(none));
+	v = options_of(c, &none, &opts_of, &n);
+	fprintf(f, "%s%s", lead, c->name);
+	col = indent = strlen(lead) + strlen(c->name) + 1;
+	col--;
+	if (short_form) {
+		buf_adds(&w, "[OPTIONS]");
+		synopsis_word(f, &w, indent, &col);
+	}
+	for (i = 0; i < n; i++) {
+		const struct cli_option *o = v[i];
+		int one_of = o->cmds & CLI_ONE_OF && i < c_own_count(c);
+
+		if (o->kind == CLI_HELP || o->kind == CLI_VERSION ||
+		    (short_form && !one_of))
+			continue;
+		buf_reset(&w);
+		if (!one_of) {
+			buf_addch(&w, '[');
+			synopsis_option(&w, o);
+			buf_addch(&w, ']');
+			synopsis_word(f, &w, indent, &col);
+			continue;
+		}
+		buf_addch(&w, '(');
+		for (;;) {
+			synopsis_option(&w, v[i]);
+			if (i + 1 >= c_own_count(c) || !(v[i + 1]->cmds & CLI_ONE_OF))
+				break;
+			buf_adds(&w, " | ");
+			i++;
+		}
+		buf_addch(&w, ')');
+		synopsis_word(f, &w, indent, &col);
+	}
+	if (c->args) {
+		buf_reset(&w);
+		buf_adds(&w, c->args);
+		synopsis_word(f, &w, indent, &col);
+	}
+	fputc('\n', f);
+	buf_release(&w);
+	free(v);
+	free(opts_of);
 }
 
 /* 1 if command c has an option of its own called name. */
@@ -576,7 +668,13 @@ int cli_parse_options(const struct cli_command_options *c, int argc,
 		else if (o->kind == CLI_VERSION)
 			rc = CLI_DONE_VERSION;
 		else {
-			fputs(c->usage, stdout);
+			const struct cli_command_options *const *a;
+
+			cli_print_synopsis(stdout, "usage: ", c, 0);
+			for (a = c->also; a && *a; a++)
+				cli_print_synopsis(stdout, "   or: ", *a, 1);
+			if (c->about)
+				printf("\n%s", c->about);
 			fputs("\nOptions:\n", stdout);
 			print_options(stdout, v, n);
 			if (c->usage_tail)
