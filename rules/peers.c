@@ -367,6 +367,11 @@ static int add_paths(struct rules *set, const struct rules_peer *p,
 		rc = p->invert_paths ? add(set, all, &text[k], kind_option[k], e) :
 		     rules_add_text(check, text[k].ptr, text[k].len,
 				    kind_option[k], 0, e);
+	/* a file of comments selects nothing: keeping nothing is not what
+	 * was meant */
+	if (rc == 0 && !ahead.len)
+		rc = err_set(e, ERR_USAGE, "%s: no path given (the file has "
+			     "only comments and blank lines)", names.ptr);
 	if (rc == 0 && !p->invert_paths) {
 		buf_reset(&re);
 		buf_adds(&re, "^(?!");

@@ -281,6 +281,8 @@ bad "--invert-paths: no path to invert" --invert-paths --include='*.bin'
 bad "--path-regex:2:[0-9]*: bad regex" --path-regex=x --path-regex='a('
 bad "$SCRATCH/rename.txt:2: '==>' renames a path" --paths-from-file "$SCRATCH/rename.txt"
 bad "--paths-from-file $SCRATCH/none: " --paths-from-file "$SCRATCH/none"
+printf '# only a comment\n\n' >"$SCRATCH/comments.txt"
+bad "--paths-from-file: no path given" --paths-from-file "$SCRATCH/comments.txt"
 bad "--path: invalid path component '..'" --path=docs/../src
 bad "--include:1:[0-9]*: " --include=docs/
 info "bad values: one message each, naming the option (or FILE:LINE), nothing written"
