@@ -18,6 +18,15 @@
 int rw_cmd_run(int argc, char **argv, struct err *e);
 
 /*
+ * A dry run's list of the rules in effect on standard error (cmd_run.c),
+ * after "WHO: dry run: N rule(s) in effect ...": each in the rule
+ * language with the file (or option) and line it comes from, the first
+ * 200 (longer ones cut). Nothing for an empty set or NULL.
+ */
+struct rules;
+void cli_list_rules(const char *who, const struct rules *rules);
+
+/*
  * migrate remap (argv[0] is "remap"): rebases the local branches of the
  * current clone onto the new history through the commit map (cmd_remap.c).
  * 0, or -1 with e set (some branch not moved: ERR_IO).

@@ -366,21 +366,17 @@ static int deliver(const struct run *r, const char *dir,
 #define RULES_SHOWN 200	/* rules a preview lists */
 #define RULE_SHOWN 300		/* bytes of one */
 
-/*
- * A preview's list of the rules in effect, in the rule language, each
- * with the file (or the option) and line it comes from: the rule file's,
- * then the ids', then the options' (first match wins).
- */
-static void list_rules(const struct rules *rules)
+/* (cli.h) */
+void cli_list_rules(const char *who, const struct rules *rules)
 {
 	struct buf line = BUF_INIT(SIZE_MAX / 2);
 	size_t i, n = rules ? rules_count(rules) : 0;
 
 	if (!n)
 		return;
-	fprintf(stderr, "migrate run: dry run: %zu rule(s) in effect, the "
-		"first that matches a file decides it (the rule file's, then "
-		"the options'):\n", n);
+	fprintf(stderr, "%s: dry run: %zu rule(s) in effect, the first that "
+		"matches a file decides it (the rule file's, then the "
+		"options'):\n", who, n);
 	for (i = 0; i < n && i < RULES_SHOWN; i++) {
 		const struct rule *rule = rules_get(rules, i);
 
@@ -407,7 +403,7 @@ static int preview(struct run *r, struct err *e)
 	run_state_files_init(&fin, r->state, "");
 	run_state_files_init(&fnew, r->dry_dir, "");
 	if (!r->o.f.quiet)
-		list_rules(r->rules);
+		cli_list_rules("migrate run", r->rules);
 	rc = prepare(r, &fin, &fnew, e);
 	if (rc == 0)
 		rc = run_convert(r, &fnew, e);

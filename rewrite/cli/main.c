@@ -224,10 +224,15 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	if (gitcmd_sha1_only(opt.source_repo, e) < 0 ||
 	    (opt.target_repo && gitcmd_sha1_only(opt.target_repo, e) < 0))
 		return -1;
-	out = dry_run_output(&opt, e);
-	if (out < 0 || rw_filter(&opt, 0, out, e) < 0)
+	/* the rules, parsed here: a dry run lists them */
+	if (rw_rules_wanted(&opt) && rw_rules_build(&opt.rules_set, NULL, &opt, e) < 0)
 		return -1;
-	return 0;
+	if (opt.dry_run && !opt.quiet)
+		cli_list_rules("migrate", opt.rules_set);
+	out = dry_run_output(&opt, e);
+	rc = out < 0 || rw_filter(&opt, 0, out, e) < 0 ? -1 : 0;
+	rules_free(opt.rules_set);
+	return rc;
 }
 
 static int cmd_help(int argc, char **argv, struct err *e);
