@@ -892,35 +892,42 @@ static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
 	(*v)[(*n)++] = x;
 }
 
+/* Puts rule i in the literal-prefix index (see struct pfx), after the
+ * rules before it; set->rest has room for it. */
+static void index_rule(struct rules *set, size_t i)
+{
+	const struct rule *r = &set->v[i];
+	struct pfx *x;
+	size_t j, k;
+
+	if (r->is_blob)
+		return;	/* never a path's candidate */
+	k = r->is_regex ? literal_prefix(r) : 0;
+	if (!k) {
+		set->rest[set->nrest++] = i;
+		return;
+	}
+	HASH_FIND(hh, set->pfx, r->pattern + 1, k, x);
+	if (!x) {
+		x = xcalloc(1, sizeof(*x));
+		memcpy(x->key, r->pattern + 1, k);
+		HASH_ADD(hh, set->pfx, key[0], k, x);
+		for (j = 0; j < set->nlens && set->lens[j] != k; j++)
+			;
+		if (j == set->nlens)
+			set->lens[set->nlens++] = k;
+	}
+	push_index(&x->idx, &x->n, &x->cap, i);
+}
+
 /* Builds the literal-prefix index of the regex rules (see struct pfx). */
 static void index_prefixes(struct rules *set)
 {
-	size_t i, j, k;
-	struct pfx *x;
+	size_t i;
 
 	set->rest = xmalloc((set->n + 1) * sizeof(*set->rest));
-	for (i = 0; i < set->n; i++) {
-		const struct rule *r = &set->v[i];
-
-		if (r->is_blob)
-			continue;	/* never a path's candidate */
-		k = r->is_regex ? literal_prefix(r) : 0;
-		if (!k) {
-			set->rest[set->nrest++] = i;
-			continue;
-		}
-		HASH_FIND(hh, set->pfx, r->pattern + 1, k, x);
-		if (!x) {
-			x = xcalloc(1, sizeof(*x));
-			memcpy(x->key, r->pattern + 1, k);
-			HASH_ADD(hh, set->pfx, key[0], k, x);
-			for (j = 0; j < set->nlens && set->lens[j] != k; j++)
-				;
-			if (j == set->nlens)
-				set->lens[set->nlens++] = k;
-		}
-		push_index(&x->idx, &x->n, &x->cap, i);
-	}
+	for (i = 0; i < set->n; i++)
+		index_rule(set, i);
 }
 
 static void free_prefixes(struct rules *set)
@@ -1169,7 +1176,7 @@ static int pattern_matches(struct rules *set, const struct rule *r,
 		return 0;
 	pcre2_get_error_message(rc, msg, sizeof(msg));
 	return err_set(e, ERR_USAGE, "%s:%zu: regex failed on path '%.*s': %s",
-		       set->name, r->line, (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
+		       r->file, r->line, (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
 		       path, (const char *)msg);
 }
 
@@ -1627,27 +1634,19 @@ size_t rules_warn_shadowed(const struct rules *r)
 
 /* ---- rules added to a set, and a rule written back ---- */
 
-/* The path index and the regex blocks again, after rules were added. */
-static void reindex(struct rules *set)
+/* The rules from `from` on, added after the index was built, into it:
+ * each is its own candidate, in no regex block (they are few: the
+ * blocks of the rules before them are not compiled again). */
+static void index_added(struct rules *set, size_t from)
 {
 	size_t i;
 
-	for (i = 0; i < set->nblk; i++) {
-		pcre2_match_data_free(set->blk[i].md);
-		pcre2_code_free(set->blk[i].re);
+	set->rest = xrealloc(set->rest, (set->n + 1) * sizeof(*set->rest));
+	set->blk_of = xrealloc(set->blk_of, (set->n + 1) * sizeof(*set->blk_of));
+	for (i = from; i < set->n; i++) {
+		set->blk_of[i] = NO_BLOCK;
+		index_rule(set, i);
 	}
-	free(set->blk);
-	set->blk = NULL;
-	set->nblk = 0;
-	free(set->blk_of);
-	set->blk_of = NULL;
-	free_prefixes(set);
-	set->pfx = NULL;
-	set->rest = NULL;
-	set->nrest = 0;
-	set->nlens = 0;
-	index_prefixes(set);
-	combine_regexes(set);
 }
 
 int rules_add_text(struct rules *set, const char *text, size_t len,
@@ -1655,7 +1654,7 @@ int rules_add_text(struct rules *set, const char *text, size_t len,
 {
 	struct cur c = { NULL, text, 0, 0, 0, e };
 	struct buf tmp;
-	size_t at = 0, before;
+	size_t at = 0, before, first = set->n;
 	const char *nl;
 	int r = 0;
 
@@ -1679,7 +1678,7 @@ int rules_add_text(struct rules *set, const char *text, size_t len,
 			set->v[set->n - 1].file = c.name;
 	}
 	buf_release(&tmp);
-	reindex(set);
+	index_added(set, first);
 	return r;
 }
 

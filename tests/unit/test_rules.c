@@ -917,6 +917,23 @@ static void test_add_text_and_format(void **state)
 	/* the index is built again: a regex added later is found */
 	assert_int_equal(rules_add_text(r, "re:^src/ drop\n", 14, "--path", 0, &e), 0);
 	assert_string_equal(verdict(r, "src/q", 1), "1:drop");
+	/* the index of the added rules answers as trying each rule does */
+	{
+		static const char *const paths[] = {
+			"src/q", "a/b.wav", "my dir/x.bin", "re:x", "x", "src",
+			"data/list", "t.txt", "a'b.",
+		};
+		const struct rule *a, *b;
+		size_t i;
+
+		for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+			assert_int_equal(rules_match(&a, r, paths[i], strlen(paths[i]),
+						     5000000, &e), 0);
+			assert_int_equal(rules_match_each(&b, r, paths[i],
+							  strlen(paths[i]), 5000000, &e), 0);
+			assert_ptr_equal(a, b);
+		}
+	}
 	assert_int_equal(rules_add_text(r, "x bad\n", 6, "--exclude", 0, &e), -1);
 	assert_string_equal(e.msg, "--exclude:1:3: unknown action 'bad' (expected lfs, "
 			    "unlfs, annex, drop, keep, split or replace-text=FILE)");
