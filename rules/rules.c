@@ -1698,8 +1698,9 @@ static void format_value(struct buf *out, const char *s, size_t n,
 	size_t i;
 	int bare = !quote && n > 0 && s[0] != '\'' && s[0] != '"' && s[0] != '#';
 
+	/* a CR would be taken for a CRLF line's at the end of a line */
 	for (i = 0; bare && i < n; i++)
-		bare = !is_blank(s[i]);
+		bare = !is_blank(s[i]) && s[i] != '\r';
 	if (bare) {
 		buf_add(out, s, n);
 		return;
