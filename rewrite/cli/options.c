@@ -281,12 +281,12 @@ static const struct cli_option shared_options[] = {
 	  "ids the history never had are said",
 	  BOTH | CLI_ANALYZE },
 	/* the peers' options: each adds rules after the file's (rules.h) */
-	{ "include", 0, CLI_STRING, "GLOBS", F(peer.include), 0, NULL,
+	{ "include", 'I', CLI_STRING, "GLOBS", F(peer.include), 0, NULL,
 	  "git lfs migrate import's: 'GLOB lfs' for each of\n"
 	  "the comma-separated patterns (after the rule\n"
 	  "file's rules, which win where both match)",
 	  BOTH | CLI_ANALYZE },
-	{ "exclude", 0, CLI_STRING, "GLOBS", F(peer.exclude), 0, NULL,
+	{ "exclude", 'X', CLI_STRING, "GLOBS", F(peer.exclude), 0, NULL,
 	  "git lfs migrate import's: 'GLOB keep' for each,\n"
 	  "before the lfs rules of --include or --above (alone:\n"
 	  "every other file to LFS)", BOTH | CLI_ANALYZE },

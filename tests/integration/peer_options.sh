@@ -214,7 +214,7 @@ git -C "$SCRATCH/refs.exc" cat-file -e "$base^{commit}" ||
 	die "--exclude-ref=main: main's commits are not in the result"
 git -C "$SCRATCH/refs.exc" merge-base --is-ancestor "$base" feat ||
 	die "--exclude-ref=main: feat does not descend from main's commits any more"
-convert refs.every --include='*.bin' --everything
+convert refs.every -I '*.bin' --everything
 convert refs.all --include='*.bin'
 same_commits refs.every refs.all
 expect_refusal --what "--everything with --include-ref" --in "$SRC" --no-output \
