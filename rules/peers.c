@@ -22,7 +22,8 @@ int rules_peer_given(const struct rules_peer *p)
 /* git lfs migrate's sizes (its humanize.ParseBytes): digits with '.' and
  * ',' (commas ignored), then a unit in any case, blanks around it
  * allowed: b, kb mb gb tb pb (powers of 1000), kib ... pib (of 1024);
- * a bare number is bytes. The value is cut to whole bytes. */
+ * a bare number, which git lfs refuses, is bytes here. The value is cut
+ * to whole bytes, as git lfs cuts it. 0, or -1 when s is not one. */
 static int lfs_size(const char *s, uint64_t *out)
 {
 	static const struct { const char *name; uint64_t mul; } units[] = {
