@@ -109,7 +109,9 @@ struct cli_command_options {
 	void *own_opts;			/* the struct their fields are in */
 	const char *name;		/* "migrate run" */
 	const char *args;		/* after the options, or NULL */
-	const char *about;		/* --help: the text before the options */
+	/* --help: the text between the synopsis and the options, as it is
+	 * printed: "\nText...\n" (or "   or: ..." lines first) */
+	const char *about;
 	const char *usage_tail;		/* after them, or NULL */
 	int stop_at_arg;		/* options end at the first argument */
 	/* NULL-ended: the commands whose short synopsis ("NAME [OPTIONS]

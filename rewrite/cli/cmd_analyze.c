@@ -16,6 +16,7 @@
 
 /* --help, after the synopsis (made from the tables) */
 static const char analyze_about[] =
+"\n"
 "Says what is big in the history of DIR (default: the current directory's\n"
 "repository), reading no blob's content: totals; a table per extension\n"
 "(files, bytes, on disk, at the tips or only in history) counted as\n"

@@ -22,6 +22,7 @@
 
 /* --help, after the synopsis (made from the tables) */
 static const char push_about[] =
+"\n"
 "Publishes the history a `migrate run --in-place` wrote: for each branch\n"
 "and tag of REMOTE (default: the remote of the current branch, else\n"
 "origin) that the run rewrote, uploads the content of the new history\n"

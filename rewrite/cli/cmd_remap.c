@@ -15,6 +15,7 @@
 
 /* --help, after the synopsis (made from the tables) */
 static const char remap_about[] =
+"\n"
 "Run inside a clone after fetching the rewritten history. Each local\n"
 "branch (default: all) whose newest migrated ancestor has a new id is\n"
 "rebased onto it (in a temporary work tree unless it is checked out: the\n"

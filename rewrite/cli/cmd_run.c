@@ -27,6 +27,7 @@
 
 /* --help, after the synopsis (made from the tables) */
 static const char run_about[] =
+"\n"
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
 "new repository; the source is never written); --in-place rewrites REPO's\n"
 "refs (the refs before the first run are kept under refs/migrate/original/).\n"

@@ -17,6 +17,8 @@
 
 /* --help, after the synopses (made from the tables) */
 static const char usage_text[] =
+"   or: migrate help [run | push | remap | analyze | check-rules]\n"
+"   or: migrate --version\n"
 "       (migrate help COMMAND, or migrate COMMAND --help: its options)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
@@ -49,7 +51,7 @@ static const char usage_tail[] =
 /* check-rules: the filter's options (those that say the rules count) */
 static const struct cli_command_options check_rules_options = {
 	CLI_FILTER, NULL, NULL, "migrate check-rules", "[PATH[:SIZE]...]",
-	"Prints, for each PATH (or each line of standard input), the rule "
+	"\nPrints, for each PATH (or each line of standard input), the rule "
 	"that\ndecides it (see the end of migrate --help).\n", NULL, 0, NULL,
 };
 

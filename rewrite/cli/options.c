@@ -674,7 +674,7 @@ int cli_parse_options(const struct cli_command_options *c, int argc,
 			for (a = c->also; a && *a; a++)
 				cli_print_synopsis(stdout, "   or: ", *a, 1);
 			if (c->about)
-				printf("\n%s", c->about);
+				fputs(c->about, stdout);
 			fputs("\nOptions:\n", stdout);
 			print_options(stdout, v, n);
 			if (c->usage_tail)
