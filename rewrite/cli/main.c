@@ -226,10 +226,11 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	if (gitcmd_sha1_only(opt.source_repo, e) < 0 ||
 	    (opt.target_repo && gitcmd_sha1_only(opt.target_repo, e) < 0))
 		return -1;
-	/* the rules, parsed here: a dry run lists them */
+	/* the rules, parsed here: a dry run with options that add rules
+	 * lists them all (the rule file alone says what it says) */
 	if (rw_rules_wanted(&opt) && rw_rules_build(&opt.rules_set, NULL, &opt, e) < 0)
 		return -1;
-	if (opt.dry_run && !opt.quiet)
+	if (opt.dry_run && !opt.quiet && rules_peer_given(&opt.peer))
 		cli_list_rules("migrate", opt.rules_set);
 	out = dry_run_output(&opt, e);
 	rc = out < 0 || rw_filter(&opt, 0, out, e) < 0 ? -1 : 0;
