@@ -133,6 +133,20 @@ git -C "$SCRATCH/pf.inv" ls-tree -r --name-only feat >"$SCRATCH/pf.inv.files"
 	die "--paths-from-file --invert-paths kept: $(tr '\n' ' ' <"$SCRATCH/pf.inv.files")"
 EOF
 
+test_case "the filter takes them too: the same stream as the rules by hand" <<'EOF'
+printf '* size>2048 drop\nre:^(?!docs(?:/|$)|src/) drop\n*.bin lfs\n' >"$SCRATCH/filter.rules"
+(cd "$SRC" && export_stream . | run_migrate --strip-blobs-bigger-than 2K --path docs --path src \
+	-I '*.bin' -q --store "$SCRATCH/store1" --commit-map "$SCRATCH/f1.map" >"$SCRATCH/f1.stream")
+(cd "$SRC" && export_stream . | run_migrate --rules "$SCRATCH/filter.rules" -q \
+	--store "$SCRATCH/store2" --commit-map "$SCRATCH/f2.map" >"$SCRATCH/f2.stream")
+cmp -s "$SCRATCH/f1.stream" "$SCRATCH/f2.stream" || die "the filter's streams differ"
+cmp -s "$SCRATCH/f1.map" "$SCRATCH/f2.map" || die "the filter's commit maps differ"
+# its dry run lists the rules the options added
+(cd "$SRC" && export_stream . | "$MIGRATE" --dry-run --path docs >/dev/null 2>"$SCRATCH/f.err")
+grep -qxF '  re:^(?!(?:docs(?:/|$))) drop  # --path:1' "$SCRATCH/f.err" ||
+	die "the filter's dry run does not list --path's rule: $(cat "$SCRATCH/f.err")"
+EOF
+
 # filter_repo NAME ARGS...: git filter-repo ARGS on a clone, $SCRATCH/NAME.fr
 filter_repo() {
 	local name="$1"
