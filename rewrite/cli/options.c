@@ -88,9 +88,22 @@ static const struct peer_option {
 	  "(a split rule's into= names the parts of a file it splits)" },
 	{ "subdirectory-filter", "git filter-repo", "nothing: migrate renames "
 	  "no path; --path DIR keeps DIR where it is" },
+	{ "object-map", "git lfs migrate", "--commit-map FILE "
+	  "--commit-map-format lfs (old,new lines)" },
+	{ "yes", "git lfs migrate", "nothing: migrate asks nothing (an "
+	  "in-place run refuses uncommitted changes instead)" },
 	{ "replace-text", "git filter-repo", "a rule in --rules FILE: "
 	  "'* replace-text=EXPRESSIONS'" },
+	{ "use-base-name", "git filter-repo", "a pattern without a slash "
+	  "in --rules FILE, which matches the file name at any depth: "
+	  "'secret.key drop'" },
+	{ "to-subdirectory-filter", "git filter-repo", "nothing: migrate "
+	  "renames no path" },
+	{ "refs", "git filter-repo", "REV-ARGS after --: `migrate run ... -- "
+	  "main`" },
 	{ "delete-files", "BFG", "a drop rule in --rules FILE: 'id_rsa drop'" },
+	{ "delete-folders", "BFG", "a drop rule in --rules FILE: "
+	  "'build/** drop'" },
 	{ NULL, NULL, NULL },
 };
 

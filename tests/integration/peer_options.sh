@@ -304,7 +304,9 @@ EOF
 
 test_case "peer options migrate does not take name our way of saying them" <<'EOF'
 n=0
-for o in fixup path-rename subdirectory-filter replace-text delete-files; do
+for o in fixup object-map yes path-rename subdirectory-filter \
+	to-subdirectory-filter use-base-name refs replace-text delete-files \
+	delete-folders; do
 	for cmd in run ""; do
 		rc=0
 		# shellcheck disable=SC2086
