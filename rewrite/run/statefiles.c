@@ -41,9 +41,12 @@ static int write_map_format(struct run *r, const char *map_path,
 }
 
 /* tips: the source commits processed so far ("<id> <ref>"), which the
- * next run excludes: the refs as exported (--to) or as they will be once
- * the journal is finished (in place, where the next run's source is the
- * new history), and the tips of earlier runs. */
+ * next run excludes: the refs this run exported (those the import set),
+ * as they were (--to) or as they will be once the journal is finished
+ * (in place, where the next run's source is the new history), and the
+ * tips of earlier runs. A ref the revisions left out (--include-ref,
+ * REV-ARGS) is no tip: its commits were not converted, and a later run
+ * that names it converts them. */
 static int write_tips(struct run *r, const struct gitrefs *side,
 		      struct err *e)
 {
@@ -57,8 +60,8 @@ static int write_tips(struct run *r, const struct gitrefs *side,
 
 	for (i = 0; rc == 0 && i < refs->n; i++) {
 		const struct gitref *g = &refs->v[i];
-		if (r->o.in_place && gitrefs_find(side, g->name))
-			continue;	/* its new value comes below */
+		if (r->o.in_place || !gitrefs_find(side, g->name))
+			continue;	/* its new value comes below; not exported */
 		if (g->has_commit)
 			buf_printf(&out, "%s %s\n", oid_hex(&g->commit, hex), g->name);
 	}

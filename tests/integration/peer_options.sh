@@ -237,6 +237,25 @@ expect_refusal --what "--everything with --include-ref" --in "$SRC" --no-output 
 [ ! -e "$SCRATCH/never" ] || die "a refused run made its --to directory"
 EOF
 
+test_case "a ref --include-ref left out is converted by a later run that names it" <<'EOF'
+# --to: feat, then main, into the same target: what one run of both makes
+convert part --include='*.bin' --include-ref=feat
+convert part --include='*.bin' --include-ref=main
+convert whole --include='*.bin' --include-ref=feat --include-ref=main
+[ "$(refs_of "$SCRATCH/part" | grep ' refs/heads/')" = "$(refs_of "$SCRATCH/whole" | grep ' refs/heads/')" ] ||
+	die "--to, feat then main: $(refs_of "$SCRATCH/part" | tr '\n' ' ') against one run: $(refs_of "$SCRATCH/whole" | tr '\n' ' ')"
+# in place, the same
+clone_refs "$SRC" "$SCRATCH/part.ip"
+clone_refs "$SRC" "$SCRATCH/whole.ip"
+(cd "$SCRATCH/part.ip" && run_migrate run --in-place -q --include='*.bin' --include-ref=feat &&
+	run_migrate run --in-place -q --include='*.bin' --include-ref=main)
+(cd "$SCRATCH/whole.ip" && run_migrate run --in-place -q --include='*.bin' --include-ref=feat --include-ref=main)
+[ "$(refs_of "$SCRATCH/part.ip" | grep ' refs/heads/')" = "$(refs_of "$SCRATCH/whole.ip" | grep ' refs/heads/')" ] ||
+	die "in place, feat then main: not what one run of both makes"
+git -C "$SCRATCH/part.ip" show main:src/data.bin | grep -q '^version https://git-lfs' ||
+	die "in place, feat then main: main's files are not LFS pointers"
+EOF
+
 test_case "with --rules FILE: the file's rules first (they win), then the options'" <<'EOF'
 printf '*.bin keep\n' >"$SCRATCH/first.rules"
 (cd "$SRC" && "$MIGRATE" run --to "$SCRATCH/first.dry" --dry-run --rules "$SCRATCH/first.rules" \
