@@ -687,15 +687,16 @@ static void rules_push(struct rules *set, const struct rule *r)
 }
 
 /* Handles one line: blank, comment or rule. */
-static int parse_line(struct rules *set, struct cur *c, struct buf *tmp)
+static int parse_line(struct rules *set, struct cur *c, struct buf *tmp,
+		      size_t max_line)
 {
 	struct rule r;
 	const char *nul;
 
 	if (c->len && c->s[c->len - 1] == '\r')
 		c->len--;
-	if (c->len > RULES_MAX_LINE)
-		return fail(c, 0, "line longer than %d bytes", RULES_MAX_LINE);
+	if (c->len > max_line)
+		return fail(c, 0, "line longer than %zu bytes", max_line);
 	nul = memchr(c->s, '\0', c->len);
 	if (nul)
 		return fail(c, (size_t)(nul - c->s), "NUL byte in rule file");
@@ -891,35 +892,42 @@ static void push_index(size_t **v, size_t *n, size_t *cap, size_t x)
 	(*v)[(*n)++] = x;
 }
 
+/* Puts rule i in the literal-prefix index (see struct pfx), after the
+ * rules before it; set->rest has room for it. */
+static void index_rule(struct rules *set, size_t i)
+{
+	const struct rule *r = &set->v[i];
+	struct pfx *x;
+	size_t j, k;
+
+	if (r->is_blob)
+		return;	/* never a path's candidate */
+	k = r->is_regex ? literal_prefix(r) : 0;
+	if (!k) {
+		set->rest[set->nrest++] = i;
+		return;
+	}
+	HASH_FIND(hh, set->pfx, r->pattern + 1, k, x);
+	if (!x) {
+		x = xcalloc(1, sizeof(*x));
+		memcpy(x->key, r->pattern + 1, k);
+		HASH_ADD(hh, set->pfx, key[0], k, x);
+		for (j = 0; j < set->nlens && set->lens[j] != k; j++)
+			;
+		if (j == set->nlens)
+			set->lens[set->nlens++] = k;
+	}
+	push_index(&x->idx, &x->n, &x->cap, i);
+}
+
 /* Builds the literal-prefix index of the regex rules (see struct pfx). */
 static void index_prefixes(struct rules *set)
 {
-	size_t i, j, k;
-	struct pfx *x;
+	size_t i;
 
 	set->rest = xmalloc((set->n + 1) * sizeof(*set->rest));
-	for (i = 0; i < set->n; i++) {
-		const struct rule *r = &set->v[i];
-
-		if (r->is_blob)
-			continue;	/* never a path's candidate */
-		k = r->is_regex ? literal_prefix(r) : 0;
-		if (!k) {
-			set->rest[set->nrest++] = i;
-			continue;
-		}
-		HASH_FIND(hh, set->pfx, r->pattern + 1, k, x);
-		if (!x) {
-			x = xcalloc(1, sizeof(*x));
-			memcpy(x->key, r->pattern + 1, k);
-			HASH_ADD(hh, set->pfx, key[0], k, x);
-			for (j = 0; j < set->nlens && set->lens[j] != k; j++)
-				;
-			if (j == set->nlens)
-				set->lens[set->nlens++] = k;
-		}
-		push_index(&x->idx, &x->n, &x->cap, i);
-	}
+	for (i = 0; i < set->n; i++)
+		index_rule(set, i);
 }
 
 static void free_prefixes(struct rules *set)
@@ -1048,7 +1056,7 @@ int rules_parse(struct rules **out, const char *text, size_t len,
 		c.len = nl ? (size_t)(nl - c.s) : len - at;
 		c.line++;
 		at += c.len + (nl != NULL);
-		if (parse_line(set, &c, &tmp) < 0) {
+		if (parse_line(set, &c, &tmp, RULES_MAX_LINE) < 0) {
 			buf_release(&tmp);
 			rules_free(set);
 			return -1;
@@ -1168,7 +1176,7 @@ static int pattern_matches(struct rules *set, const struct rule *r,
 		return 0;
 	pcre2_get_error_message(rc, msg, sizeof(msg));
 	return err_set(e, ERR_USAGE, "%s:%zu: regex failed on path '%.*s': %s",
-		       set->name, r->line, (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
+		       r->file, r->line, (int)(len < PATH_SHOWN ? len : PATH_SHOWN),
 		       path, (const char *)msg);
 }
 
@@ -1606,11 +1614,137 @@ size_t rules_warn_shadowed(const struct rules *r)
 		if (!shadowed_by(&x, r, i, &by))
 			continue;
 		w = &r->v[by];
-		warning("%s:%zu: warning: rule never matches: line %zu ('%s%s') "
-			"always wins", r->name, r->v[i].line, w->line,
-			w->is_regex ? "re:" : "", w->pattern);
+		/* the winner of another file (an option's rules after the
+		 * rule file's) is named with its file */
+		if (w->file != r->v[i].file)
+			warning("%s:%zu: warning: rule never matches: %s:%zu "
+				"('%s%s') always wins", r->v[i].file,
+				r->v[i].line, w->file, w->line,
+				w->is_regex ? "re:" : "", w->pattern);
+		else
+			warning("%s:%zu: warning: rule never matches: line %zu "
+				"('%s%s') always wins", r->v[i].file,
+				r->v[i].line, w->line,
+				w->is_regex ? "re:" : "", w->pattern);
 		n++;
 	}
 	shadow_index_free(&x);
 	return n;
+}
+
+/* ---- rules added to a set, and a rule written back ---- */
+
+/* The rules from `from` on, added after the index was built, into it:
+ * each is its own candidate, in no regex block (they are few: the
+ * blocks of the rules before them are not compiled again). */
+static void index_added(struct rules *set, size_t from)
+{
+	size_t i;
+
+	set->rest = xrealloc(set->rest, (set->n + 1) * sizeof(*set->rest));
+	set->blk_of = xrealloc(set->blk_of, (set->n + 1) * sizeof(*set->blk_of));
+	for (i = from; i < set->n; i++) {
+		set->blk_of[i] = NO_BLOCK;
+		index_rule(set, i);
+	}
+}
+
+int rules_add_text(struct rules *set, const char *text, size_t len,
+		   const char *name, size_t max_line, struct err *e)
+{
+	struct cur c = { NULL, text, 0, 0, 0, e };
+	struct buf tmp;
+	size_t at = 0, before, first = set->n;
+	const char *nl;
+	int r = 0;
+
+	if (len > RULES_MAX_FILE)
+		return err_set(e, ERR_USAGE, "%s: rules larger than %zu bytes",
+			       name, RULES_MAX_FILE);
+	if (!max_line)
+		max_line = RULES_MAX_LINE;
+	buf_init(&tmp, max_line + 1);
+	set->names = xrealloc(set->names, (set->nnames + 1) * sizeof(*set->names));
+	c.name = set->names[set->nnames++] = xstrdup(name);
+	while (r == 0 && at < len) {
+		nl = memchr(text + at, '\n', len - at);
+		c.s = text + at;
+		c.len = nl ? (size_t)(nl - c.s) : len - at;
+		c.line++;
+		at += c.len + (nl != NULL);
+		before = set->n;
+		r = parse_line(set, &c, &tmp, max_line);
+		if (set->n > before)
+			set->v[set->n - 1].file = c.name;
+	}
+	buf_release(&tmp);
+	index_added(set, first);
+	return r;
+}
+
+/* A value as the parser reads it back: bare when it can be, else
+ * '...', else "..." with \" and \\. */
+static void format_value(struct buf *out, const char *s, size_t n,
+			 int quote);
+
+void rules_format_value(struct buf *out, const char *s, size_t n)
+{
+	format_value(out, s, n, 0);
+}
+
+static void format_value(struct buf *out, const char *s, size_t n,
+			 int quote)
+{
+	size_t i;
+	int bare = !quote && n > 0 && s[0] != '\'' && s[0] != '"' && s[0] != '#';
+
+	/* a CR would be taken for a CRLF line's at the end of a line */
+	for (i = 0; bare && i < n; i++)
+		bare = !is_blank(s[i]) && s[i] != '\r';
+	if (bare) {
+		buf_add(out, s, n);
+		return;
+	}
+	if (!memchr(s, '\'', n)) {
+		buf_addch(out, '\'');
+		buf_add(out, s, n);
+		buf_addch(out, '\'');
+		return;
+	}
+	buf_addch(out, '"');
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			buf_addch(out, '\\');
+		buf_addch(out, s[i]);
+	}
+	buf_addch(out, '"');
+}
+
+void rules_rule_format(struct buf *out, const struct rule *rule)
+{
+	int i;
+
+	if (rule->is_regex)
+		buf_adds(out, "re:");
+	/* a glob whose text starts like a regex is quoted, or it would be
+	 * read as one */
+	format_value(out, rule->pattern, rule->pattern_len, !rule->is_regex &&
+		     rule->pattern_len >= 3 && !memcmp(rule->pattern, "re:", 3));
+	if (rule->has_lo)
+		buf_printf(out, " size>=%llu", (unsigned long long)rule->lo);
+	if (rule->has_hi)
+		buf_printf(out, " size<=%llu", (unsigned long long)rule->hi);
+	buf_addch(out, ' ');
+	if (rule->action == RULES_REPLACE_TEXT) {
+		buf_adds(out, "replace-text=");
+		format_value(out, rule->opt[OPT_TEXT], rule->opt_len[OPT_TEXT], 0);
+	} else {
+		buf_adds(out, rules_action_name(rule->action));
+	}
+	for (i = 0; i < OPT_COUNT; i++) {
+		if (i == OPT_TEXT || !rule->opt[i])
+			continue;
+		buf_printf(out, " %s=", opt_names[i]);
+		format_value(out, rule->opt[i], rule->opt_len[i], 0);
+	}
 }

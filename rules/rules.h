@@ -219,6 +219,92 @@ int rules_add_blob_ids(struct rules *r, const char *text, size_t len,
 /* The same from the file at path (--strip-blobs-with-ids FILE). */
 int rules_load_blob_ids(struct rules *r, const char *path, struct err *e);
 
+/* ---- rules added to a set, and written back ---- */
+
+/*
+ * Parses len bytes of rule text and appends its rules to set, after
+ * those it has, as rules of the file `name` (messages and
+ * rules_rule_file say it with the text's line numbers; a relative
+ * replace-text=FILE is taken from name's directory). Lines may be
+ * max_line bytes long (0: RULES_MAX_LINE). -1 with ERR_USAGE
+ * "NAME:LINE:COLUMN: what" at the first error; the rules before it stay
+ * (the caller frees the set).
+ */
+int rules_add_text(struct rules *set, const char *text, size_t len,
+		   const char *name, size_t max_line, struct err *e);
+
+/*
+ * Appends to out the rule as a line of the rule language (no LF) that
+ * parses back to the same rule: the pattern (re: for a regex, quoted
+ * when it must be), the size bounds as size>=N and size<=N, the action
+ * and its options. Cannot fail.
+ */
+void rules_rule_format(struct buf *out, const struct rule *rule);
+
+/* Appends s[0..n) as a value of the rule language: bare when it can be,
+ * else '...', else "..." with \" and \\. Cannot fail. */
+void rules_format_value(struct buf *out, const char *s, size_t n);
+
+/* ---- the peers' options (peers.c) ----
+ *
+ * The options of git lfs migrate import and git filter-repo that say what
+ * happens to files, each read as the rules it means. rules_add_peer adds
+ * them after the set's own rules (the rule file's: being first, they win
+ * where both match), in this order, each under the option's name:
+ *
+ *   --strip-blobs-bigger-than N   `* size>N drop` (N: digits, then K, M
+ *                                 or G, powers of 1024: filter-repo's)
+ *   --path P, --path-glob G,      filter-repo's path selection: P itself
+ *   --path-regex R,               or below it; G an fnmatch glob of the
+ *   --paths-from-file F           whole path (* crosses '/'; a G not ending
+ *                                 in * also takes G/ *); R searched
+ *                                 (PCRE2); F a selector per line (literal:,
+ *                                 glob:, regex:; # comments; ==> refused).
+ *                                 With invert_paths, a drop rule per
+ *                                 selector; without, one rule that drops
+ *                                 every path no selector takes
+ *                                 (`re:^(?!...) drop`).
+ *   --exclude=GLOBS               `GLOB keep` each (comma-separated,
+ *                                 .gitattributes patterns, git lfs's)
+ *   --include=GLOBS, --above=N    `GLOB lfs` each, `GLOB size>=N lfs`
+ *                                 with --above (git lfs migrate takes a
+ *                                 size equal to N as above it); without
+ *                                 --include, `* lfs` (every other file).
+ *                                 N as git lfs parses it: 1000, 20 MB,
+ *                                 1.5GiB (units in any case; b kb mb gb
+ *                                 tb pb, kib ... pib).
+ */
+#define RULES_PEER_PATHS_MAX 256
+
+enum rules_peer_kind {
+	RULES_PEER_PATH, RULES_PEER_GLOB, RULES_PEER_REGEX, RULES_PEER_FILE,
+};
+
+struct rules_peer {
+	const char *include, *exclude, *above;	/* git lfs migrate import */
+	const char *strip_bigger;		/* git filter-repo */
+	int invert_paths;
+	struct rules_peer_path {
+		enum rules_peer_kind kind;
+		const char *value;
+	} paths[RULES_PEER_PATHS_MAX];		/* in the order given */
+	size_t n_paths;
+};
+
+/* 1 when one of the options is given. */
+int rules_peer_given(const struct rules_peer *p);
+
+/*
+ * Adds to set the rules of p (above), and to text, for each option, a
+ * line "# NAME" and the rule lines it added (what a later run compares).
+ * -1 with ERR_USAGE naming the option (a size it cannot read,
+ * --invert-paths alone), the option and its count (NAME:N:COLUMN: a
+ * regex that does not compile, the N-th --path-regex) or F:LINE (a line
+ * of --paths-from-file). Rules added before the error stay.
+ */
+int rules_add_peer(struct rules *set, const struct rules_peer *p,
+		   struct buf *text, struct err *e);
+
 /* ---- one rule (all borrowed from the rule set, none can fail) ---- */
 
 size_t rules_rule_line(const struct rule *rule);	/* 1-based */

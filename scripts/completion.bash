@@ -18,7 +18,9 @@ __migrate_options() {
 	fi
 	case "$1" in
 	"" | check-rules)
-		echo "--rules= --strip-blobs-with-ids= --replace-message= --store=
+		echo "--rules= --strip-blobs-with-ids= --include= --exclude= --above=
+			--strip-blobs-bigger-than= --path= --path-glob= --path-regex=
+			--paths-from-file= --invert-paths --replace-message= --store=
 			--annex-dir= --annex-uuid= --lfs-objects= --missing= --commit-map=
 			--commit-map-format= --ref-map= --export-marks= --source-repo=
 			--target-repo= --verify-split --dry-run --output= --report=
@@ -27,8 +29,11 @@ __migrate_options() {
 			--quiet --help --version"
 		;;
 	run)
-		echo "--repo= --to= --in-place --verify-only --rollback --restart --undo --allow-no-rules --rules=
-			--strip-blobs-with-ids= --replace-message= --lfs-objects= --missing=
+		echo "--repo= --to= --in-place --verify-only --rollback --restart --undo --allow-no-rules
+			--include-ref= --exclude-ref= --everything --rules=
+			--strip-blobs-with-ids= --include= --exclude= --above=
+			--strip-blobs-bigger-than= --path= --path-glob= --path-regex=
+			--paths-from-file= --invert-paths --replace-message= --lfs-objects= --missing=
 			--commit-map= --commit-map-format= --ref-map= --verify-split
 			--dry-run --report= --report-json= --progress
 			--no-rewrite-message-ids --rewrite-message-ids --no-prune-empty
@@ -41,7 +46,9 @@ __migrate_options() {
 		echo "--commit-map= --no-rewrite-message-ids --help"
 		;;
 	analyze)
-		echo "--repo= --json= --top= --rules= --strip-blobs-with-ids= --quiet --help"
+		echo "--repo= --json= --top= --rules= --strip-blobs-with-ids= --include=
+			--exclude= --above= --strip-blobs-bigger-than= --path= --path-glob=
+			--path-regex= --paths-from-file= --invert-paths --quiet --help"
 		;;
 	esac
 }
@@ -68,7 +75,7 @@ _migrate() {
 
 	# option values: files, directories or a word list
 	case "$prev" in
-	--rules | --commit-map | --ref-map | --export-marks | --report | --report-json | -o | --output | --json | --strip-blobs-with-ids | --replace-message)
+	--rules | --commit-map | --ref-map | --export-marks | --report | --report-json | -o | --output | --json | --strip-blobs-with-ids | --replace-message | --paths-from-file | --path)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;

@@ -59,10 +59,13 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 	b->blobcmd.kind = STREAM_BLOB;
 	b->chunk = xmalloc(CHUNK);
 	b->held_max = HELD_IN_MEMORY;
-	if (b->opt.rules ? rules_load(&b->rules, b->opt.rules, e) < 0 :
-	    rules_parse(&b->rules, "", 0, "(no rule file)", e) < 0)
+	if (b->opt.rules_set)
+		b->rules = b->opt.rules_set;	/* borrowed */
+	else if (b->opt.rules ? rules_load(&b->rules, b->opt.rules, e) < 0 :
+		 rules_parse(&b->rules, "", 0, "(no rule file)", e) < 0)
 		return -1;
-	if (b->opt.strip_ids && rules_load_blob_ids(b->rules, b->opt.strip_ids, e) < 0)
+	if (!b->opt.rules_set && b->opt.strip_ids &&
+	    rules_load_blob_ids(b->rules, b->opt.strip_ids, e) < 0)
 		return -1;
 	if (rules_blob_count(b->rules))
 		b->id_hits = xcalloc(rules_count(b->rules), 1);
@@ -119,7 +122,8 @@ void blobs_free(struct blobs *b)
 		free(bi);
 	}
 	buf_release(&b->spare);
-	rules_free(b->rules);
+	if (!b->opt.rules_set)
+		rules_free(b->rules);
 	ptr_store_free(b->store);
 	stream_writer_free(b->cbuf);
 	stream_cmd_release(&b->blobcmd);

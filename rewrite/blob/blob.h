@@ -80,6 +80,9 @@ int blob_convertible(const char *path, size_t len, uint32_t mode);
 /* ---- the run ---- */
 
 struct blob_options {
+	/* the rule set, parsed already (borrowed: it must outlive the
+	 * blobs); NULL: rules and strip_ids are read here */
+	struct rules *rules_set;
 	const char *rules;	/* the rule file */
 	const char *store;	/* LFS store; NULL: <git-common-dir>/lfs/objects */
 	int dry_run;		/* store nothing */

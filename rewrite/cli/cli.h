@@ -18,6 +18,15 @@
 int rw_cmd_run(int argc, char **argv, struct err *e);
 
 /*
+ * A dry run's list of the rules in effect on standard error (cmd_run.c),
+ * after "WHO: dry run: N rule(s) in effect ...": each in the rule
+ * language with the file (or option) and line it comes from, the first
+ * 200 (longer ones cut). Nothing for an empty set or NULL.
+ */
+struct rules;
+void cli_list_rules(const char *who, const struct rules *rules);
+
+/*
  * migrate remap (argv[0] is "remap"): rebases the local branches of the
  * current clone onto the new history through the commit map (cmd_remap.c).
  * 0, or -1 with e set (some branch not moved: ERR_IO).
@@ -64,6 +73,9 @@ enum cli_kind {
 #define CLI_ANALYZE 4u	/* migrate analyze */
 #define CLI_REMAP 8u	/* migrate remap */
 #define CLI_PUSH 16u	/* migrate push */
+/* cmds of a command's own option: the synopsis says "(--this | --next)",
+ * one of them required, for this and the options after it so marked */
+#define CLI_ONE_OF 0x100u
 
 struct cli_option {
 	const char *name;	/* the long name, without -- */
@@ -81,7 +93,13 @@ struct cli_option {
 	unsigned cmds;		/* the shared table: the CLI_* commands */
 };
 
-/* What a command's parse needs besides argv. */
+/*
+ * What a command's parse needs besides argv, and what its --help says:
+ * the synopsis, made from the tables ("usage: NAME [--opt ARG]... ARGS",
+ * every option the command takes, in --help's order), the lines "or:
+ * ..." of the commands in also, the text about, the option list, the
+ * tail.
+ */
 struct cli_command_options {
 	unsigned cmd;			/* one of the CLI_* commands */
 	/* the command's own, NULL-ended, or NULL; an own option may have
@@ -89,10 +107,31 @@ struct cli_command_options {
 	 * --commit-map, which reads the map rather than writes it) */
 	const struct cli_option *own;
 	void *own_opts;			/* the struct their fields are in */
-	const char *usage;		/* --help: the text before the options */
+	const char *name;		/* "migrate run" */
+	const char *args;		/* after the options, or NULL */
+	/* --help: the text between the synopsis and the options, as it is
+	 * printed: "\nText...\n" (or "   or: ..." lines first) */
+	const char *about;
 	const char *usage_tail;		/* after them, or NULL */
 	int stop_at_arg;		/* options end at the first argument */
+	/* NULL-ended: the commands whose short synopsis ("NAME [OPTIONS]
+	 * (--a | --b) ARGS") follows this one's, or NULL */
+	const struct cli_command_options *const *also;
 };
+
+/* The commands' tables (own_opts NULL: the parse sets a copy's), for
+ * the overview of `migrate --help`. */
+extern const struct cli_command_options cli_run_command, cli_push_command,
+	cli_remap_command, cli_analyze_command;
+
+/*
+ * Prints c's synopsis, lead ("usage: ", "   or: ") first: every option
+ * of its tables ("[-q|--quiet]", "[--rules FILE]", a CLI_ONE_OF run as
+ * "(--to NEWDIR | --in-place)") then c->args, wrapped at 79 columns; or,
+ * short, "[OPTIONS]" for all but the CLI_ONE_OF ones. Cannot fail.
+ */
+void cli_print_synopsis(FILE *f, const char *lead,
+			const struct cli_command_options *c, int short_form);
 
 #define CLI_PARSED 0
 #define CLI_DONE_HELP 1		/* --help (or --list-options): printed */

@@ -14,9 +14,8 @@
 #include "../analyze/analyze.h"
 #include "cli.h"
 
-static const char analyze_usage[] =
-"usage: migrate analyze [--repo DIR] [--rules FILE] [--strip-blobs-with-ids FILE]\n"
-"                       [--json FILE] [--top N]\n"
+/* --help, after the synopsis (made from the tables) */
+static const char analyze_about[] =
 "\n"
 "Says what is big in the history of DIR (default: the current directory's\n"
 "repository), reading no blob's content: totals; a table per extension\n"
@@ -47,16 +46,21 @@ static const struct cli_option analyze_only_options[] = {
 
 #undef F
 
+const struct cli_command_options cli_analyze_command = {
+	CLI_ANALYZE, analyze_only_options, NULL, "migrate analyze", NULL,
+	analyze_about, NULL, 0, NULL,
+};
+
 static int parse_analyze_options(struct analyze_opts *o, int argc,
 				 char **argv, struct analyze_options *ao,
 				 struct err *e)
 {
-	const struct cli_command_options c = {
-		CLI_ANALYZE, analyze_only_options, o, analyze_usage, NULL, 0,
-	};
+	struct cli_command_options c = cli_analyze_command;
 	uint64_t top = 20;
-	int rc = cli_parse_options(&c, argc, argv, &o->f, e);
+	int rc;
 
+	c.own_opts = o;
+	rc = cli_parse_options(&c, argc, argv, &o->f, e);
 	if (rc != CLI_PARSED)
 		return rc < 0 ? -1 : 1;
 	if (optind < argc)
@@ -93,17 +97,12 @@ int rw_cmd_analyze(int argc, char **argv, struct err *e)
 
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	if (o.f.rules ? rules_load(&rules, o.f.rules, e) < 0 :
-	    o.f.strip_blobs_with_ids &&
-	    rules_parse(&rules, "", 0, "(no rule file)", e) < 0)
+	/* the rule file, the ids, the options' rules: one set, as run's */
+	if (rw_rules_wanted(&o.f) && rw_rules_build(&rules, NULL, &o.f, e) < 0)
 		return -1;
-	if (o.f.strip_blobs_with_ids &&
-	    rules_load_blob_ids(rules, o.f.strip_blobs_with_ids, e) < 0) {
-		rules_free(rules);
-		return -1;
-	}
 	if (!o.f.rules)
-		ao.rules_path = o.f.strip_blobs_with_ids;
+		ao.rules_path = o.f.strip_blobs_with_ids ?
+				o.f.strip_blobs_with_ids : "(options)";
 	if (rules && !o.f.quiet)
 		rules_warn_shadowed(rules);
 	ao.rules = rules;

@@ -20,8 +20,8 @@
 #include "../run/run.h"
 #include "cli.h"
 
-static const char push_usage[] =
-"usage: migrate push [--repo DIR] [-n | --dry-run] [-q] [REMOTE]\n"
+/* --help, after the synopsis (made from the tables) */
+static const char push_about[] =
 "\n"
 "Publishes the history a `migrate run --in-place` wrote: for each branch\n"
 "and tag of REMOTE (default: the remote of the current branch, else\n"
@@ -377,17 +377,21 @@ static int push_all(struct push *p, int quiet, struct err *e)
 	return rc;
 }
 
+const struct cli_command_options cli_push_command = {
+	CLI_PUSH, push_only_options, NULL, "migrate push", "[REMOTE]",
+	push_about, NULL, 1, NULL,
+};
+
 int rw_cmd_push(int argc, char **argv, struct err *e)
 {
 	struct push p;
-	const struct cli_command_options c = {
-		CLI_PUSH, push_only_options, &p, push_usage, NULL, 1,
-	};
+	struct cli_command_options c = cli_push_command;
 	struct rw_options shared = { 0 };
 	size_t i;
 	int rc;
 
 	memset(&p, 0, sizeof(p));
+	c.own_opts = &p;
 	p.repo = ".";
 	rc = cli_parse_options(&c, argc, argv, &shared, e);
 	if (rc > 0)

@@ -13,9 +13,8 @@
 #include "../engine/engine.h"
 #include "cli.h"
 
-static const char remap_usage[] =
-"usage: migrate remap [--commit-map MAP] [--no-rewrite-message-ids]\n"
-"                     [BRANCH...]\n"
+/* --help, after the synopsis (made from the tables) */
+static const char remap_about[] =
 "\n"
 "Run inside a clone after fetching the rewritten history. Each local\n"
 "branch (default: all) whose newest migrated ancestor has a new id is\n"
@@ -572,17 +571,21 @@ static int default_map(struct remap *r, char **owned, struct err *e)
 	return 0;
 }
 
+const struct cli_command_options cli_remap_command = {
+	CLI_REMAP, remap_only_options, NULL, "migrate remap", "[BRANCH...]",
+	remap_about, NULL, 0, NULL,
+};
+
 int rw_cmd_remap(int argc, char **argv, struct err *e)
 {
 	struct remap r;
-	const struct cli_command_options c = {
-		CLI_REMAP, remap_only_options, &r, remap_usage, NULL, 0,
-	};
+	struct cli_command_options c = cli_remap_command;
 	struct rw_options shared = { 0 };	/* remap takes none of its fields */
 	char *owned = NULL;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	c.own_opts = &r;
 	r.msg_ids = 1;
 	rc = cli_parse_options(&c, argc, argv, &shared, e);
 	if (rc > 0)

@@ -26,17 +26,8 @@
 #include "../run/run.h"
 #include "cli.h"
 
-static const char run_usage[] =
-"usage: migrate run [--rules FILE] [--repo DIR] (--to NEWDIR | --in-place)\n"
-"                   [--commit-map-format F] [--verify-split]\n"
-"                   [--dry-run] [--report FILE|-] [--report-json FILE]\n"
-"                   [--commit-map FILE] [--ref-map FILE]\n"
-"                   [--no-rewrite-message-ids] [-q | --progress]\n"
-"                   [-- REV-ARGS...]\n"
-"   or: migrate run --verify-only [--repo DIR] [--to NEWDIR | --in-place]\n"
-"   or: migrate run --rollback [--repo DIR] (--to NEWDIR | --in-place)\n"
-"   or: migrate run --in-place --restart [--rules FILE] [--repo DIR]\n"
-"   or: migrate run --in-place --undo [--repo DIR]\n"
+/* --help, after the synopsis (made from the tables) */
+static const char run_about[] =
 "\n"
 "Runs git fast-export | migrate | git fast-import. --to builds NEWDIR (a\n"
 "new repository; the source is never written); --in-place rewrites REPO's\n"
@@ -58,6 +49,32 @@ static const char run_usage[] =
 "--no-data); --to borrows the source's objects during the import and\n"
 "ends with one `git repack -a -d`: NEWDIR depends on nothing.\n";
 
+/* --include-ref REF, --exclude-ref REF, as often as needed, in order */
+static int add_ref(struct run_opts *o, const char *arg, int exclude,
+		   struct err *e)
+{
+	if (o->nrefs == RUN_REFS_MAX)
+		return err_set(e, ERR_USAGE, "--%s-ref: at most %d refs; give "
+			       "more as REV-ARGS after --", exclude ?
+			       "exclude" : "include", RUN_REFS_MAX);
+	if (!*arg || *arg == '-' || *arg == '^')
+		return err_set(e, ERR_USAGE, "--%s-ref: expected a ref, got "
+			       "'%s'", exclude ? "exclude" : "include", arg);
+	o->refs[o->nrefs].name = arg;
+	o->refs[o->nrefs++].exclude = exclude;
+	return 0;
+}
+
+static int add_include_ref(void *opts, const char *arg, struct err *e)
+{
+	return add_ref(opts, arg, 0, e);
+}
+
+static int add_exclude_ref(void *opts, const char *arg, struct err *e)
+{
+	return add_ref(opts, arg, 1, e);
+}
+
 #define F(field) offsetof(struct run_opts, field)
 /* run's own options; the shared ones (--rules, -q, ...) are options.c's */
 static const struct cli_option run_only_options[] = {
@@ -66,10 +83,10 @@ static const struct cli_option run_only_options[] = {
 	  "directory's)", 0 },
 	{ "to", 0, CLI_STRING, "NEWDIR", F(to), 0, NULL,
 	  "write the new history into NEWDIR: a new\n"
-	  "repository, or the target of an earlier run", 0 },
+	  "repository, or the target of an earlier run", CLI_ONE_OF },
 	{ "in-place", 0, CLI_SET, NULL, F(in_place), 1, NULL,
 	  "rewrite REPO's refs (the old ones are kept under\n"
-	  "refs/migrate/original/)", 0 },
+	  "refs/migrate/original/)", CLI_ONE_OF },
 	{ "verify-only", 0, CLI_SET, NULL, F(verify_only), 1, NULL,
 	  "check the last run's maps and marks against the\n"
 	  "repository again; change nothing", 0 },
@@ -86,20 +103,33 @@ static const struct cli_option run_only_options[] = {
 	{ "restart", 0, CLI_SET, NULL, F(restart), 1, NULL,
 	  "in place: convert again, with the rules given, from\n"
 	  "the history under refs/migrate/original/", 0 },
+	{ "include-ref", 0, CLI_STRING, "REF", F(ref_arg), 0, add_include_ref,
+	  "git lfs migrate's: rewrite REF (repeatable; as\n"
+	  "REF after --; without it, every ref)", 0 },
+	{ "exclude-ref", 0, CLI_STRING, "REF", F(ref_arg), 0, add_exclude_ref,
+	  "git lfs migrate's: leave the commits of REF as they\n"
+	  "are (repeatable; as ^REF after --)", 0 },
+	{ "everything", 0, CLI_SET, NULL, F(everything), 1, NULL,
+	  "git lfs migrate's: every ref (what a run without\n"
+	  "REV-ARGS or --include-ref does anyway)", 0 },
 	{ NULL, 0, 0, NULL, 0, 0, NULL, NULL, 0 },
 };
 
 #undef F
 
+const struct cli_command_options cli_run_command = {
+	CLI_RUN, run_only_options, NULL, "migrate run", "[-- REV-ARGS...]",
+	run_about, NULL, 1, NULL,
+};
+
 /* 0 parsed, 1 --help answered, -1 e set */
 static int parse_run_options(struct run_opts *o, int argc, char **argv,
 			     struct err *e)
 {
-	const struct cli_command_options c = {
-		CLI_RUN, run_only_options, o, run_usage, NULL, 1,
-	};
+	struct cli_command_options c = cli_run_command;
 	int rc;
 
+	c.own_opts = o;
 	o->repo = ".";
 	o->f.rewrite_message_ids = -1; /* as the filter: with rules only */
 	rc = cli_parse_options(&c, argc, argv, &o->f, e);
@@ -127,6 +157,15 @@ static int parse_run_options(struct run_opts *o, int argc, char **argv,
 		return err_set(e, ERR_USAGE, "--undo goes with --in-place alone "
 			       "(no --rollback, --verify-only, --restart, "
 			       "--dry-run or revision arguments)");
+	if (o->everything && (o->nrevs || o->nrefs))
+		return err_set(e, ERR_USAGE, "--everything converts every ref: "
+			       "it goes without --include-ref, --exclude-ref "
+			       "and REV-ARGS (as in git lfs migrate)");
+	if (o->nrefs && (o->restart || o->undo || o->rollback || o->verify_only))
+		return err_set(e, ERR_USAGE, "--%s-ref says what a run "
+			       "converts: not with --restart, --undo, "
+			       "--rollback or --verify-only",
+			       o->refs[0].exclude ? "exclude" : "include");
 	if (o->restart && (!o->in_place || o->rollback || o->verify_only ||
 			   o->nrevs))
 		return err_set(e, ERR_USAGE, "--restart goes with --in-place "
@@ -326,6 +365,35 @@ static int deliver(const struct run *r, const char *dir,
 	return rc;
 }
 
+#define RULES_SHOWN 200	/* rules a preview lists */
+#define RULE_SHOWN 300		/* bytes of one */
+
+/* (cli.h) */
+void cli_list_rules(const char *who, const struct rules *rules)
+{
+	struct buf line = BUF_INIT(SIZE_MAX / 2);
+	size_t i, n = rules ? rules_count(rules) : 0;
+
+	if (!n)
+		return;
+	fprintf(stderr, "%s: dry run: %zu rule(s) in effect, the first that "
+		"matches a file decides it (the rule file's, then the "
+		"options'):\n", who, n);
+	for (i = 0; i < n && i < RULES_SHOWN; i++) {
+		const struct rule *rule = rules_get(rules, i);
+
+		buf_reset(&line);
+		rules_rule_format(&line, rule);
+		fprintf(stderr, "  %.*s%s  # %s:%zu\n",
+			(int)(line.len > RULE_SHOWN ? RULE_SHOWN : line.len),
+			line.ptr, line.len > RULE_SHOWN ? "..." : "",
+			rules_rule_file(rule), rules_rule_line(rule));
+	}
+	if (n > RULES_SHOWN)
+		fprintf(stderr, "  ... and %zu more\n", n - RULES_SHOWN);
+	buf_release(&line);
+}
+
 /* --dry-run: everything decided, nothing written but what was asked. */
 static int preview(struct run *r, struct err *e)
 {
@@ -336,6 +404,8 @@ static int preview(struct run *r, struct err *e)
 
 	run_state_files_init(&fin, r->state, "");
 	run_state_files_init(&fnew, r->dry_dir, "");
+	if (!r->o.f.quiet)
+		cli_list_rules("migrate run", r->rules);
 	rc = prepare(r, &fin, &fnew, e);
 	if (rc == 0)
 		rc = run_convert(r, &fnew, e);
@@ -489,6 +559,7 @@ int rw_cmd_run(int argc, char **argv, struct err *e)
 
 	memset(&r, 0, sizeof(r));
 	buf_init(&r.alt_before, SIZE_MAX / 2);
+	buf_init(&r.rules_peer, SIZE_MAX / 2);
 	rc = parse_run_options(&r.o, argc, argv, e);
 	if (rc > 0)
 		return 0;	/* --help */

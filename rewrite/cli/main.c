@@ -15,16 +15,11 @@
 #include "cli.h"
 #include "version.h"	/* MIGRATE_VERSION, made by cmake/version.cmake */
 
+/* --help, after the synopses (made from the tables) */
 static const char usage_text[] =
-"usage: migrate [OPTIONS] < EXPORT-STREAM > IMPORT-STREAM\n"
-"   or: migrate check-rules --rules FILE [PATH[:SIZE]...]\n"
-"   or: migrate run [--rules R] [--repo DIR] (--to NEWDIR | --in-place) [-- REV-ARGS]\n"
-"   or: migrate push [--dry-run] [REMOTE]\n"
-"   or: migrate remap [--commit-map M] [BRANCH...]\n"
-"   or: migrate analyze [--repo DIR] [--rules FILE] [--json FILE] [--top N]\n"
 "   or: migrate help [run | push | remap | analyze | check-rules]\n"
 "   or: migrate --version\n"
-"       (migrate run --help, migrate remap --help, migrate analyze --help)\n"
+"       (migrate help COMMAND, or migrate COMMAND --help: its options)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
 "new id of every object it writes, so the old->new commit map exists even\n"
@@ -53,17 +48,32 @@ static const char usage_tail[] =
 "Exit status: 0 ok, 1 usage or rule error, 2 malformed input stream,\n"
 "3 I/O, store or repository failure.\n";
 
-/* The filter's and check-rules' options: the shared ones (options.c). */
-static const struct cli_command_options filter_options = {
-	CLI_FILTER, NULL, NULL, usage_text, usage_tail, 0,
+/* check-rules: the filter's options (those that say the rules count) */
+static const struct cli_command_options check_rules_options = {
+	CLI_FILTER, NULL, NULL, "migrate check-rules", "[PATH[:SIZE]...]",
+	"\nPrints, for each PATH (or each line of standard input), the rule "
+	"that\ndecides it (see the end of migrate --help).\n", NULL, 0, NULL,
 };
 
-/* The filter's options into opt; 0, 1 when --help or --version was
- * answered, -1 with e set. */
-static int parse_options(int argc, char **argv, struct rw_options *opt,
-			 struct err *e, int allow_args)
+/* The commands `migrate --help` shows after the filter, short. */
+static const struct cli_command_options *const overview[] = {
+	&check_rules_options, &cli_run_command, &cli_push_command,
+	&cli_remap_command, &cli_analyze_command, NULL,
+};
+
+/* The filter's options: the shared ones (options.c). */
+static const struct cli_command_options filter_options = {
+	CLI_FILTER, NULL, NULL, "migrate", "< EXPORT-STREAM > IMPORT-STREAM",
+	usage_text, usage_tail, 0, overview,
+};
+
+/* The filter's options into opt (c: the filter's or check-rules'); 0, 1
+ * when --help or --version was answered, -1 with e set. */
+static int parse_options(const struct cli_command_options *c, int argc,
+			 char **argv, struct rw_options *opt, struct err *e,
+			 int allow_args)
 {
-	int rc = cli_parse_options(&filter_options, argc, argv, opt, e);
+	int rc = cli_parse_options(c, argc, argv, opt, e);
 
 	if (rc == CLI_DONE_VERSION)
 		printf("migrate %s\n", MIGRATE_VERSION);
@@ -89,8 +99,8 @@ static void split_path_size(const char *arg, size_t *len, uint64_t *size,
 	}
 }
 
-static int check_one(const struct rules *rules, const char *file,
-		     const char *arg, struct err *e)
+static int check_one(const struct rules *rules, const char *arg,
+		     struct err *e)
 {
 	const struct rule *rule = NULL;
 	uint64_t size = 0;
@@ -113,7 +123,8 @@ static int check_one(const struct rules *rules, const char *file,
 	const char *pat = rules_rule_pattern(rule, &plen);
 	const char *mode = rules_rule_option(rule, "mode", NULL);
 	const char *backend = rules_rule_option(rule, "backend", NULL);
-	printf("%.*s\t%s:%zu\t%s", (int)len, arg, file, rules_rule_line(rule),
+	printf("%.*s\t%s:%zu\t%s", (int)len, arg, rules_rule_file(rule),
+	       rules_rule_line(rule),
 	       rules_action_name(rules_rule_action(rule)));
 	/* annex: what the file becomes, defaults spelt out */
 	if (rules_rule_action(rule) == RULES_ANNEX)
@@ -131,23 +142,25 @@ static int check_rules(int argc, char **argv, struct err *e)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int i, r = parse_options(argc, argv, &opt, e, 1);
+	int i, r = parse_options(&check_rules_options, argc, argv, &opt, e, 1);
 
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	if (!opt.rules)
-		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE");
-	if (rules_load(&rules, opt.rules, e) < 0)
+	if (!opt.rules && !rules_peer_given(&opt.peer))
+		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE "
+			       "(or an option that adds rules: --include, "
+			       "--path, ...)");
+	if (rw_rules_build(&rules, NULL, &opt, e) < 0)
 		return -1;
 	if (!opt.quiet)
 		rules_warn_shadowed(rules);
 	for (i = optind; i < argc && r == 0; i++)
-		r = check_one(rules, opt.rules, argv[i], e);
+		r = check_one(rules, argv[i], e);
 	if (optind == argc) {
 		while (r == 0 && (n = getline(&line, &cap, stdin)) > 0) {
 			if (line[n - 1] == '\n')
 				line[n - 1] = '\0';
-			r = check_one(rules, opt.rules, line, e);
+			r = check_one(rules, line, e);
 		}
 		free(line);
 	}
@@ -195,7 +208,7 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 
 	opt.input_name = "<stdin>";
 	opt.rewrite_message_ids = -1; /* default: with rules only */
-	rc = parse_options(argc, argv, &opt, e, 0);
+	rc = parse_options(&filter_options, argc, argv, &opt, e, 0);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	if (isatty(0)) {
@@ -204,7 +217,7 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	}
 	/* without rules migrate changes nothing, messages included */
 	if (opt.rewrite_message_ids < 0)
-		opt.rewrite_message_ids = opt.rules || opt.strip_blobs_with_ids ||
+		opt.rewrite_message_ids = rw_rules_wanted(&opt) ||
 					  opt.replace_message;
 	if (opt.output && !opt.dry_run)
 		return err_set(e, ERR_USAGE, "-o is for --dry-run; the stream goes "
@@ -213,10 +226,16 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	if (gitcmd_sha1_only(opt.source_repo, e) < 0 ||
 	    (opt.target_repo && gitcmd_sha1_only(opt.target_repo, e) < 0))
 		return -1;
-	out = dry_run_output(&opt, e);
-	if (out < 0 || rw_filter(&opt, 0, out, e) < 0)
+	/* the rules, parsed here: a dry run with options that add rules
+	 * lists them all (the rule file alone says what it says) */
+	if (rw_rules_wanted(&opt) && rw_rules_build(&opt.rules_set, NULL, &opt, e) < 0)
 		return -1;
-	return 0;
+	if (opt.dry_run && !opt.quiet && rules_peer_given(&opt.peer))
+		cli_list_rules("migrate", opt.rules_set);
+	out = dry_run_output(&opt, e);
+	rc = out < 0 || rw_filter(&opt, 0, out, e) < 0 ? -1 : 0;
+	rules_free(opt.rules_set);
+	return rc;
 }
 
 static int cmd_help(int argc, char **argv, struct err *e);

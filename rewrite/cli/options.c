@@ -74,36 +74,36 @@ static const char *nearest(const struct option *opts, const char *name,
 static const struct peer_option {
 	const char *name, *peer, *ours;
 } peer_options[] = {
-	{ "include", "git lfs migrate", "a rule per pattern in --rules FILE: "
-	  "'*.png lfs'" },
-	{ "exclude", "git lfs migrate", "a keep rule before the lfs rules in "
-	  "--rules FILE: 'vendor/** keep' (first match wins)" },
-	{ "above", "git lfs migrate", "a size condition in --rules FILE: "
-	  "'* size>1MB lfs'" },
-	{ "fixup", "git lfs migrate", "the rules of the .gitattributes lines "
-	  "in --rules FILE: '*.psd lfs' per filter=lfs pattern" },
-	{ "everything", "git lfs migrate", "nothing: migrate run converts "
-	  "every ref unless REV-ARGS after -- say otherwise" },
-	{ "include-ref", "git lfs migrate", "REV-ARGS after --: "
-	  "`migrate run ... -- main release`" },
-	{ "exclude-ref", "git lfs migrate", "REV-ARGS after --: "
-	  "`migrate run ... -- --all ^refs/heads/old`" },
-	{ "strip-blobs-bigger-than", "git filter-repo", "a size condition "
-	  "in --rules FILE: '* size>1MiB drop'" },
-	{ "path", "git filter-repo", "a rule in --rules FILE: 'PATH drop' "
-	  "drops it (with --invert-paths); to keep only PATH, 'PATH keep' "
-	  "then '* drop'" },
-	{ "path-glob", "git filter-repo", "a glob rule in --rules FILE: "
-	  "'*.wav drop'" },
-	{ "path-regex", "git filter-repo", "a regex rule in --rules FILE: "
-	  "'re:^build/ drop'" },
-	{ "invert-paths", "git filter-repo", "drop rules in --rules FILE: "
-	  "'PATH drop'" },
-	{ "paths-from-file", "git filter-repo", "the paths as rules in "
-	  "--rules FILE, one per line with its action" },
+	{ "fixup", "git lfs migrate", "a rule per filter=lfs line of the "
+	  ".gitattributes in --rules FILE: '*.psd lfs' (the rules apply to all "
+	  "of history, not commit by commit as the attributes of each commit "
+	  "would)" },
+	{ "everything", "git lfs migrate", "the refs git fast-export is "
+	  "given (--all), or `migrate run --everything`" },
+	{ "include-ref", "git lfs migrate", "the refs git fast-export is "
+	  "given, or `migrate run --include-ref=REF`" },
+	{ "exclude-ref", "git lfs migrate", "^REF for git fast-export, or "
+	  "`migrate run --exclude-ref=REF`" },
+	{ "path-rename", "git filter-repo", "nothing: migrate renames no path "
+	  "(a split rule's into= names the parts of a file it splits)" },
+	{ "subdirectory-filter", "git filter-repo", "nothing: migrate renames "
+	  "no path; --path DIR keeps DIR where it is" },
+	{ "object-map", "git lfs migrate", "--commit-map FILE "
+	  "--commit-map-format lfs (old,new lines)" },
+	{ "yes", "git lfs migrate", "nothing: migrate asks nothing (an "
+	  "in-place run refuses uncommitted changes instead)" },
 	{ "replace-text", "git filter-repo", "a rule in --rules FILE: "
 	  "'* replace-text=EXPRESSIONS'" },
+	{ "use-base-name", "git filter-repo", "a pattern without a slash "
+	  "in --rules FILE, which matches the file name at any depth: "
+	  "'secret.key drop'" },
+	{ "to-subdirectory-filter", "git filter-repo", "nothing: migrate "
+	  "renames no path" },
+	{ "refs", "git filter-repo", "REV-ARGS after --: `migrate run ... -- "
+	  "main`" },
 	{ "delete-files", "BFG", "a drop rule in --rules FILE: 'id_rsa drop'" },
+	{ "delete-folders", "BFG", "a drop rule in --rules FILE: "
+	  "'build/** drop'" },
 	{ NULL, NULL, NULL },
 };
 
@@ -218,6 +218,40 @@ static int add_lfs_objects(void *opts, const char *arg, struct err *e)
 	return 0;
 }
 
+/* --path, --path-glob, --path-regex, --paths-from-file, as often as
+ * needed: each kept in order (rules_add_peer reads them). */
+static int add_path(struct rw_options *o, enum rules_peer_kind kind,
+		    const char *arg, const char *name, struct err *e)
+{
+	if (o->peer.n_paths == RULES_PEER_PATHS_MAX)
+		return err_set(e, ERR_USAGE, "%s: at most %d path options; put "
+			       "them in --paths-from-file FILE", name,
+			       RULES_PEER_PATHS_MAX);
+	o->peer.paths[o->peer.n_paths].kind = kind;
+	o->peer.paths[o->peer.n_paths++].value = arg;
+	return 0;
+}
+
+static int add_path_literal(void *opts, const char *arg, struct err *e)
+{
+	return add_path(opts, RULES_PEER_PATH, arg, "--path", e);
+}
+
+static int add_path_glob(void *opts, const char *arg, struct err *e)
+{
+	return add_path(opts, RULES_PEER_GLOB, arg, "--path-glob", e);
+}
+
+static int add_path_regex(void *opts, const char *arg, struct err *e)
+{
+	return add_path(opts, RULES_PEER_REGEX, arg, "--path-regex", e);
+}
+
+static int add_paths_file(void *opts, const char *arg, struct err *e)
+{
+	return add_path(opts, RULES_PEER_FILE, arg, "--paths-from-file", e);
+}
+
 static int check_missing(void *opts, const char *arg, struct err *e)
 {
 	(void)opts;
@@ -258,6 +292,46 @@ static const struct cli_option shared_options[] = {
 	  "drop the blobs with these ids (one per line, as\n"
 	  "BFG and git filter-repo take them) at every path;\n"
 	  "ids the history never had are said",
+	  BOTH | CLI_ANALYZE },
+	/* the peers' options: each adds rules after the file's (rules.h) */
+	{ "include", 'I', CLI_STRING, "GLOBS", F(peer.include), 0, NULL,
+	  "git lfs migrate import's: 'GLOB lfs' for each of\n"
+	  "the comma-separated patterns (after the rule\n"
+	  "file's rules, which win where both match)",
+	  BOTH | CLI_ANALYZE },
+	{ "exclude", 'X', CLI_STRING, "GLOBS", F(peer.exclude), 0, NULL,
+	  "git lfs migrate import's: 'GLOB keep' for each,\n"
+	  "before the lfs rules of --include or --above (alone:\n"
+	  "every other file to LFS)", BOTH | CLI_ANALYZE },
+	{ "above", 0, CLI_STRING, "SIZE", F(peer.above), 0, NULL,
+	  "git lfs migrate import's: files of SIZE or more to\n"
+	  "LFS ('* size>=SIZE lfs'; with --include, its\n"
+	  "patterns); SIZE as git lfs reads it: 1MB, 1 MiB",
+	  BOTH | CLI_ANALYZE },
+	{ "strip-blobs-bigger-than", 0, CLI_STRING, "SIZE",
+	  F(peer.strip_bigger), 0, NULL,
+	  "git filter-repo's: '* size>SIZE drop', SIZE in\n"
+	  "bytes or with K, M or G (powers of 1024): 5M",
+	  BOTH | CLI_ANALYZE },
+	{ "path", 0, CLI_STRING, "PATH", F(peer_arg), 0, add_path_literal,
+	  "git filter-repo's: keep only PATH (a file, or a\n"
+	  "directory and what is below it); every other file\n"
+	  "is dropped (repeatable; with the next three, the\n"
+	  "union)", BOTH | CLI_ANALYZE },
+	{ "path-glob", 0, CLI_STRING, "GLOB", F(peer_arg), 0, add_path_glob,
+	  "keep only the paths GLOB matches (fnmatch, as\n"
+	  "filter-repo: '*' crosses '/')", BOTH | CLI_ANALYZE },
+	{ "path-regex", 0, CLI_STRING, "REGEX", F(peer_arg), 0, add_path_regex,
+	  "keep only the paths REGEX finds (PCRE2)",
+	  BOTH | CLI_ANALYZE },
+	{ "paths-from-file", 0, CLI_STRING, "FILE", F(peer_arg), 0,
+	  add_paths_file,
+	  "the paths of FILE, one per line, as --path, or\n"
+	  "glob:GLOB or regex:REGEX (# comments)",
+	  BOTH | CLI_ANALYZE },
+	{ "invert-paths", 0, CLI_SET, NULL, F(peer.invert_paths), 1, NULL,
+	  "drop the paths of --path, --path-glob, --path-regex\n"
+	  "and --paths-from-file instead; keep the rest",
 	  BOTH | CLI_ANALYZE },
 	{ "replace-message", 0, CLI_STRING, "FILE", F(replace_message), 0,
 	  NULL,
@@ -360,6 +434,17 @@ static const struct cli_option shared_options[] = {
 #undef F
 #undef BOTH
 
+/* How many options of its own c has (they come first in options_of). */
+static size_t c_own_count(const struct cli_command_options *c)
+{
+	const struct cli_option *o;
+	size_t n = 0;
+
+	for (o = c->own; o && o->name; o++)
+		n++;
+	return n;
+}
+
 /* The options command c takes, in --help's order (its own, then the
  * shared ones); *opts_of[i] is where the fields of the i-th are. Caller
  * frees the array. */
@@ -418,6 +503,87 @@ static void print_options(FILE *f, const struct cli_option *const *v, size_t n)
 		buf_reset(&left);
 	}
 	buf_release(&left);
+}
+
+#define SYNOPSIS_WIDTH 79
+
+/* One word of a synopsis, on the line or on the next, under the first. */
+static void synopsis_word(FILE *f, const struct buf *w, size_t indent,
+			  size_t *col)
+{
+	if (*col + 1 + w->len > SYNOPSIS_WIDTH && *col > indent) {
+		fprintf(f, "\n%*s", (int)indent, "");
+		*col = indent;
+	} else {
+		fputc(' ', f);
+		(*col)++;
+	}
+	fwrite(w->ptr, 1, w->len, f);
+	*col += w->len;
+}
+
+static void synopsis_option(struct buf *w, const struct cli_option *o)
+{
+	if (o->short_name)
+		buf_printf(w, "-%c|", o->short_name);
+	buf_printf(w, "--%s", o->name);
+	if (o->arg)
+		buf_printf(w, " %s", o->arg);
+}
+
+void cli_print_synopsis(FILE *f, const char *lead,
+			const struct cli_command_options *c, int short_form)
+{
+	struct buf w = BUF_INIT(BUF_MAX_DEFAULT);
+	struct rw_options none;
+	const struct cli_option **v;
+	void **opts_of;
+	size_t n, i, col, indent;
+
+	memset(&none, 0, sizeof(none));
+	v = options_of(c, &none, &opts_of, &n);
+	fprintf(f, "%s%s", lead, c->name);
+	col = indent = strlen(lead) + strlen(c->name) + 1;
+	col--;
+	if (short_form) {
+		buf_adds(&w, "[OPTIONS]");
+		synopsis_word(f, &w, indent, &col);
+	}
+	for (i = 0; i < n; i++) {
+		const struct cli_option *o = v[i];
+		int one_of = o->cmds & CLI_ONE_OF && i < c_own_count(c);
+
+		if (o->kind == CLI_HELP || o->kind == CLI_VERSION ||
+		    (short_form && !one_of))
+			continue;
+		buf_reset(&w);
+		if (!one_of) {
+			buf_addch(&w, '[');
+			synopsis_option(&w, o);
+			buf_addch(&w, ']');
+			synopsis_word(f, &w, indent, &col);
+			continue;
+		}
+		buf_addch(&w, '(');
+		for (;;) {
+			synopsis_option(&w, v[i]);
+			if (i + 1 >= c_own_count(c) || !(v[i + 1]->cmds & CLI_ONE_OF))
+				break;
+			buf_adds(&w, " | ");
+			i++;
+		}
+		buf_addch(&w, ')');
+		synopsis_word(f, &w, indent, &col);
+	}
+	if (c->args) {
+		buf_reset(&w);
+		buf_adds(&w, c->args);
+		synopsis_word(f, &w, indent, &col);
+	}
+	fputc('\n', f);
+	buf_release(&w);
+	free(v);
+	free(opts_of);
 }
 
 /* 1 if command c has an option of its own called name. */
@@ -519,7 +685,13 @@ int cli_parse_options(const struct cli_command_options *c, int argc,
 		else if (o->kind == CLI_VERSION)
 			rc = CLI_DONE_VERSION;
 		else {
-			fputs(c->usage, stdout);
+			const struct cli_command_options *const *a;
+
+			cli_print_synopsis(stdout, "usage: ", c, 0);
+			for (a = c->also; a && *a; a++)
+				cli_print_synopsis(stdout, "   or: ", *a, 1);
+			if (c->about)
+				fputs(c->about, stdout);
 			fputs("\nOptions:\n", stdout);
 			print_options(stdout, v, n);
 			if (c->usage_tail)

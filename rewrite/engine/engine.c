@@ -1380,8 +1380,9 @@ static int rw_stream(struct rw *rw, struct err *e)
 	if (rw->opt->replace_message &&
 	    replace_load(&rw->msg_replace, rw->opt->replace_message, e) < 0)
 		return -1;
-	if (rw->opt->rules || rw->opt->strip_blobs_with_ids) {
+	if (rw->opt->rules_set) {
 		struct blob_options bo = {
+			.rules_set = rw->opt->rules_set,
 			.rules = rw->opt->rules,
 			.store = rw->opt->store,
 			.dry_run = rw->opt->dry_run,
@@ -1479,6 +1480,8 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 {
 	static const char done[] = "done\n";
 	char *tmp[OUT_N] = { NULL };
+	struct rules *own = NULL;
+	struct rw_options with_rules;
 	struct rw rw;
 	int r;
 
@@ -1488,6 +1491,14 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 			return err_set(e, ERR_USAGE,
 				       "--commit-map-format: expected filter-repo, "
 				       "lfs or bfg, got '%s'", opt->commit_map_format);
+	}
+	/* the rules, parsed here unless the caller did (migrate run) */
+	if (!opt->rules_set && rw_rules_wanted(opt)) {
+		if (rw_rules_build(&own, NULL, opt, e) < 0)
+			return -1;
+		with_rules = *opt;
+		with_rules.rules_set = own;
+		opt = &with_rules;
 	}
 	rw_init(&rw, opt, in_fd, out_fd);
 	r = rw_stream(&rw, e);
@@ -1514,5 +1525,6 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	if (r == 0 && !opt->quiet)
 		summary(&rw);
 	rw_release(&rw);
+	rules_free(own);
 	return r;
 }

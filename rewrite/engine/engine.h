@@ -7,6 +7,7 @@
 #define MIGRATE_ENGINE_H
 
 #include "../../common/common.h"
+#include "../../rules/rules.h"
 
 /* What a finished run did (rw_options.stats). Sizes are the report's
  * (zero without one): distinct blobs, bytes, and packed bytes (on disk in
@@ -90,7 +91,31 @@ struct rw_options {
 	/* `migrate run`: the split parts the filter writes into the stream,
 	 * listed in this file ("<blob id> <path>\n", blob.h new_blobs) */
 	const char *new_blobs;
+	/* the peers' options that add rules (--include, --path, ...: rules.h,
+	 * rules_add_peer), after those of the rule file; the option parser's
+	 * slots for the repeatable path options */
+	struct rules_peer peer;
+	const char *peer_arg;
+	/* the rule set, parsed already (borrowed: `migrate run` parses it
+	 * once, rw_rules_build, and hands it down); NULL: rw_filter builds
+	 * it from rules, strip_blobs_with_ids and peer */
+	struct rules *rules_set;
 };
+
+/* 1 when opt asks for rules: a rule file, ids to drop, a peer's option. */
+int rw_rules_wanted(const struct rw_options *opt);
+
+/*
+ * The rule set of opt (ruleset.c): the rule file's rules (an empty set
+ * named "(no rule file)" without one), the `blob:<id> drop` rules of
+ * --strip-blobs-with-ids, then the rules of the peers' options
+ * (rules_add_peer). *out is the caller's (rules_free). When peer_text is
+ * not NULL, the options' rules are appended to it as rules_add_peer
+ * writes them. -1 with e set (ERR_USAGE: the file and line, or the
+ * option, at fault); *out is then NULL.
+ */
+int rw_rules_build(struct rules **out, struct buf *peer_text,
+		   const struct rw_options *opt, struct err *e);
 
 /* A git-annex UUID as `git annex init` makes them (36 characters, 8-4-4-4-12
  * lowercase hex): 1 if u is one. annex_uuid_new makes a random (version 4)

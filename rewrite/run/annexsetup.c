@@ -19,15 +19,13 @@
 int run_annex_prepare(struct run *r, struct err *e)
 {
 	struct err ignored = ERR_INIT;
-	struct rules *rules = NULL;
+	const struct rules *rules = r->rules;	/* the run's (run_setup) */
 	char *uuid = NULL;
 	size_t i;
 	int rc;
 
 	buf_init(&r->lfs_lines, SIZE_MAX / 2);
-	if (!r->o.f.rules || rules_load(&rules, r->o.f.rules, &ignored) < 0)
-		return 0;	/* the filter says what is wrong */
-	for (i = 0; i < rules_count(rules); i++) {
+	for (i = 0; rules && i < rules_count(rules); i++) {
 		const struct rule *rule = rules_get(rules, i);
 		if (rules_rule_action(rule) == RULES_ANNEX)
 			r->annex = 1;
@@ -41,7 +39,6 @@ int run_annex_prepare(struct run *r, struct err *e)
 						   "filter=lfs diff=lfs merge=lfs -text",
 						   &ignored);
 	}
-	rules_free(rules);
 	if (!r->annex)
 		return 0;
 	r->annex_dir = path_join(r->commondir, "annex");

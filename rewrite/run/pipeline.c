@@ -13,6 +13,24 @@
 
 #include "run.h"
 
+/* 1 when the revisions leave commits out (--exclude-ref, ^REV, A..B,
+ * --not): those stay the parents they are, unconverted, as git lfs
+ * migrate leaves the commits of its excluded refs; fast-export would
+ * otherwise cut them off (its children made roots). */
+static int excludes(const struct run_opts *o)
+{
+	int k;
+
+	for (k = 0; k < o->nrefs; k++)
+		if (o->refs[k].exclude)
+			return 1;
+	for (k = 0; k < o->nrevs; k++)
+		if (o->revs[k][0] == '^' || strstr(o->revs[k], "..") ||
+		    !strcmp(o->revs[k], "--not"))
+			return 1;
+	return 0;
+}
+
 static void export_args(const struct run *r, struct gitargv *a)
 {
 	static const char *const flags[] = {
@@ -30,7 +48,7 @@ static void export_args(const struct run *r, struct gitargv *a)
 		gitargv_push(a, flags[i]);
 	/* parents outside the range arrive as raw ids: on a re-run they were
 	 * migrated before (the map translates them), in place they are there */
-	if (!r->first || r->o.in_place)
+	if (!r->first || r->o.in_place || excludes(&r->o))
 		gitargv_push(a, "--reference-excluded-parents");
 	if (r->o.restart)
 		gitargv_push(a, "--refspec=refs/migrate/original/refs/*:refs/*");

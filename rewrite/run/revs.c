@@ -73,6 +73,17 @@ static int restart_revs(struct run *r, struct gitrefs *orig)
 	return 0;
 }
 
+/* 1 when --include-ref names what is converted (else every ref is). */
+static int has_include(const struct run_opts *o)
+{
+	int k;
+
+	for (k = 0; k < o->nrefs; k++)
+		if (!o->refs[k].exclude)
+			return 1;
+	return 0;
+}
+
 int run_build_revs(struct run *r, struct err *e)
 {
 	struct gitrefs refs = GITREFS_INIT;
@@ -91,7 +102,11 @@ int run_build_revs(struct run *r, struct err *e)
 	gitargv_push(&r->revs, "--exclude=refs/migrate/*");
 	for (k = 0; k < r->o.nrevs; k++)
 		gitargv_push(&r->revs, r->o.revs[k]);
-	if (r->o.nrevs == 0)
+	/* --include-ref REF and --exclude-ref REF: REF and ^REF */
+	for (k = 0; k < r->o.nrefs; k++)
+		gitargv_pushf(&r->revs, "%s%s", r->o.refs[k].exclude ? "^" : "",
+			      r->o.refs[k].name);
+	if (r->o.nrevs == 0 && !has_include(&r->o))
 		gitargv_push(&r->revs, "--all");
 	for (i = 0; i < n; i++)
 		gitargv_pushf(&r->revs, "^%s", oid_hex(&tips[i], hex));

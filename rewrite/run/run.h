@@ -127,12 +127,29 @@ struct run_opts {
 	int allow_no_rules;	/* a run that only writes the maps */
 	char **revs;
 	int nrevs;
+	/* git lfs migrate's ref options: --everything (every ref, as without
+	 * REV-ARGS), --include-ref REF and --exclude-ref REF (REF and ^REF
+	 * after the REV-ARGS), in the order given; ref_arg is the option
+	 * parser's slot */
+	int everything;
+#define RUN_REFS_MAX 64
+	struct run_ref {
+		const char *name;
+		int exclude;
+	} refs[RUN_REFS_MAX];
+	int nrefs;
+	const char *ref_arg;
 };
 
 #define SIDE_KEYS 3
 
 struct run {
 	struct run_opts o;
+	/* the rules of the run, parsed once (run_setup: the rule file, the
+	 * ids, the peers' options) and handed to the filter; rules_peer:
+	 * the options' rules as text, which the state keeps with the file's */
+	struct rules *rules;
+	struct buf rules_peer;
 	char *src_gitdir;	/* absolute */
 	const char *dst;	/* what git -C gets for the target */
 	char *dst_gitdir, *commondir;

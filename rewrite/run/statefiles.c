@@ -41,9 +41,12 @@ static int write_map_format(struct run *r, const char *map_path,
 }
 
 /* tips: the source commits processed so far ("<id> <ref>"), which the
- * next run excludes: the refs as exported (--to) or as they will be once
- * the journal is finished (in place, where the next run's source is the
- * new history), and the tips of earlier runs. */
+ * next run excludes: the refs this run exported (those the import set),
+ * as they were (--to) or as they will be once the journal is finished
+ * (in place, where the next run's source is the new history), and the
+ * tips of earlier runs. A ref the revisions left out (--include-ref,
+ * REV-ARGS) is no tip: its commits were not converted, and a later run
+ * that names it converts them. */
 static int write_tips(struct run *r, const struct gitrefs *side,
 		      struct err *e)
 {
@@ -57,8 +60,8 @@ static int write_tips(struct run *r, const struct gitrefs *side,
 
 	for (i = 0; rc == 0 && i < refs->n; i++) {
 		const struct gitref *g = &refs->v[i];
-		if (r->o.in_place && gitrefs_find(side, g->name))
-			continue;	/* its new value comes below */
+		if (r->o.in_place || !gitrefs_find(side, g->name))
+			continue;	/* its new value comes below; not exported */
 		if (g->has_commit)
 			buf_printf(&out, "%s %s\n", oid_hex(&g->commit, hex), g->name);
 	}
@@ -95,24 +98,21 @@ static int add_file(struct buf *out, const char *what, const char *path)
 static int expressions_text(const struct run *r, struct buf *out)
 {
 	struct buf path = BUF_INIT(PATH_MAX), what = BUF_INIT(PATH_MAX + 16);
-	struct err ignored = ERR_INIT;
-	struct rules *rules = NULL;
+	const struct rules *rules = r->rules;	/* the run's (run_setup) */
 	size_t i;
 	int ok = 1;
 
 	buf_adds(out, EXPRESSIONS_MARK);
-	if (r->o.f.rules && rules_load(&rules, r->o.f.rules, &ignored) == 0)
-		for (i = 0; ok && i < rules_count(rules); i++) {
-			const struct rule *rule = rules_get(rules, i);
+	for (i = 0; rules && ok && i < rules_count(rules); i++) {
+		const struct rule *rule = rules_get(rules, i);
 
-			if (!rules_option_path(rule, "replace-text", &path))
-				continue;
-			buf_reset(&what);
-			buf_printf(&what, "replace-text=%s",
-				   rules_rule_option(rule, "replace-text", NULL));
-			ok = add_file(out, what.ptr, path.ptr);
-		}
-	rules_free(rules);
+		if (!rules_option_path(rule, "replace-text", &path))
+			continue;
+		buf_reset(&what);
+		buf_printf(&what, "replace-text=%s",
+			   rules_rule_option(rule, "replace-text", NULL));
+		ok = add_file(out, what.ptr, path.ptr);
+	}
 	if (ok && r->o.f.replace_message)
 		ok = add_file(out, "--replace-message", r->o.f.replace_message);
 	buf_release(&path);
@@ -138,6 +138,13 @@ static int rules_text(const struct run *r, struct buf *out, int exprs)
 	/* commits kept empty or pruned: part of the conversion too */
 	if (r->o.f.no_prune_empty)
 		buf_adds(out, "\n# --no-prune-empty\n");
+	/* the rules of the peers' options (--include, --path, ...), as
+	 * rules_add_peer wrote them: a run with other options converts
+	 * otherwise */
+	if (r->rules_peer.len) {
+		buf_adds(out, "\n# the options' rules\n");
+		buf_add(out, r->rules_peer.ptr, r->rules_peer.len);
+	}
 	return !exprs || expressions_text(r, out);
 }
 
@@ -246,7 +253,8 @@ int run_write_state(struct run *r, const struct state_files *f,
 		buf_release(&rules);
 		return err_set(e, ERR_IO, "%s: cannot read the rules (or a file they name) again",
 			       r->o.f.rules ? r->o.f.rules :
-			       r->o.f.strip_blobs_with_ids);
+			       r->o.f.strip_blobs_with_ids ?
+			       r->o.f.strip_blobs_with_ids : "(options)");
 	}
 	rc = run_state_put(r, "rules", &rules, e);
 	buf_release(&rules);

@@ -232,12 +232,21 @@ int run_setup(struct run *r, struct err *e)
 	/* before anything is written: a run without rules rewrites nothing
 	 * useful, and its empty rules would be kept for the next run */
 	if (!r->o.verify_only && !r->o.rollback && !r->o.undo && !r->o.allow_no_rules &&
-	    !r->o.f.rules && !r->o.f.strip_blobs_with_ids && !r->o.f.replace_message)
+	    !rw_rules_wanted(&r->o.f) && !r->o.f.replace_message)
 		return err_set(e, ERR_USAGE, "no rules: say what to convert with "
 			       "--rules FILE (examples/ has rule files for the "
-			       "common jobs), --strip-blobs-with-ids FILE or "
+			       "common jobs), an option that adds rules "
+			       "(--include, --path, ...: migrate run --help), "
+			       "--strip-blobs-with-ids FILE or "
 			       "--replace-message FILE; --allow-no-rules runs "
 			       "without (only the maps are written)");
+	/* the rules, parsed once for the whole run (the filter, git-annex's
+	 * set-up and the state get this set), before anything is written */
+	if (!r->o.verify_only && !r->o.rollback && !r->o.undo &&
+	    rw_rules_wanted(&r->o.f) &&
+	    rw_rules_build(&r->rules, &r->rules_peer, &r->o.f, e) < 0)
+		return -1;
+	r->o.f.rules_set = r->rules;
 	if ((r->o.to ? setup_to(r, e) : setup_in_place(r, e)) < 0)
 		return -1;
 	r->state = path_join(r->dst_gitdir, "migrate");
@@ -303,6 +312,8 @@ void run_release(struct run *r)
 	gitrefs_free(&r->src_before);
 	gitrefs_free(&r->dst_before);
 	gitargv_clear(&r->revs);
+	rules_free(r->rules);
+	buf_release(&r->rules_peer);
 }
 
 /*

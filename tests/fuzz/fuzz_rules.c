@@ -10,6 +10,8 @@
  * in file order); a difference aborts. corpus_rules/prefix_* seed rules
  * anchored with literal prefixes, some shared, some traps (`^a|^b`,
  * quantified last letters, prefixes longer than the index keeps).
+ * Invariant: every rule written back (rules_rule_format) parses to one
+ * rule that is written back the same; a difference aborts.
  */
 #include <stdlib.h>
 #include <stddef.h>
@@ -64,6 +66,33 @@ static void attr_forms(const struct rules *r)
 	buf_release(&out);
 }
 
+/* Each rule written back and parsed again is the same rule. */
+static void round_trip(const struct rules *r)
+{
+	struct buf one = BUF_INIT(1 << 20), two = BUF_INIT(1 << 20);
+	struct err e = ERR_INIT;
+	struct rules *back;
+	size_t i;
+
+	for (i = 0; i < rules_count(r); i++) {
+		if (rules_rule_is_blob(rules_get(r, i)))
+			continue;
+		buf_reset(&one);
+		rules_rule_format(&one, rules_get(r, i));
+		if (rules_parse(&back, one.ptr, one.len, "back", &e) < 0)
+			abort();
+		buf_reset(&two);
+		if (rules_count(back) != 1)
+			abort();
+		rules_rule_format(&two, rules_get(back, 0));
+		if (one.len != two.len || memcmp(one.ptr, two.ptr, one.len))
+			abort();
+		rules_free(back);
+	}
+	buf_release(&one);
+	buf_release(&two);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data;
@@ -79,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		match_one(r, paths[i], strlen(paths[i]));
 	attr_forms(r);
+	round_trip(r);
 	rules_free(r);
 	return 0;
 }

@@ -71,6 +71,30 @@ fi
 info "--list-options: $(wc -w <"$SCRATCH/filter.list") options of the filter, $(wc -w <"$SCRATCH/run.list") of run, $(wc -w <"$SCRATCH/remap.list") of remap, $(wc -w <"$SCRATCH/analyze.list") of analyze"
 EOF
 
+test_case "each --help's synopsis is its table: every option, and no other" <<'EOF'
+for c in "${COMMANDS[@]}"; do
+	key="${c:-filter}"
+	# the usage lines, up to the first blank line; the "or:" lines are
+	# the other commands' short ones
+	sed -n '1,/^$/p' "$SCRATCH/$key.help" | sed '/^   or: /,$d' >"$SCRATCH/$key.synopsis"
+	grep -q "^usage: migrate${c:+ $c}" "$SCRATCH/$key.synopsis" ||
+		failures+=("migrate${c:+ $c} --help does not start with its usage line")
+	grep -o -- '--[a-z][a-z0-9-]*' "$SCRATCH/$key.synopsis" | LC_ALL=C sort -u >"$SCRATCH/$key.synnames"
+	# --help and --version are the option list's alone
+	grep -vx -- '--help\|--version' "$SCRATCH/$key.names" >"$SCRATCH/$key.want"
+	while read -r name; do
+		failures+=("the synopsis of migrate${c:+ $c} --help lacks $name")
+	done < <(LC_ALL=C comm -23 "$SCRATCH/$key.want" "$SCRATCH/$key.synnames")
+	while read -r name; do
+		failures+=("the synopsis of migrate${c:+ $c} --help names $name, not in its table")
+	done < <(LC_ALL=C comm -13 "$SCRATCH/$key.want" "$SCRATCH/$key.synnames")
+done
+grep -q '(--to NEWDIR | --in-place)' "$SCRATCH/run.synopsis" ||
+	failures+=("migrate run --help: no (--to NEWDIR | --in-place) in its synopsis")
+say_failures
+info "every --help's synopsis names exactly the options of its table"
+EOF
+
 test_case "the man page names every option of every table" <<'EOF'
 # roff writes a minus as \-; an option is named when --NAME stands there
 # whole (not the start of a longer name)

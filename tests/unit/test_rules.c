@@ -861,6 +861,168 @@ static void test_blob_ids(void **state)
 	rules_free(r);
 }
 
+/* ---- rules added, written back; the peers' options ---- */
+
+/* Every rule of r written back and parsed again: the same rule. */
+static void assert_round_trip(const struct rules *r)
+{
+	struct buf line = BUF_INIT(1 << 20), again = BUF_INIT(1 << 20);
+	struct rules *back;
+	size_t i;
+
+	for (i = 0; i < rules_count(r); i++) {
+		buf_reset(&line);
+		rules_rule_format(&line, rules_get(r, i));
+		back = parse_ok(line.ptr);
+		assert_int_equal(rules_count(back), 1);
+		buf_reset(&again);
+		rules_rule_format(&again, rules_get(back, 0));
+		assert_string_equal(line.ptr, again.ptr);
+		assert_int_equal(rules_rule_action(rules_get(back, 0)),
+				 rules_rule_action(rules_get(r, i)));
+		assert_int_equal(rules_rule_is_regex(rules_get(back, 0)),
+				 rules_rule_is_regex(rules_get(r, i)));
+		rules_free(back);
+	}
+	buf_release(&line);
+	buf_release(&again);
+}
+
+static void test_add_text_and_format(void **state)
+{
+	struct rules *r = parse_ok("*.psd lfs\n'my dir/*.bin' size>1MB size<=2GiB lfs\n"
+				   "re:\"a'b\\\\.\" drop\n're:x' keep\n"
+				   "data/list split record='^(\\d+)' into='d/{key}'\n"
+				   "*.txt replace-text='my expr.txt' binary=yes\n"
+				   "x annex mode=locked\n");
+	struct err e = ERR_INIT;
+	struct buf out = BUF_INIT(4096);
+
+	(void)state;
+	assert_round_trip(r);
+	buf_reset(&out);
+	rules_rule_format(&out, rules_get(r, 1));
+	assert_string_equal(out.ptr, "'my dir/*.bin' size>=1000001 size<=2147483648 lfs");
+	buf_reset(&out);
+	rules_rule_format(&out, rules_get(r, 3));
+	assert_string_equal(out.ptr, "'re:x' keep");
+	/* rules added under another name come after, with their lines */
+	assert_int_equal(rules_add_text(r, "\n*.wav lfs\n", 10, "--include", 0, &e), 0);
+	assert_int_equal(rules_count(r), 8);
+	assert_string_equal(rules_rule_file(rules_get(r, 7)), "--include");
+	assert_int_equal(rules_rule_line(rules_get(r, 7)), 2);
+	assert_string_equal(rules_rule_file(rules_get(r, 0)), "t.rules");
+	assert_string_equal(verdict(r, "a/b.wav", 1), "2:lfs");
+	assert_string_equal(verdict(r, "a/b.psd", 1), "1:lfs");
+	/* the index is built again: a regex added later is found */
+	assert_int_equal(rules_add_text(r, "re:^src/ drop\n", 14, "--path", 0, &e), 0);
+	assert_string_equal(verdict(r, "src/q", 1), "1:drop");
+	/* the index of the added rules answers as trying each rule does */
+	{
+		static const char *const paths[] = {
+			"src/q", "a/b.wav", "my dir/x.bin", "re:x", "x", "src",
+			"data/list", "t.txt", "a'b.",
+		};
+		const struct rule *a, *b;
+		size_t i;
+
+		for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+			assert_int_equal(rules_match(&a, r, paths[i], strlen(paths[i]),
+						     5000000, &e), 0);
+			assert_int_equal(rules_match_each(&b, r, paths[i],
+							  strlen(paths[i]), 5000000, &e), 0);
+			assert_ptr_equal(a, b);
+		}
+	}
+	assert_int_equal(rules_add_text(r, "x bad\n", 6, "--exclude", 0, &e), -1);
+	assert_string_equal(e.msg, "--exclude:1:3: unknown action 'bad' (expected lfs, "
+			    "unlfs, annex, drop, keep, split or replace-text=FILE)");
+	buf_release(&out);
+	rules_free(r);
+}
+
+/* The rules p adds to an empty set, a line each (rules_rule_format). */
+static const char *peer_rules(const struct rules_peer *p, char *err, size_t n)
+{
+	static char out[8192];
+	struct buf text = BUF_INIT(1 << 20), line = BUF_INIT(1 << 20);
+	struct rules *r = parse_ok("");
+	struct err e = ERR_INIT;
+	size_t i;
+
+	out[0] = '\0';
+	if (rules_add_peer(r, p, &text, &e) < 0) {
+		snprintf(err, n, "%s", e.msg);
+	} else {
+		err[0] = '\0';
+		for (i = 0; i < rules_count(r); i++) {
+			buf_reset(&line);
+			rules_rule_format(&line, rules_get(r, i));
+			snprintf(out + strlen(out), sizeof(out) - strlen(out),
+				 "%s%s", i ? "\n" : "", line.ptr);
+		}
+		assert_round_trip(r);
+	}
+	buf_release(&text);
+	buf_release(&line);
+	rules_free(r);
+	return out;
+}
+
+static void test_peers(void **state)
+{
+	struct rules_peer p;
+	char err[sizeof(((struct err *)0)->msg)];
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(rules_peer_given(&p), 0);
+	/* git lfs migrate's sizes: units in any case, blanks, fractions */
+	p.above = "1.5 MiB";
+	assert_string_equal(peer_rules(&p, err, sizeof(err)), "* size>=1572864 lfs");
+	p.above = "1,000kb";
+	assert_string_equal(peer_rules(&p, err, sizeof(err)), "* size>=1000000 lfs");
+	p.above = "20";
+	assert_string_equal(peer_rules(&p, err, sizeof(err)), "* size>=20 lfs");
+	p.above = "1 xb";
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--above: expected a size"));
+	p.above = NULL;
+	p.include = " *.bin , a b/*.png,,";
+	p.exclude = "vendor/**";
+	assert_string_equal(peer_rules(&p, err, sizeof(err)),
+			    "vendor/** keep\n*.bin lfs\n'a b/*.png' lfs");
+	p.include = p.exclude = NULL;
+	/* filter-repo's sizes: K M G, powers of 1024, bigger than */
+	p.strip_bigger = "5M";
+	assert_string_equal(peer_rules(&p, err, sizeof(err)), "* size>=5242881 drop");
+	p.strip_bigger = "5m";
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--strip-blobs-bigger-than: expected"));
+	p.strip_bigger = NULL;
+	/* paths: one rule keeps the selected ones, or a drop per path */
+	p.paths[0].kind = RULES_PEER_PATH;
+	p.paths[0].value = "a.b";
+	p.paths[1].kind = RULES_PEER_GLOB;
+	p.paths[1].value = "*.[!c]";
+	p.paths[2].kind = RULES_PEER_REGEX;
+	p.paths[2].value = "x$";
+	p.n_paths = 3;
+	assert_string_equal(peer_rules(&p, err, sizeof(err)),
+			    "re:^(?!(?:a\\.b(?:/|$))|(?:(?:(?s:.*\\.[^c])|(?s:.*\\.[^c]/.*))$)|"
+			    "(?:(?s:.*?)(?:x$))) drop");
+	p.invert_paths = 1;
+	assert_string_equal(peer_rules(&p, err, sizeof(err)),
+			    "re:^a\\.b(?:/|$) drop\n"
+			    "re:^(?:(?s:.*\\.[^c])|(?s:.*\\.[^c]/.*))$ drop\nre:x$ drop");
+	p.paths[2].value = "a(";
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--path-regex:1:"));
+	p.n_paths = 0;
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--invert-paths: no path"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -883,6 +1045,8 @@ int main(void)
 		cmocka_unit_test(test_shadowed),
 		cmocka_unit_test(test_blob_ids),
 		cmocka_unit_test(test_replace_text),
+		cmocka_unit_test(test_add_text_and_format),
+		cmocka_unit_test(test_peers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
