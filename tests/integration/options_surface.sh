@@ -9,6 +9,7 @@
 #    migrate-CMD.1 for a command) names every option of its table, and
 #    every page (those and migrate-rules.5) renders without a warning
 #    (groff -ww, man -l --warnings) and is installed by CMakeLists.txt;
+#  - the README's quick start runs the migrate commands scripts/demo runs;
 #  - the bash completion (scripts/completion.bash, driven as bash does:
 #    COMP_WORDS, COMP_CWORD, _migrate, COMPREPLY) offers after `--` exactly
 #    the options of the table: asking the binary, and, when the binary
@@ -137,6 +138,23 @@ done
 [ "$n" -ge 7 ] || failures+=("$n man pages in docs/man, not the 7 of migrate(1), one per command and migrate-rules(5)")
 say_failures
 info "$n man pages render without a warning (groff -ww, man -l --warnings), each installed"
+EOF
+
+test_case "the README's quick start is what scripts/demo runs" <<'EOF'
+# every migrate command of the README's quick start is a command the demo
+# shows (its `run CMD` lines, or the line that says how to undo)
+sed -n '/^## Quick start/,/^## /p' "$ROOT/README.md" | grep '^    migrate ' |
+	sed -e 's/^    //' -e 's/ *#.*$//' >"$SCRATCH/quickstart"
+[ "$(wc -l <"$SCRATCH/quickstart")" -ge 5 ] || die "the README's quick start has no migrate commands: $(cat "$SCRATCH/quickstart")"
+while read -r cmd; do
+	grep -qF -- "$cmd" "$ROOT/scripts/demo" || failures+=("the README's quick start runs '$cmd', which scripts/demo does not")
+done <"$SCRATCH/quickstart"
+for want in "migrate run --rules ../demo.rules --in-place --dry-run" "migrate run --rules ../demo.rules --in-place" \
+	"migrate push" "migrate remap" "migrate run --in-place --undo"; do
+	grep -qF -- "$want" "$SCRATCH/quickstart" || failures+=("the README's quick start lacks $want")
+done
+say_failures
+info "the README's quick start: $(wc -l <"$SCRATCH/quickstart") migrate commands, each one scripts/demo runs"
 EOF
 
 # complete BINDIR CMD: what _migrate offers for `migrate [CMD] --<TAB>` with
