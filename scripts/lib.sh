@@ -3,7 +3,9 @@
 # the installer and the build steps. Source it; it defines, it runs nothing.
 
 # Debian packages the project needs to build, test, fuzz and demo (man-db
-# reads the installed man page, dpkg-dev and file serve cpack -G DEB).
+# reads the installed man pages and serves `migrate help`, groff-base's
+# groff checks that they render without a warning, dpkg-dev and file serve
+# cpack -G DEB).
 # One list, used by every script.
 MIGRATE_PACKAGES=(
 	git git-lfs git-annex git-filter-repo
@@ -11,7 +13,7 @@ MIGRATE_PACKAGES=(
 	clang libclang-rt-14-dev
 	zlib1g-dev libpcre2-dev libssl-dev uthash-dev libcmocka-dev
 	python3 gnupg time
-	man-db dpkg-dev file
+	man-db groff-base dpkg-dev file
 )
 
 # The repository root, whatever the caller's cwd.

@@ -8,7 +8,7 @@
  *
  * Each content is read and replaced once per rule (the result is
  * remembered by the content's id), whole: a regex can match across any
- * span, so the blob is in memory while it is replaced (README: limits).
+ * span, so the blob is in memory while it is replaced (docs/GUARANTEES.md: limitations).
  * The new blob is held like one read from the stream (spooled when
  * large) until it is written.
  */

@@ -19,7 +19,9 @@
 static const char usage_text[] =
 "   or: migrate help [run | push | remap | analyze | check-rules]\n"
 "   or: migrate --version\n"
-"       (migrate help COMMAND, or migrate COMMAND --help: its options)\n"
+"       (migrate help [COMMAND]: its manual page, man migrate-COMMAND,\n"
+"       or this text without man; migrate COMMAND --help: its options;\n"
+"       the rule file: man migrate-rules)\n"
 "\n"
 "Rewrites a `git fast-export` stream for `git fast-import`, computing the\n"
 "new id of every object it writes, so the old->new commit map exists even\n"
@@ -274,7 +276,11 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
-/* migrate help [COMMAND]: the usage of COMMAND, as COMMAND --help. */
+/*
+ * migrate help [COMMAND]: COMMAND's manual page (migrate-COMMAND, or
+ * migrate for the filter) where man(1) shows it, as `git help` does;
+ * otherwise the usage of COMMAND, as COMMAND --help.
+ */
 static int cmd_help(int argc, char **argv, struct err *e)
 {
 	const struct command *c = argc < 2 ? &filter_command : find_command(argv[1]);
@@ -287,8 +293,15 @@ static int cmd_help(int argc, char **argv, struct err *e)
 	if (argc > 2)
 		return err_set(e, ERR_USAGE, "help takes one command, not '%s'",
 			       argv[2]);
-	if (c && !(c->flags & CMD_NO_HELP))
+	if (c && !(c->flags & CMD_NO_HELP)) {
+		char page[64];
+
+		snprintf(page, sizeof(page), "migrate%s%s", c->name ? "-" : "",
+			 c->name ? c->name : "");
+		if (gitcmd_man(page) == 0)
+			return 0;
 		return c->fn(2, help_argv, e);
+	}
 	for (i = 0; i < NCOMMANDS; i++)
 		if (!(commands[i].flags & CMD_NO_HELP))
 			buf_printf(&names, "%s%s", names.len ? ", " : "",

@@ -69,7 +69,8 @@ static const char *nearest(const struct option *opts, const char *name,
 /*
  * Options of the peer tools users come from, and migrate's way of saying
  * each: the rule file (one rule per line, first match wins; examples/
- * has one for each common job).
+ * in the source, share/doc/migrate/examples installed, has one for each
+ * common job).
  */
 static const struct peer_option {
 	const char *name, *peer, *ours;
@@ -285,7 +286,9 @@ static const struct cli_option shared_options[] = {
 	  "the rule file: 'PATTERN [size>N] ACTION' per line,\n"
 	  "first match wins; patterns as in .gitattributes or\n"
 	  "re:REGEX; actions lfs, unlfs, annex, drop, keep,\n"
-	  "split, replace-text=FILE (see examples/)",
+	  "split, replace-text=FILE (man migrate-rules;\n"
+	  "examples: examples/ in the source, installed in\n"
+	  "share/doc/migrate/examples)",
 	  BOTH | CLI_ANALYZE },
 	{ "strip-blobs-with-ids", 0, CLI_STRING, "FILE",
 	  F(strip_blobs_with_ids), 0, NULL,

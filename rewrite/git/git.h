@@ -183,6 +183,14 @@ void gitcmd_describe(struct buf *out, const char *dir,
 /* Removes trailing newlines from b. */
 void gitcmd_chomp(struct buf *b);
 
+/*
+ * Shows the manual page (`man PAGE`, stdin, stdout and stderr ours), as
+ * `git help` does, when man(1) is there and finds the page installed
+ * (`man -w PAGE`). Returns 0 when man showed it, -1 when there is no man,
+ * no such page, or man failed: the caller then says it another way.
+ */
+int gitcmd_man(const char *page);
+
 /* ---- refs ---- */
 
 struct gitref {

@@ -66,13 +66,14 @@ void gitcmd_chomp(struct buf *b)
 /*
  * In the child: in_fd, out_fd and err_fd become its stdin, stdout and
  * stderr (in_fd -1: /dev/null; out_fd or err_fd -1: inherited), the
- * "NAME=value" strings of env join its environment, and git runs; never
- * returns. Every other descriptor of ours is close-on-exec, so the child
+ * "NAME=value" strings of env join its environment, and git runs (or,
+ * prog given, prog with args as its whole argv: man for `migrate help`);
+ * never returns. Every other descriptor of ours is close-on-exec, so the child
  * holds no pipe end but its own three.
  */
-static void child_exec(const char *dir, const struct gitargv *args,
-		       const char *const *env, int in_fd, int out_fd,
-		       int err_fd)
+static void child_exec(const char *prog, const char *dir,
+		       const struct gitargv *args, const char *const *env,
+		       int in_fd, int out_fd, int err_fd)
 {
 	char **argv = xcalloc(args->n + 4, sizeof(*argv));
 	int fd[3] = { in_fd, out_fd, err_fd };
@@ -97,6 +98,12 @@ static void child_exec(const char *dir, const struct gitargv *args,
 	for (i = 0; i < 3; i++)
 		if (fd[i] >= 0 && dup2(fd[i], (int)i) < 0)
 			_exit(127);
+	if (prog) {
+		for (i = 0; i < args->n; i++)
+			argv[k++] = args->v[i];
+		execvp(prog, argv);
+		_exit(127);
+	}
 	argv[k++] = "git";
 	if (dir) {
 		argv[k++] = "-C";
@@ -109,9 +116,9 @@ static void child_exec(const char *dir, const struct gitargv *args,
 }
 
 /* The one fork of migrate: child_exec in the child; *pid in the parent. */
-static int spawn(pid_t *pid, const char *dir, const struct gitargv *args,
-		 const char *const *env, int in_fd, int out_fd, int err_fd,
-		 struct err *e)
+static int spawn_prog(pid_t *pid, const char *prog, const char *dir,
+		      const struct gitargv *args, const char *const *env,
+		      int in_fd, int out_fd, int err_fd, struct err *e)
 {
 	pid_t p;
 
@@ -120,9 +127,52 @@ static int spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 	if (p < 0)
 		return err_errno(e, ERR_IO, "fork");
 	if (p == 0)
-		child_exec(dir, args, env, in_fd, out_fd, err_fd);
+		child_exec(prog, dir, args, env, in_fd, out_fd, err_fd);
 	*pid = p;
 	return 0;
+}
+
+static int spawn(pid_t *pid, const char *dir, const struct gitargv *args,
+		 const char *const *env, int in_fd, int out_fd, int err_fd,
+		 struct err *e)
+{
+	return spawn_prog(pid, NULL, dir, args, env, in_fd, out_fd, err_fd, e);
+}
+
+/* `man ARGS...` to its end (quiet: its output to /dev/null); its exit
+ * status, 127 when there is no man, -1 when it could not be started. */
+static int run_man(const struct gitargv *args, int quiet)
+{
+	struct err e = ERR_INIT;
+	int null = -1, rc;
+	pid_t p;
+
+	if (quiet && (null = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+		return -1;
+	rc = spawn_prog(&p, "man", NULL, args, NULL, 0, null, null, &e);
+	if (null >= 0)
+		close(null);
+	return rc < 0 ? -1 : gitcmd_wait(p, &e);
+}
+
+int gitcmd_man(const char *page)
+{
+	struct gitargv a = GITARGV_INIT;
+	int rc;
+
+	/* installed? (man -w finds the file, or says nothing and fails) */
+	gitargv_push(&a, "man");
+	gitargv_push(&a, "-w");
+	gitargv_push(&a, page);
+	rc = run_man(&a, 1);
+	gitargv_clear(&a);
+	if (rc != 0)
+		return -1;
+	gitargv_push(&a, "man");
+	gitargv_push(&a, page);
+	rc = run_man(&a, 0);
+	gitargv_clear(&a);
+	return rc == 0 ? 0 : -1;
 }
 
 int gitcmd_spawn(pid_t *pid, const char *dir, const struct gitargv *args,

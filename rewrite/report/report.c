@@ -465,7 +465,7 @@ static void json_str(struct buf *out, const char *s, size_t len)
  * "key":VALUE for a path (or pattern), which is bytes. Valid UTF-8 is a
  * JSON string; anything else is "key":null,"key_hex":"<each byte as two
  * lowercase hex digits>", so no byte is lost and caf\xe9 never reads as
- * the UTF-8 café (README: The JSON report).
+ * the UTF-8 café (migrate(1): DRY RUNS, REPORTS, PROGRESS).
  */
 void report_json_path(struct buf *out, const char *key, const char *s, size_t len)
 {

@@ -119,7 +119,7 @@ int report_write(struct report *r, const struct report_totals *t,
  * report_human writes n bytes as people read them ("12.3 MB", "950 B")
  * into buf and returns it; report_json_path appends "key":VALUE for a
  * path, a string when it is valid UTF-8, else "key":null,"key_hex":"..."
- * (README: The JSON report); report_json_pattern appends the rule's
+ * (migrate(1): DRY RUNS, REPORTS, PROGRESS); report_json_pattern appends the rule's
  * "pattern" so (re: in front of a regex).
  */
 const char *report_human(uint64_t n, char *buf, size_t size);

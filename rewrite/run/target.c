@@ -234,8 +234,10 @@ int run_setup(struct run *r, struct err *e)
 	if (!r->o.verify_only && !r->o.rollback && !r->o.undo && !r->o.allow_no_rules &&
 	    !rw_rules_wanted(&r->o.f) && !r->o.f.replace_message)
 		return err_set(e, ERR_USAGE, "no rules: say what to convert with "
-			       "--rules FILE (examples/ has rule files for the "
-			       "common jobs), an option that adds rules "
+			       "--rules FILE (rule files for the common jobs: "
+			       "examples/ in the source, "
+			       "share/doc/migrate/examples installed; "
+			       "man migrate-rules), an option that adds rules "
 			       "(--include, --path, ...: migrate run --help), "
 			       "--strip-blobs-with-ids FILE or "
 			       "--replace-message FILE; --allow-no-rules runs "

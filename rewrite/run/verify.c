@@ -105,7 +105,7 @@ static int map_check_one(void *ctx, const struct oid *old,
 {
 	struct map_check *c = ctx;
 
-	/* 40 zeros: a commit the output dropped (README, Files it writes) */
+	/* 40 zeros: a commit the output dropped (migrate(1), FILES WRITTEN) */
 	if (c->bad || oid_is_null(new) ||
 	    bsearch(new, c->ids, c->n, sizeof(*c->ids), run_by_oid))
 		return 0;

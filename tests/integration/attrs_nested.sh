@@ -400,7 +400,7 @@ for s, rev in nc.items():
         if o[path] == n[path]:
             same += 1
             continue
-        # lfs gave a file without a final LF one (README: unlfs's limits)
+        # lfs gave a file without a final LF one (docs/GUARANTEES.md, 7: unlfs's limits)
         ob = git(old, "cat-file", "blob", "%s:%s" % (oc[s], path.decode()))
         nb = git(new, "cat-file", "blob", "%s:%s" % (rev, path.decode()))
         assert path.endswith(b".gitattributes") and not ob.endswith(b"\n") \

@@ -7,7 +7,7 @@
 #  - the commit map agrees with fast-import's marks for every commit;
 #  - the ref map agrees with 'git rev-parse' for every ref;
 #  - the refs equal those of the plain 'fast-export | fast-import' pipeline.
-# Prints how many commits and refs have old != new, and why (README).
+# Prints how many commits and refs have old != new, and why (tests/README.md, "What scripts/test runs, in more words").
 # Skipped (exit 77) when the bundle is not there.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"

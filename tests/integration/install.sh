@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # install.sh - migrate installs like a tool and says who it is (issue 11):
 #  - `cmake --install` of the build under test into a temporary prefix puts
-#    bin/migrate, share/man/man1/migrate.1 and the bash completion there;
-#  - man reads the installed page (man -l, and `man migrate` with MANPATH);
+#    bin/migrate, the man pages (share/man/man1/migrate.1, migrate-CMD.1
+#    for each command, share/man/man5/migrate-rules.5) and the bash
+#    completion there;
+#  - man reads the installed pages (man -l, and `man migrate-run` with
+#    MANPATH), and `migrate help run` shows migrate-run(1) where man finds
+#    it (`migrate help`, migrate(1)), as git help does;
 #  - examples/ is installed whole in share/doc/migrate/examples, and each
 #    installed rule file parses with the installed `migrate check-rules`
 #    (the files a rule names beside it, such as secrets.txt, load too);
@@ -10,7 +14,8 @@
 #    options of run, and files or directories after the options that take
 #    them;
 #  - --version names the project version and, built from a clone, a commit
-#    git knows; `migrate help [COMMAND]` equals `migrate [COMMAND] --help`;
+#    git knows; without man, or where man finds no page, `migrate help
+#    [COMMAND]` equals `migrate [COMMAND] --help`;
 #  - `cpack -G DEB` makes a .deb whose control fields dpkg-deb reads, and
 #    whose binary, unpacked with dpkg -x, gives the refs of the plain
 #    fast-export | fast-import pipeline when it runs without rules.
@@ -48,11 +53,17 @@ check_version() { # BINARY
 
 test_case "--version, help" <<'EOF'
 check_version "$MIGRATE"
-cmp -s <("$MIGRATE" help) <("$MIGRATE" --help) || die "migrate help differs from migrate --help"
-for c in run remap; do
-	"$MIGRATE" "$c" --help >"$SCRATCH/$c.help" || die "migrate $c --help failed"
-	grep -q "^usage: migrate $c" "$SCRATCH/$c.help" || die "migrate $c --help: $(head -1 "$SCRATCH/$c.help")"
-	"$MIGRATE" help "$c" | cmp -s - "$SCRATCH/$c.help" || die "migrate help $c differs from migrate $c --help"
+# man finds no page (MANPATH: an empty folder), or there is no man at all
+# (a PATH without it): the --help text
+mkdir -p "$SCRATCH/nowhere"
+for how in "MANPATH=$SCRATCH/nowhere" "PATH=$SCRATCH/nowhere"; do
+	cmp -s <(env "$how" "$MIGRATE" help) <("$MIGRATE" --help) || die "migrate help ($how) differs from migrate --help"
+	for c in run remap check-rules; do
+		"$MIGRATE" "$c" --help >"$SCRATCH/$c.help" || die "migrate $c --help failed"
+		grep -q "^usage: migrate $c" "$SCRATCH/$c.help" || die "migrate $c --help: $(head -1 "$SCRATCH/$c.help")"
+		env "$how" "$MIGRATE" help "$c" | cmp -s - "$SCRATCH/$c.help" ||
+			die "migrate help $c ($how) differs from migrate $c --help"
+	done
 done
 "$MIGRATE" check-rules --help | grep -q 'check-rules' || die "migrate check-rules --help"
 rc=0
@@ -66,17 +77,36 @@ EOF
 test_case "cmake --install" <<'EOF'
 P="$SCRATCH/prefix"
 cmake --install "$BUILD" --prefix "$P" >"$SCRATCH/install.log" || die "cmake --install failed"
-for f in bin/migrate share/man/man1/migrate.1 share/bash-completion/completions/migrate; do
+PAGES="man1/migrate.1 man1/migrate-run.1 man1/migrate-push.1 man1/migrate-remap.1
+	man1/migrate-analyze.1 man1/migrate-check-rules.1 man5/migrate-rules.5"
+for f in bin/migrate share/bash-completion/completions/migrate $(printf 'share/man/%s ' $PAGES); do
 	[ -f "$P/$f" ] || die "cmake --install did not install $f"
 done
 [ -x "$P/bin/migrate" ] || die "the installed migrate is not executable"
 check_version "$P/bin/migrate"
-man -l "$P/share/man/man1/migrate.1" 2>"$SCRATCH/man.err" >"$SCRATCH/man.txt" ||
-	die "man -l failed: $(cat "$SCRATCH/man.err")"
-grep -q 'migrate help' "$SCRATCH/man.txt" && grep -q -- '--version' "$SCRATCH/man.txt" ||
+for f in $PAGES; do
+	page="$(basename "$f")"
+	MANWIDTH=80 man -l "$P/share/man/$f" 2>"$SCRATCH/man.err" >"$SCRATCH/$page.txt" ||
+		die "man -l $f failed: $(cat "$SCRATCH/man.err")"
+	# man PAGE, as a user types it, with MANPATH the prefix's
+	MANWIDTH=80 MANPATH="$P/share/man" man "${page%.*}" 2>/dev/null | cmp -s - "$SCRATCH/$page.txt" ||
+		die "man ${page%.*} (MANPATH=$P/share/man) does not show the installed $f"
+done
+grep -q 'migrate help' "$SCRATCH/migrate.1.txt" && grep -q -- '--version' "$SCRATCH/migrate.1.txt" ||
 	die "the man page does not document help and --version"
-MANPATH="$P/share/man" man migrate 2>/dev/null | cmp -s - "$SCRATCH/man.txt" ||
-	die "man migrate (MANPATH=$P/share/man) does not show the installed page"
+grep -q '^MIGRATE-RUN(1)' "$SCRATCH/migrate-run.1.txt" || die "man migrate-run: $(head -1 "$SCRATCH/migrate-run.1.txt")"
+# migrate help CMD shows the page where man finds it, as git help does
+MANWIDTH=80 MANPATH="$P/share/man" "$P/bin/migrate" help run >"$SCRATCH/help-run.txt" 2>"$SCRATCH/help.err" ||
+	die "migrate help run (MANPATH=$P/share/man) failed: $(cat "$SCRATCH/help.err")"
+cmp -s "$SCRATCH/help-run.txt" "$SCRATCH/migrate-run.1.txt" ||
+	die "migrate help run (MANPATH=$P/share/man) is not the page: $(head -2 "$SCRATCH/help-run.txt")"
+MANWIDTH=80 MANPATH="$P/share/man" "$P/bin/migrate" help | cmp -s - "$SCRATCH/migrate.1.txt" ||
+	die "migrate help (MANPATH=$P/share/man) is not migrate(1)"
+MANWIDTH=80 MANPATH="$P/share/man" "$P/bin/migrate" help check-rules | cmp -s - "$SCRATCH/migrate-check-rules.1.txt" ||
+	die "migrate help check-rules (MANPATH=$P/share/man) is not migrate-check-rules(1)"
+# CMD --help stays the plain text
+MANPATH="$P/share/man" "$P/bin/migrate" run --help | grep -q '^usage: migrate run' ||
+	die "migrate run --help is no longer the usage text"
 
 # the completion, as bash-completion loads it: sourced, then its function
 complete_words() { # WORD... (the last one is being completed)
@@ -93,7 +123,7 @@ mkdir -p "$SCRATCH/cwd/rules.d" && : >"$SCRATCH/cwd/rules.txt"
 [ "$(complete_words migrate run --to r)" = "rules.d" ] || die "migrate run --to r<TAB> offers files"
 [ "$(complete_words migrate help c)" = "check-rules" ] || die "migrate help c<TAB>"
 [ "$(complete_words migrate --vers)" = "--version" ] || die "migrate --vers<TAB>"
-info "installed: bin/migrate, the man page (man -l, man migrate), completion of r<TAB>: remap run"
+info "installed: bin/migrate, 7 man pages (man -l, man migrate-run, migrate help run shows it), completion of r<TAB>: remap run"
 EOF
 
 test_case "the installed examples" <<'EOF'
@@ -133,7 +163,8 @@ deb="$(find "$SCRATCH/pkg" -maxdepth 1 -name 'migrate_*.deb')"
 dpkg-deb -f "$deb" Depends | grep -q 'libc6' || die "no shared-library dependencies: $(dpkg-deb -f "$deb" Depends)"
 dpkg-deb -f "$deb" Depends | grep -qw git || die "the package does not depend on git"
 dpkg-deb -c "$deb" >"$SCRATCH/deb.list"
-for f in ./usr/bin/migrate ./usr/share/man/man1/migrate.1 ./usr/share/bash-completion/completions/migrate \
+for f in ./usr/bin/migrate ./usr/share/man/man1/migrate.1 ./usr/share/man/man1/migrate-run.1 \
+	./usr/share/man/man5/migrate-rules.5 ./usr/share/bash-completion/completions/migrate \
 	./usr/share/doc/migrate/examples/binaries-by-extension.rules; do
 	grep -q " $f\$" "$SCRATCH/deb.list" || die "the package lacks $f"
 done

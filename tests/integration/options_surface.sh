@@ -5,7 +5,11 @@
 #    --git-completion-helper) prints the options of each command's table
 #    on one line, "--NAME=" for one that takes a value, and --help does
 #    not list it;
-#  - docs/migrate.1 names every option of every command;
+#  - each command's man page (docs/man/migrate.1 for the filter,
+#    migrate-CMD.1 for a command) names every option of its table, and
+#    every page (those and migrate-rules.5) renders without a warning
+#    (groff -ww, man -l --warnings) and is installed by CMakeLists.txt;
+#  - the README's quick start runs the migrate commands scripts/demo runs;
 #  - the bash completion (scripts/completion.bash, driven as bash does:
 #    COMP_WORDS, COMP_CWORD, _migrate, COMPREPLY) offers after `--` exactly
 #    the options of the table: asking the binary, and, when the binary
@@ -19,13 +23,15 @@
 
 COMMANDS=("" run push remap analyze check-rules)
 COMPLETION="$ROOT/scripts/completion.bash"
-MAN="$ROOT/docs/migrate.1"
+MANDIR="$ROOT/docs/man"
+# page KEY: the man page of command KEY (filter: the filter's)
+page() { if [ "$1" = filter ]; then echo "$MANDIR/migrate.1"; else echo "$MANDIR/migrate-$1.1"; fi; }
 # say_failures: the failures a case collected, one FAIL line each, then die
 failures=()
 say_failures() {
 	[ "${#failures[@]}" = 0 ] && return 0
 	printf 'FAIL: %s\n' "${failures[@]}" >&2
-	die "${#failures[@]} option(s) missing or extra (above)"
+	die "${#failures[@]} problem(s) (above)"
 }
 
 # --list-options: a case per command (the later cases read the files each
@@ -95,19 +101,60 @@ say_failures
 info "every --help's synopsis names exactly the options of its table"
 EOF
 
-test_case "the man page names every option of every table" <<'EOF'
-# roff writes a minus as \-; an option is named when --NAME stands there
-# whole (not the start of a longer name)
-sed 's/\\-/-/g' "$MAN" >"$SCRATCH/man.txt"
+test_case "each command's man page names every option of its table" <<'EOF'
+# roff writes a minus as \- and may set an option in bold (\fB...\fR); an
+# option is named when --NAME stands there whole (not the start of a
+# longer name)
 for c in "${COMMANDS[@]}"; do
 	key="${c:-filter}"
+	man="$(page "$key")"
+	[ -f "$man" ] || { failures+=("no man page $(basename "$man") for migrate${c:+ $c}"); continue; }
+	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$man" >"$SCRATCH/$key.man"
 	while read -r name; do
-		grep -qE -- "${name}([^a-z0-9-]|\$)" "$SCRATCH/man.txt" ||
-			failures+=("docs/migrate.1 lacks $name (an option of migrate${c:+ $c})")
+		grep -qE -- "${name}([^a-z0-9-]|\$)" "$SCRATCH/$key.man" ||
+			failures+=("$(basename "$man") lacks $name (an option of migrate${c:+ $c})")
 	done <"$SCRATCH/$key.names"
 done
 say_failures
-info "docs/migrate.1 names every option of every table"
+info "each page of docs/man names every option of its command's table"
+EOF
+
+test_case "every man page renders without a warning, and is installed" <<'EOF'
+n=0
+for man in "$MANDIR"/*.[15]; do
+	n=$((n + 1))
+	base="$(basename "$man")"
+	groff -ww -man -z "$man" >"$SCRATCH/groff.err" 2>&1 || failures+=("groff -man fails on $base")
+	[ ! -s "$SCRATCH/groff.err" ] || failures+=("groff -ww: $base: $(head -3 "$SCRATCH/groff.err" | tr '\n' ' ')")
+	MANWIDTH=80 man -l --warnings "$man" 2>"$SCRATCH/man.err" >"$SCRATCH/man.out" ||
+		failures+=("man -l $base fails: $(head -3 "$SCRATCH/man.err" | tr '\n' ' ')")
+	[ ! -s "$SCRATCH/man.err" ] || failures+=("man -l --warnings: $base: $(head -3 "$SCRATCH/man.err" | tr '\n' ' ')")
+	# the page's own name heads it (.TH NAME SECTION)
+	name="${base%.*}"
+	head -1 "$SCRATCH/man.out" | grep -qiF "${name}(${base##*.})" ||
+		failures+=("$base: its heading is not ${name}(${base##*.}): $(head -1 "$SCRATCH/man.out")")
+	grep -qF "docs/man/$base" "$ROOT/CMakeLists.txt" || failures+=("CMakeLists.txt does not install docs/man/$base")
+done
+[ "$n" -ge 7 ] || failures+=("$n man pages in docs/man, not the 7 of migrate(1), one per command and migrate-rules(5)")
+say_failures
+info "$n man pages render without a warning (groff -ww, man -l --warnings), each installed"
+EOF
+
+test_case "the README's quick start is what scripts/demo runs" <<'EOF'
+# every migrate command of the README's quick start is a command the demo
+# shows (its `run CMD` lines, or the line that says how to undo)
+sed -n '/^## Quick start/,/^## /p' "$ROOT/README.md" | grep '^    migrate ' |
+	sed -e 's/^    //' -e 's/ *#.*$//' >"$SCRATCH/quickstart"
+[ "$(wc -l <"$SCRATCH/quickstart")" -ge 5 ] || die "the README's quick start has no migrate commands: $(cat "$SCRATCH/quickstart")"
+while read -r cmd; do
+	grep -qF -- "$cmd" "$ROOT/scripts/demo" || failures+=("the README's quick start runs '$cmd', which scripts/demo does not")
+done <"$SCRATCH/quickstart"
+for want in "migrate run --rules ../demo.rules --in-place --dry-run" "migrate run --rules ../demo.rules --in-place" \
+	"migrate push" "migrate remap" "migrate run --in-place --undo"; do
+	grep -qF -- "$want" "$SCRATCH/quickstart" || failures+=("the README's quick start lacks $want")
+done
+say_failures
+info "the README's quick start: $(wc -l <"$SCRATCH/quickstart") migrate commands, each one scripts/demo runs"
 EOF
 
 # complete BINDIR CMD: what _migrate offers for `migrate [CMD] --<TAB>` with
