@@ -145,7 +145,7 @@ static int run_man(const struct gitargv *args, int quiet)
 {
 	struct err e = ERR_INIT;
 	int null = -1, rc;
-	pid_t p;
+	pid_t p = -1;
 
 	if (quiet && (null = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
 		return -1;
