@@ -1545,6 +1545,11 @@ void rules_format_value(struct buf *out, const char *s, size_t n)
 	format_value(out, s, n, 0);
 }
 
+void rules_quote_value(struct buf *out, const char *s, size_t n)
+{
+	format_value(out, s, n, 1);
+}
+
 static void format_value(struct buf *out, const char *s, size_t n,
 			 int quote)
 {

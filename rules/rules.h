@@ -244,6 +244,9 @@ void rules_rule_format(struct buf *out, const struct rule *rule);
 /* Appends s[0..n) as a value of the rule language: bare when it can be,
  * else '...', else "..." with \" and \\. Cannot fail. */
 void rules_format_value(struct buf *out, const char *s, size_t n);
+/* The same, always quoted (a pattern of another language, which bare
+ * could read as re: or blob:). Cannot fail. */
+void rules_quote_value(struct buf *out, const char *s, size_t n);
 
 /* ---- the peers' options (peers.c) ----
  *

@@ -44,25 +44,6 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-void attr_quote_pattern(struct buf *out, const char *p, size_t len)
-{
-	size_t i;
-
-	if (!memchr(p, '\'', len)) {
-		buf_addch(out, '\'');
-		buf_add(out, p, len);
-		buf_addch(out, '\'');
-		return;
-	}
-	buf_addch(out, '"');
-	for (i = 0; i < len; i++) {
-		if (p[i] == '"' || p[i] == '\\')
-			buf_addch(out, '\\');
-		buf_addch(out, p[i]);
-	}
-	buf_addch(out, '"');
-}
-
 /*
  * git's unquote_c_style on the token at p (n bytes, p[0] == '"') into
  * out: the bytes it took, closing quote included, or 0 when it is no C
@@ -374,7 +355,7 @@ static void rule_line(void *ctx, const char *p, size_t len)
 	buf_reset(&rc->line);
 	if (plen && !memchr(pat, '\n', plen) && !memchr(pat, '\r', plen) &&
 	    !memchr(pat, '\0', plen)) {
-		attr_quote_pattern(&rc->line, pat, plen);
+		rules_quote_value(&rc->line, pat, plen);
 		buf_adds(&rc->line, " lfs\n");
 		if (rules_parse(&one, rc->line.ptr, rc->line.len,
 				"(nested .gitattributes)", &ignored) < 0)

@@ -184,7 +184,7 @@ int attrs_init(struct blobs *b, struct err *e)
 			break;
 		}
 		pat = rules_rule_pattern(rule, &len);
-		attr_quote_pattern(&text, pat, len);
+		rules_quote_value(&text, pat, len);
 		buf_adds(&text, " lfs\n");
 	}
 	if (r == 0)

@@ -281,8 +281,6 @@ void attr_rules_free(struct attr_rule *v, size_t n);
  * not, -1 when matching fails. */
 int attr_rule_hits(const struct attr_rule *r, const char *rel, size_t len,
 		   struct err *e);
-/* Appends pattern p quoted as a rule file quotes it (rules.h). */
-void attr_quote_pattern(struct buf *out, const char *p, size_t len);
 
 /* ---- attrs.c ---- */
 

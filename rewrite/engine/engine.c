@@ -434,22 +434,6 @@ static struct prune_parent *pp_add(struct rw *rw, const struct target *t,
 	return p;
 }
 
-/* The branch's tip as a target (a commit's implicit first parent). */
-static void branch_target(const struct branch *b, struct target *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->type = OBJ_COMMIT;
-	t->oid = b->tip;
-	t->orig = b->tip_orig;
-	t->has_orig = b->has_tip_orig;
-	t->tree = b->tree;
-	t->gnew = b->tip_gnew;
-	t->gorig = b->tip_gorig;
-	t->name_mark = b->tip_mark;
-	t->outside = b->tip_outside;
-	t->skipped = b->tip_skipped;
-}
-
 /* What the output calls parent p: its ref as the input wrote it, or for
  * a stand-in its mark or id (a stand-in always has one: prunable() keeps
  * a commit whose stand-in the output could not name). */

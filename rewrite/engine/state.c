@@ -64,6 +64,21 @@ struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 	return m;
 }
 
+void branch_target(const struct branch *b, struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->type = OBJ_COMMIT;
+	t->oid = b->tip;
+	t->orig = b->tip_orig;
+	t->has_orig = b->has_tip_orig;
+	t->tree = b->tree;
+	t->gnew = b->tip_gnew;
+	t->gorig = b->tip_gorig;
+	t->name_mark = b->tip_mark;
+	t->outside = b->tip_outside;
+	t->skipped = b->tip_skipped;
+}
+
 struct branch *branch_get(struct rw *rw, const struct buf *name, int create)
 {
 	struct branch *b;
@@ -195,16 +210,7 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 	if (ref->kind == STREAM_REF_NAME || ref->kind == STREAM_REF_OID) {
 		b = branch_get(rw, &ref->name, 0);
 		if (b) {
-			t->type = OBJ_COMMIT;
-			t->oid = b->tip;
-			t->orig = b->tip_orig;
-			t->has_orig = b->has_tip_orig;
-			t->tree = b->tree;
-			t->gnew = b->tip_gnew;
-			t->gorig = b->tip_gorig;
-			t->name_mark = b->tip_mark;
-			t->outside = b->tip_outside;
-			t->skipped = b->tip_skipped;
+			branch_target(b, t);
 			return 0;
 		}
 	}

@@ -199,6 +199,8 @@ int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 int modify_id(struct rw *rw, struct oid *id, struct err *e);
 
 struct branch *branch_get(struct rw *rw, const struct buf *name, int create);
+/* The branch's tip as a target (a commit's implicit first parent). */
+void branch_target(const struct branch *b, struct target *t);
 /* Reads the commit `name` from db: 1 with its id and (lazily) its tree
  * in *t (1 too, with only the type, for another object), -1 on error. */
 int read_commit(struct rw *rw, struct odb *db, const char *name,
