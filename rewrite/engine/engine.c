@@ -442,18 +442,13 @@ static void pp_ref(struct rw *rw, const struct prune_parent *p,
 {
 	const struct stream_ref *in = p->src == 0 ? &rw->cmd.from :
 				      p->src > 0 ? &rw->cmd.merges[p->src - 1] : NULL;
-	char hex[OID_HEX + 1];
 
 	if (in && !p->skipped) {
 		out->kind = in->kind;
 		out->mark = in->mark;
 		buf_set(&out->name, in->name.ptr, in->name.len);
-	} else if (p->name_mark) {
-		out->kind = STREAM_REF_MARK;
-		out->mark = p->name_mark;
 	} else {
-		out->kind = STREAM_REF_OID;
-		buf_set(&out->name, oid_hex(&p->oid, hex), OID_HEX);
+		ref_name_commit(out, p->name_mark, &p->oid);
 	}
 }
 

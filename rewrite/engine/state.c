@@ -274,21 +274,28 @@ void ref_translate(struct stream_ref *ref, const struct target *t)
 		buf_set(&ref->name, oid_hex(&t->oid, hex), OID_HEX);
 }
 
-void ref_standin(struct stream_ref *ref, const struct target *t)
+void ref_name_commit(struct stream_ref *ref, uint64_t mark,
+		     const struct oid *oid)
 {
 	char hex[OID_HEX + 1];
 
-	if (!t->skipped)
-		return;
-	if (oid_is_null(&t->oid)) {
-		ref->kind = STREAM_REF_NONE;
-	} else if (t->name_mark) {
+	if (mark) {
 		ref->kind = STREAM_REF_MARK;
-		ref->mark = t->name_mark;
+		ref->mark = mark;
 	} else {
 		ref->kind = STREAM_REF_OID;
-		buf_set(&ref->name, oid_hex(&t->oid, hex), OID_HEX);
+		buf_set(&ref->name, oid_hex(oid, hex), OID_HEX);
 	}
+}
+
+void ref_standin(struct stream_ref *ref, const struct target *t)
+{
+	if (!t->skipped)
+		return;
+	if (oid_is_null(&t->oid))
+		ref->kind = STREAM_REF_NONE;
+	else
+		ref_name_commit(ref, t->name_mark, &t->oid);
 }
 
 /* ---- data: blobs and inline contents ---- */

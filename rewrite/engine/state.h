@@ -194,6 +194,10 @@ void ref_translate(struct stream_ref *ref, const struct target *t);
 /* A ref that named a pruned commit names its stand-in (kind NONE when
  * there is none). */
 void ref_standin(struct stream_ref *ref, const struct target *t);
+/* ref names a commit the output has: by its mark when it has one, else
+ * by its id. */
+void ref_name_commit(struct stream_ref *ref, uint64_t mark,
+		     const struct oid *oid);
 int copy_data(struct rw *rw, struct stream_writer *w, struct oid *id,
 	      struct err *e);
 int modify_id(struct rw *rw, struct oid *id, struct err *e);
