@@ -6,6 +6,12 @@
  * always written in the byte-count form; paths are quoted as fast-export
  * quotes them. The first write error sticks: every later call fails too, so
  * a caller that checks only the final flush still sees it.
+ *
+ * Holding back: between stream_writer_hold and the stream_writer_release
+ * that lets the last held byte go, what would go to the fd is kept in
+ * memory instead, in order (a caller whose commands name objects that are
+ * not in the repository yet keeps them from git fast-import until they
+ * are).
  */
 #include "stream.h"
 
@@ -29,6 +35,10 @@ struct stream_writer {
 	int failed;
 	int in_data;		/* between data_begin and data_end */
 	uint64_t data_left;
+	uint64_t produced;	/* bytes given to the writer so far */
+	int holding;
+	struct buf held;	/* fd mode, holding: bytes not written yet */
+	uint64_t held_from;	/* the position of held's first byte */
 };
 
 /* ---- output ---- */
@@ -36,6 +46,13 @@ struct stream_writer {
 static int write_all(struct stream_writer *w, const char *p, size_t n,
 		     struct err *e)
 {
+	if (w->holding) {
+		if (buf_add(&w->held, p, n) == 0)
+			return 0;
+		w->failed = 1;
+		return err_set(e, ERR_IO, "writing %s: too much held back",
+			       w->name);
+	}
 	if (write_full(w->fd, p, n) == 0)
 		return 0;
 	w->failed = 1;
@@ -55,6 +72,7 @@ static int put(struct stream_writer *w, const void *p, size_t n, struct err *e)
 	if (w->failed)
 		return err_set(e, ERR_IO, "writing %s: stopped after an earlier error",
 			       w->name);
+	w->produced += n;
 	if (w->fd < 0) {
 		if (buf_add(&w->mem, p, n) < 0)
 			return err_set(e, ERR_IO, "writing %s: memory output too large",
@@ -379,6 +397,51 @@ int stream_writer_flush(struct stream_writer *w, struct err *e)
 	return flush_buf(w, e);
 }
 
+uint64_t stream_writer_pos(const struct stream_writer *w)
+{
+	return w->produced;
+}
+
+int stream_writer_hold(struct stream_writer *w, struct err *e)
+{
+	if (w->holding || w->fd < 0)
+		return 0;
+	if (stream_writer_flush(w, e) < 0)
+		return -1;
+	w->holding = 1;
+	w->held_from = w->produced;
+	return 0;
+}
+
+size_t stream_writer_held(const struct stream_writer *w)
+{
+	return w->held.len + (w->holding ? w->len : 0);
+}
+
+int stream_writer_release(struct stream_writer *w, uint64_t upto,
+			  struct err *e)
+{
+	size_t n;
+
+	if (!w->holding)
+		return 0;
+	if (upto > w->produced)
+		upto = w->produced;
+	if (w->len && flush_buf(w, e) < 0)	/* into held */
+		return -1;
+	if (upto <= w->held_from)
+		return 0;
+	n = (size_t)(upto - w->held_from);
+	w->holding = 0;
+	if (write_all(w, w->held.ptr, n, e) < 0)
+		return -1;
+	memmove(w->held.ptr, w->held.ptr + n, w->held.len - n);
+	w->held.len -= n;
+	w->held_from = upto;
+	w->holding = upto < w->produced;
+	return 0;
+}
+
 /* ---- quoting (docs/FORMATS.md 2.4, git's quote_c_style) ---- */
 
 static int needs_cquote(unsigned char ch)
@@ -468,6 +531,7 @@ static struct stream_writer *writer_alloc(const char *name, int fd)
 	w->name = xstrdup(name);
 	buf_init(&w->line, SIZE_MAX / 2);
 	buf_init(&w->mem, SIZE_MAX / 2);
+	buf_init(&w->held, SIZE_MAX / 2);
 	return w;
 }
 
@@ -497,5 +561,6 @@ void stream_writer_free(struct stream_writer *w)
 	free(w->name);
 	buf_release(&w->line);
 	buf_release(&w->mem);
+	buf_release(&w->held);
 	free(w);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1336,6 +1337,66 @@ static void test_writer_epipe(void **state)
 	free(big);
 }
 
+/* The bytes of a file (its first cap), and how many. */
+static size_t file_bytes(FILE *f, char *dst, size_t cap)
+{
+	struct stat st;
+	size_t n;
+
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	n = (size_t)st.st_size < cap ? (size_t)st.st_size : cap;
+	assert_int_equal(pread(fileno(f), dst, n, 0), (ssize_t)n);
+	return n;
+}
+
+static void test_writer_hold_release(void **state)
+{
+	FILE *f = tmpfile();
+	struct stream_writer *w;
+	struct err e = ERR_INIT;
+	char got[256] = { 0 };
+	uint64_t p1, p2;
+	(void)state;
+	assert_non_null(f);
+	w = stream_writer_new_fd(fileno(f), "held");
+	assert_int_equal(stream_write_raw(w, "one\n", 4, &e), 0);
+	/* what came before the hold goes out at once */
+	assert_int_equal(stream_writer_hold(w, &e), 0);
+	assert_int_equal(file_bytes(f, got, sizeof(got)), 4);
+	p1 = stream_writer_pos(w);
+	assert_int_equal(p1, 4);
+	assert_int_equal(stream_write_raw(w, "two\n", 4, &e), 0);
+	p2 = stream_writer_pos(w);
+	assert_int_equal(stream_write_raw(w, "three\n", 6, &e), 0);
+	/* a flush does not let held bytes go */
+	assert_int_equal(stream_writer_flush(w, &e), 0);
+	assert_int_equal(file_bytes(f, got, sizeof(got)), 4);
+	assert_int_equal(stream_writer_held(w), 10);
+	/* up to p1: nothing new; up to p2: "two" */
+	assert_int_equal(stream_writer_release(w, p1, &e), 0);
+	assert_int_equal(file_bytes(f, got, sizeof(got)), 4);
+	assert_int_equal(stream_writer_release(w, p2, &e), 0);
+	assert_int_equal(file_bytes(f, got, sizeof(got)), 8);
+	assert_memory_equal(got, "one\ntwo\n", 8);
+	assert_int_equal(stream_writer_held(w), 6);
+	/* everything: holding stops, later bytes go through the buffer */
+	assert_int_equal(stream_writer_release(w, stream_writer_pos(w), &e), 0);
+	assert_int_equal(stream_writer_held(w), 0);
+	assert_int_equal(stream_write_raw(w, "four\n", 5, &e), 0);
+	assert_int_equal(stream_writer_flush(w, &e), 0);
+	assert_int_equal(file_bytes(f, got, sizeof(got)), 19);
+	assert_memory_equal(got, "one\ntwo\nthree\nfour\n", 19);
+	/* a memory writer ignores holding */
+	stream_writer_free(w);
+	w = stream_writer_new_mem();
+	assert_int_equal(stream_writer_hold(w, &e), 0);
+	assert_int_equal(stream_write_raw(w, "x", 1, &e), 0);
+	assert_int_equal(stream_writer_mem(w)->len, 1);
+	assert_int_equal(stream_writer_held(w), 0);
+	stream_writer_free(w);
+	fclose(f);
+}
+
 static void test_writer_data_count_checked(void **state)
 {
 	struct stream_writer *w = stream_writer_new_mem();
@@ -1504,6 +1565,7 @@ int main(void)
 		cmocka_unit_test(test_writer_fd_and_large_chunks),
 		cmocka_unit_test(test_writer_epipe),
 		cmocka_unit_test(test_writer_data_count_checked),
+		cmocka_unit_test(test_writer_hold_release),
 		cmocka_unit_test(test_writer_built_items),
 		cmocka_unit_test(test_fastimport_checks),
 	};
