@@ -418,6 +418,19 @@ int pack_delta_apply(const unsigned char *base, size_t base_len,
 		     const char **why);
 
 /*
+ * delta.c: a delta (git's pack delta format, what pack_delta_apply reads)
+ * that makes target from base, appended to out: 1 when made, 0 when it
+ * would be longer than max_len bytes or than out's max (out is then as it
+ * was); it cannot fail otherwise. Made for successive versions of one
+ * text (lines inserted, deleted, changed): fast, in time linear in the
+ * two whatever they hold, but not the smallest delta (text moved far away
+ * becomes inserts). Copies reach the base's first 4 GiB only.
+ */
+int delta_create(const unsigned char *base, size_t base_len,
+		 const unsigned char *target, size_t target_len,
+		 size_t max_len, struct buf *out);
+
+/*
  * maps.c: the old->new commit map (loaded, extended, written in the
  * layouts of git-filter-repo, git lfs migrate and BFG).
  */
