@@ -23,7 +23,7 @@
 #define WIN_MAX ((size_t)4 << 20)
 #define WIN_MANY ((size_t)32 << 10)	/* up to here, TRIES anchors a side */
 #define TRIES 4
-/* what memmem may scan: the two inputs' size, then CREDIT bytes for each
+/* what memmem may scan: the two inputs. size, then CREDIT bytes for each
  * byte copied; a search costs RESYNC_COST besides */
 #define CREDIT 4
 #define RESYNC_COST 256
@@ -39,6 +39,7 @@ struct delta {
 	size_t ins;		/* where the target's bytes not yet said start */
 	uint64_t credit;	/* bytes memmem may still scan */
 	int over;		/* the delta passed limit (or out's max) */
+	int local_ok;		/* a near or close place is sure (see place) */
 };
 
 static void emit(struct delta *d, const void *p, size_t n)
@@ -200,13 +201,18 @@ static size_t anchor_next(const unsigned char *p, size_t a, size_t end)
  * bytes at least. It is taken at once when it is sure: its match goes on
  * for STRONG bytes, or it is near and not too short (NEAR bytes of the
  * target before it and within NEAR of home in the base, NEAR_LEN long: a
- * local edit). Any other (a line or two that recur all over a record file,
+ * local edit), or close (CLOSE in both, whatever its length: an edit in
+ * every line or two); but in records that look alike, places as near
+ * and as close are found everywhere, and would lead the walk along the
+ * wrong ones for good: so after a few short copies in a row, one search
+ * (then one in twice as many) takes only long ones. Any other (a line or two that recur all over a record file,
  * "\tNOT-FOR-US: ...", in records new to the target) is taken only when
  * no window finds better: following it would lose the base's thread.
  */
 #define STRONG 256
 #define NEAR 1024
 #define NEAR_LEN 64
+#define CLOSE 256
 
 struct place {
 	size_t nb, nt;
@@ -221,7 +227,9 @@ static int consider(struct delta *d, size_t home, size_t ti, size_t tend,
 	size_t len = same_fwd(d->b + nb, d->t + nt, avail < STRONG ? avail : STRONG);
 	size_t dist = nb > home ? nb - home : home - nb;
 	int sure = len >= STRONG || len == avail ||
-		   (len >= NEAR_LEN && nt - ti <= NEAR && dist <= NEAR);
+		   (d->local_ok &&
+		    ((len >= NEAR_LEN && nt - ti <= NEAR && dist <= NEAR) ||
+		     (nt - ti <= CLOSE && dist <= CLOSE)));
 	size_t score = len + STRONG > nt - ti ? len + STRONG - (nt - ti) : 0;
 
 	if (sure > best->sure ||
@@ -255,18 +263,20 @@ static void find(struct delta *d, int base_side, size_t lo, size_t hi,
 		hi = n;
 	if (lo >= hi || hi - lo < ANCHOR)
 		return;
-	if (hi - lo > d->credit)
-		hi = lo + (size_t)d->credit;
+	/* past the budget, the first window still (a search must not stop
+	 * finding the next line when the budget is gone: all the rest would
+	 * become inserts) */
+	if (hi - lo > d->credit && hi - lo > WIN_FIRST + ANCHOR)
+		hi = lo + (d->credit > WIN_FIRST + ANCHOR ? (size_t)d->credit :
+			   WIN_FIRST + ANCHOR);
 	for (hits = 0; hits < HITS && hi - lo >= ANCHOR; hits++) {
 		const unsigned char *f = memmem(hay + lo, hi - lo, needle, ANCHOR);
-		size_t x;
+		size_t x = f ? (size_t)(f - hay) : hi;
 
-		if (!f) {
-			d->credit -= hi - lo;
+		/* the bytes scanned */
+		d->credit -= d->credit < x - lo ? d->credit : x - lo;
+		if (!f)
 			return;
-		}
-		x = (size_t)(f - hay);
-		d->credit -= x + 1 - lo;
 		if (base_side ? consider(d, home, ti, tend, x, other, best) :
 		    consider(d, home, ti, tend, other, x, best))
 			return;
@@ -280,13 +290,13 @@ static void find(struct delta *d, int base_side, size_t lo, size_t hi,
  * looking for the target's next anchors in the base around home (ahead,
  * then behind) and the base's next anchors (from home) in the target ahead
  * of ti, in windows growing from WIN_FIRST to wmax, nearest band first.
- * 1 with *p, 0 when nothing was found.
+ * 1 with *p, 0 when nothing was found (past the budget: nothing sure).
  */
 static int resync(struct delta *d, size_t home, size_t thread, size_t ti,
 		  size_t tend, size_t wmax, struct place *p)
 {
 	size_t ta[TRIES], ba[TRIES], th, w, prev = 0;
-	int j;
+	int j, broke = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->nt = SIZE_MAX;
@@ -298,8 +308,12 @@ static int resync(struct delta *d, size_t home, size_t thread, size_t ti,
 		ba[j] = anchor_next(d->b, ba[j - 1], d->bn);
 	}
 	th = thread != home ? anchor_at(d->b, thread, d->bn) : SIZE_MAX;
+	if (d->credit < WIN_FIRST) {
+		wmax = WIN_FIRST;	/* past the budget: the first window */
+		broke = 1;
+	}
 	for (w = WIN_FIRST;; prev = w, w *= WIN_GROW) {
-		int tries = w <= WIN_MANY ? TRIES : 1;
+		int tries = w <= WIN_MANY && d->credit >= WIN_FIRST ? TRIES : 1;
 
 		for (j = 0; j < tries; j++) {
 			/* the target's anchor in the base: ahead of home,
@@ -335,8 +349,10 @@ static int resync(struct delta *d, size_t home, size_t thread, size_t ti,
 		}
 		if (p->sure)
 			return 1;
-		if (w >= wmax || d->credit < ANCHOR)
-			return p->nt != SIZE_MAX;
+		/* a weak place: wider windows are not worth their cost */
+		if (w >= wmax ||
+		    (p->nt != SIZE_MAX && w >= WIN_MANY && d->local_ok))
+			return p->nt != SIZE_MAX && !broke;
 	}
 }
 
@@ -345,6 +361,8 @@ static void walk(struct delta *d, size_t bi, size_t ti, size_t tend)
 {
 	size_t skip = ANCHOR, home = bi, thread = bi;
 	unsigned lost = 0;	/* searches in a row that found nothing sure */
+	unsigned streak = 0;	/* searches since the last long copy */
+	unsigned check = 4;	/* the streak at which only long ones count */
 
 	while (ti < tend && !d->over) {
 		struct place p;
@@ -358,16 +376,21 @@ static void walk(struct delta *d, size_t bi, size_t ti, size_t tend)
 				d->credit += CREDIT * k;
 				bi += k;
 				ti += k;
-				if (k >= STRONG)
+				if (k >= STRONG) {
 					home = thread = bi;
+					streak = 0;
+				}
 				continue;
 			}
 		}
 		/* text new to the target: while nothing sure is found, the
 		 * windows shrink, down to the first (the budget is for edits) */
 		n = lost * 3 < 10 ? WIN_MAX >> (lost * 3) : WIN_FIRST;
-		if (d->credit >= ANCHOR &&
-		    resync(d, home, thread, ti, tend, n, &p)) {
+		d->local_ok = streak < check;
+		if (!d->local_ok)
+			streak = 0;
+		streak++;
+		if (resync(d, home, thread, ti, tend, n, &p)) {
 			/* the equal bytes just before the place found */
 			k = same_back(d->b + p.nb, d->t + p.nt,
 				      p.nb < p.nt - ti ? p.nb : p.nt - ti);
@@ -382,9 +405,16 @@ static void walk(struct delta *d, size_t bi, size_t ti, size_t tend)
 			if (p.sure)
 				home = bi;
 			lost = p.sure ? 0 : lost + 1;
-			if (k >= STRONG)
+			if (k >= STRONG) {
 				thread = bi;
-			skip = ANCHOR;
+				streak = 0;
+			}
+			/* a search for long copies only: as often again when it
+			 * found one, half as often when not */
+			if (!d->local_ok)
+				check = k >= STRONG ? 4 : check < 4096 ? check * 2 : check;
+			if (p.sure)
+				skip = ANCHOR;
 			continue;
 		}
 		/* nothing near: these bytes become inserts, and the next try
@@ -393,7 +423,10 @@ static void walk(struct delta *d, size_t bi, size_t ti, size_t tend)
 		if (n == SIZE_MAX || n - ti < skip)
 			n = tend - ti < skip ? tend : ti + skip;
 		bi = d->bn - bi > n - ti ? bi + (n - ti) : d->bn;
+		home = bi;	/* the base's thread, as best guessed */
 		ti = n;
+		if (!d->local_ok)
+			check = check < 4096 ? check * 2 : check;
 		if (skip < SKIP_MAX)
 			skip *= 2;
 		lost++;
