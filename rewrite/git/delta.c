@@ -4,15 +4,19 @@
  * versions of one text, made without an index of the base: the two are
  * walked side by side, equal stretches become copies, and at a mismatch
  * the walk finds its way back by looking for a short anchor (a line's
- * first bytes) of one side in a bounded window of the other with
- * memmem(3). This finds what successive versions of a record file share
- * (lines inserted, deleted or changed in places) at the speed of memcmp
- * and memmem, where git's diff_delta hashes every 16 bytes of the base
- * first; it finds less in moved or reordered text, which becomes inserts.
+ * first bytes) of one side in a window of the other with memmem(3),
+ * nearest first, windows growing. What both ends share is taken first,
+ * whole. This finds what successive versions of a record file share
+ * (records inserted or removed, lines changed here and there) at the speed
+ * of memcmp and memmem, where git's diff_delta indexes every 16 bytes of
+ * the base first; it finds less in text moved far or reordered, and where
+ * edits come every line or two (an anchor then spans one), which become
+ * inserts.
  *
- * Time stays linear in the input whatever it holds: every search is
- * bounded by a window and paid out of a budget that grows with the bytes
- * walked, and a run of failed searches skips ahead further each time.
+ * Time stays linear in the input whatever it holds: windows are bounded,
+ * the bytes searches scan are paid out of a budget (the inputs' size, and
+ * more for each byte copied), and a run of failed searches skips further
+ * ahead each time.
  */
 #include "git.h"
 
@@ -23,8 +27,9 @@
 #define WIN_MAX ((size_t)4 << 20)
 #define WIN_MANY ((size_t)32 << 10)	/* up to here, TRIES anchors a side */
 #define TRIES 4
-/* what memmem may scan: the two inputs. size, then CREDIT bytes for each
- * byte copied; a search costs RESYNC_COST besides */
+/* what memmem may scan: the two inputs' size, then CREDIT bytes for each
+ * byte copied; a search costs RESYNC_COST besides. Past it, searches look
+ * in the first window only, for sure places only. */
 #define CREDIT 4
 #define RESYNC_COST 256
 #define SKIP_MAX ((size_t)64 << 10)	/* the longest skip after failures */
@@ -199,15 +204,16 @@ static size_t anchor_next(const unsigned char *p, size_t a, size_t end)
 /*
  * A place found by resync: base nb and target nt are equal for ANCHOR
  * bytes at least. It is taken at once when it is sure: its match goes on
- * for STRONG bytes, or it is near and not too short (NEAR bytes of the
- * target before it and within NEAR of home in the base, NEAR_LEN long: a
- * local edit), or close (CLOSE in both, whatever its length: an edit in
- * every line or two); but in records that look alike, places as near
- * and as close are found everywhere, and would lead the walk along the
- * wrong ones for good: so after a few short copies in a row, one search
- * (then one in twice as many) takes only long ones. Any other (a line or two that recur all over a record file,
- * "\tNOT-FOR-US: ...", in records new to the target) is taken only when
- * no window finds better: following it would lose the base's thread.
+ * for STRONG bytes (or to the end), or it is near and not too short (NEAR
+ * bytes of the target before it and within NEAR of home in the base,
+ * NEAR_LEN long: a local edit), or close (CLOSE in both, whatever its
+ * length: an edit every line or two). But in records that look alike,
+ * near and close places are found everywhere, and following them would
+ * lose the base's thread for good: so after a few short copies in a row,
+ * one search takes long ones only (the next such search comes as soon
+ * again when it found one, twice as late when not). Any other place (a
+ * line or two that recur all over a record file, "\tNOT-FOR-US: ...", in
+ * records new to the target) is taken only when no window finds better.
  */
 #define STRONG 256
 #define NEAR 1024

@@ -389,9 +389,10 @@ void packw_free(struct packw *w);
  * 32 bytes). begin (level: zlib's); add (an object stored whole, deflated)
  * or add_delta (stored as delta, which delta_create made against base, an
  * object added to this pack before; the entry's size is the delta's, the
- * object's own is in the delta): 0, or -1 with e set (a base not in the
- * pack; after a write failure the pack takes no more). An id the pack has
- * already is not added again (0). commit: the object count into the
+ * object's own is in the delta): id is the caller's, not checked against
+ * the bytes; 0, or -1 with e set (a base not in the pack; after a write
+ * failure the pack takes no more). An id the pack has already is not added
+ * again (0). commit: the object count into the
  * header, the checksum (the file read back), the index (ids sorted, CRCs,
  * offsets with the 64-bit table past 2 GiB), both fsynced and given their
  * names, the pack first: 1 with name = the pack's path without ".pack",
