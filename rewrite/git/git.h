@@ -382,6 +382,41 @@ int packw_write(struct packw *w, const void *p, size_t n, struct err *e);
 int packw_finish(struct packw *w, const struct oid *id, struct err *e);
 int packw_commit(struct packw *w, struct buf *name, struct err *e);
 void packw_free(struct packw *w);
+/*
+ * packw.c too: a pack of many objects (packm), written to its temp file as
+ * they come, whole or as OFS_DELTAs, and its index at the end. Memory
+ * holds the index's table only (an id, a CRC-32 and an offset an object,
+ * 32 bytes). begin (level: zlib's); add (an object stored whole, deflated)
+ * or add_delta (stored as delta, which delta_create made against base, an
+ * object added to this pack before; the entry's size is the delta's, the
+ * object's own is in the delta): id is the caller's, not checked against
+ * the bytes; 0, or -1 with e set (a base not in the pack; after a write
+ * failure the pack takes no more). An id the pack has already is not added
+ * again (0). commit: the object count into the
+ * header, the checksum (the file read back), the index (ids sorted, CRCs,
+ * offsets with the 64-bit table past 2 GiB), both fsynced and given their
+ * names, the pack first: 1 with name = the pack's path without ".pack",
+ * 0 when a pack of that name (so of these very bytes) was there already
+ * and is left alone, -1 with e set; no object may be added after it. free
+ * removes the temp files not given a name. One struct packm per thread;
+ * its temp files are packw_is_temp's.
+ */
+struct packm;
+int packm_begin(struct packm **out, const char *objects_dir, int level,
+		struct err *e);
+int packm_add(struct packm *w, enum obj_type type, const struct oid *id,
+	      const void *data, size_t len, struct err *e);
+int packm_add_delta(struct packm *w, const struct oid *id,
+		    const struct oid *base, const void *delta,
+		    size_t delta_len, struct err *e);
+/* The objects added, and the pack's bytes written so far. */
+uint32_t packm_count(const struct packm *w);
+uint64_t packm_bytes(const struct packm *w);
+/* Whether id was added (and so may be a delta's base). */
+int packm_has(const struct packm *w, const struct oid *id);
+int packm_commit(struct packm *w, struct buf *name, struct err *e);
+void packm_free(struct packm *w);
+
 /* Whether name (an entry of objects/pack) is one of packw's temp files,
  * "tmp_migrate_pack_XXXXXX" or "tmp_migrate_idx_XXXXXX": one a run that
  * ended did not commit. */
@@ -416,6 +451,19 @@ int pack_delta_apply(const unsigned char *base, size_t base_len,
 		     const unsigned char *delta, size_t delta_len,
 		     uint64_t limit, unsigned char **out, size_t *out_len,
 		     const char **why);
+
+/*
+ * delta.c: a delta (git's pack delta format, what pack_delta_apply reads)
+ * that makes target from base, appended to out: 1 when made, 0 when it
+ * would be longer than max_len bytes or than out's max (out is then as it
+ * was); it cannot fail otherwise. Made for successive versions of one
+ * text (lines inserted, deleted, changed): fast, in time linear in the
+ * two whatever they hold, but not the smallest delta (text moved far away
+ * becomes inserts). Copies reach the base's first 4 GiB only.
+ */
+int delta_create(const unsigned char *base, size_t base_len,
+		 const unsigned char *target, size_t target_len,
+		 size_t max_len, struct buf *out);
 
 /*
  * maps.c: the old->new commit map (loaded, extended, written in the

@@ -2,8 +2,10 @@
  * test_pack.c - the native object reader's formats (rewrite/git/pack.c):
  * a hand-built .idx version 2 with the 64-bit offset table, pack entry
  * headers, the delta decoder, and a hand-built pack read whole (a blob,
- * an OFS_DELTA and a REF_DELTA on it) with its corruptions; and the
- * writer of one-blob packs (packw.c), read back.
+ * an OFS_DELTA and a REF_DELTA on it) with its corruptions; the writer
+ * of one-blob packs (packw.c), read back; deltas made (delta.c), applied
+ * back by the decoder; and packs of many objects and delta chains
+ * (packm), judged by git (verify-pack, fsck, cat-file) and read back.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -513,6 +515,475 @@ static void test_packw(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+
+/* ---- delta.c: deltas made, applied back ---- */
+
+/* A small deterministic generator (xorshift), so that a failure repeats. */
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void rnd_bytes(unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)rnd();
+}
+
+/* n bytes of record-file text: lines that repeat a few words and recur
+ * ("\tNOTE: ..."), each record with a number of its own. */
+static unsigned char *records(size_t n, unsigned seed)
+{
+	static const char *const words[] = { "overflow", "heap", "in", "the",
+		"remote", "crafted", "service", "denial", "of", "via" };
+	unsigned char *p = malloc(n + 256);
+	size_t len = 0;
+	unsigned k = seed;
+
+	assert_non_null(p);
+	while (len < n) {
+		char line[200];
+		int w = snprintf(line, sizeof(line), "CVE-2026-%05u (%s %s %s)\n"
+				 "\t- pkg%u <unfixed>\n\tNOTE: https://bugs.example.org/%u\n",
+				 k, words[rnd() % 10], words[rnd() % 10],
+				 words[rnd() % 10], (unsigned)(rnd() % 50),
+				 (unsigned)(rnd() % 1000000));
+
+		memcpy(p + len, line, (size_t)w);
+		len += (size_t)w;
+		k++;
+	}
+	return p;	/* n bytes of it are used */
+}
+
+/* Makes a delta from base to target, checks what delta_create says of it
+ * against max (0 when the delta was larger, out as it was), applies it and
+ * compares. The delta's length. */
+static size_t round_trip(const unsigned char *base, size_t bn,
+			 const unsigned char *target, size_t tn)
+{
+	struct buf out = BUF_INIT((size_t)1 << 31);
+	unsigned char *res;
+	const char *why = NULL;
+	size_t n, len;
+
+	/* appended after what out holds */
+	assert_int_equal(buf_adds(&out, "kept"), 0);
+	assert_int_equal(delta_create(base, bn, target, tn, SIZE_MAX, &out), 1);
+	assert_memory_equal(out.ptr, "kept", 4);
+	len = out.len - 4;
+	if (pack_delta_apply((unsigned char *)out.ptr + 4, len, base, 0, 0,
+			     &res, &n, &why) == 0)	/* never: too short */
+		free(res);
+	assert_int_equal(pack_delta_apply(base, bn, (unsigned char *)out.ptr + 4,
+					  len, (uint64_t)1 << 32, &res, &n, &why), 0);
+	assert_int_equal(n, tn);
+	if (tn)
+		assert_memory_equal(res, target, tn);
+	free(res);
+	/* one byte short of it: not made, out unchanged */
+	out.len = 4;
+	assert_int_equal(delta_create(base, bn, target, tn, len - 1, &out), 0);
+	assert_int_equal(out.len, 4);
+	assert_int_equal(out.ptr[4], '\0');
+	assert_int_equal(delta_create(base, bn, target, tn, len, &out), 1);
+	assert_int_equal(out.len, 4 + len);
+	buf_release(&out);
+	return len;
+}
+
+/* target = base with lines changed, inserted and deleted every so often */
+static size_t edit_lines(const unsigned char *b, size_t bn, unsigned char *t,
+			 unsigned every)
+{
+	size_t i = 0, len = 0, line = 0;
+
+	while (i < bn) {
+		const unsigned char *nl = memchr(b + i, '\n', bn - i);
+		size_t l = nl ? (size_t)(nl - (b + i)) + 1 : bn - i;
+
+		line++;
+		if (line % every == 3) {		/* deleted */
+			i += l;
+			continue;
+		}
+		memcpy(t + len, b + i, l);
+		len += l;
+		if (line % every == 1 && l > 4) {	/* changed */
+			t[len - 3] ^= 0x20;
+		}
+		if (line % every == 5) {		/* inserted */
+			memcpy(t + len, "\tNOTE: a line of its own\n", 25);
+			len += 25;
+		}
+		i += l;
+	}
+	return len;
+}
+
+static void test_delta_create(void **state)
+{
+	size_t n = 200000, len, i, m;
+	unsigned char *base = records(n, 1), *top = records(12000, 900000);
+	unsigned char *t = malloc(2 * n + 20000), *r;
+
+	(void)state;
+	assert_non_null(t);
+	/* identical: one copy */
+	assert_true(round_trip(base, n, base, n) < 16);
+	/* records inserted at the top (the record list's way) */
+	memcpy(t, top, 12000);
+	memcpy(t + 12000, base, n);
+	len = round_trip(base, n, t, n + 12000);
+	assert_true(len < 12000 + 12000 / 100 + 64);
+	/* ... and a few lines changed in the middle too */
+	t[12000 + n / 2] ^= 1;
+	t[12000 + n / 3] = '#';
+	len = round_trip(base, n, t, n + 12000);
+	assert_true(len < 12000 + 12000 / 100 + 128);
+	/* the other way: records removed from the top (the records look
+	 * alike: a few short copies from them before the long one is found) */
+	assert_true(round_trip(t, n + 12000, base, n) < 512);
+	memcpy(t, base, n);
+	memcpy(t + n, top, 12000);
+	assert_true(round_trip(base, n, t, n + 12000) < 12000 + 12000 / 100 + 64);
+	assert_true(round_trip(t, n + 12000, base, n) < 64);
+	/* scattered edits: changed, inserted, deleted lines (every 7 lines,
+	 * an edit every other line: anchors of 32 bytes straddle them, and
+	 * the delta is only sure to be right) */
+	for (i = 7; i < 400; i *= 3) {
+		m = edit_lines(base, n, t, (unsigned)i);
+		len = round_trip(base, n, t, m);
+		assert_true(i == 7 || len < m * 3 / i);
+		len = round_trip(t, m, base, n);
+		assert_true(i == 7 || len < n * 3 / i);
+	}
+	/* a block deleted in the middle, a block moved */
+	memcpy(t, base, n / 3);
+	memcpy(t + n / 3, base + n / 2, n - n / 2);
+	assert_true(round_trip(base, n, t, n / 3 + n - n / 2) < 64);
+	assert_true(round_trip(t, n / 3 + n - n / 2, base, n) < n - n / 2 - n / 3 + 400);
+	/* empty base, empty target, both */
+	round_trip(base, 0, base, n);
+	assert_true(round_trip(base, n, base, 0) <= 4);
+	assert_int_equal(round_trip(base, 0, base, 0), 2);
+	/* unrelated: random bytes, random against text */
+	r = malloc(n);
+	assert_non_null(r);
+	rnd_bytes(r, n);
+	round_trip(base, n, r, n);
+	round_trip(r, n, base, n);
+	rnd_bytes(t, n);
+	assert_true(round_trip(r, n, t, n) > n);	/* inserts only */
+	/* random with a few bytes changed */
+	memcpy(t, r, n);
+	for (i = 0; i < n; i += 5000)
+		t[i] ^= 0x55;
+	assert_true(round_trip(r, n, t, n) < n / 20);
+	/* long runs */
+	memset(t, 'a', n);
+	memset(r, 'a', n);
+	r[n / 2] = 'b';
+	assert_true(round_trip(t, n, r, n) < 32);
+	assert_true(round_trip(r, n, t, n) < 32);
+	for (i = 0; i < n; i++)
+		r[i] = "ab"[i % 2];
+	round_trip(t, n, r, n);
+	round_trip(r, n, t, n);
+	free(r);
+	free(t);
+	free(top);
+	free(base);
+}
+
+/* Sizes at the formats' edges: inserts of 127 bytes at most, copies of
+ * 0x10000 (whose size the decoder reads as 0) and of up to 0xffffff. */
+static void test_delta_sizes(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 126, 127, 128, 254, 255, 256,
+					0xffff, 0x10000, 0x10001, 0x1ffff };
+	size_t big = 0x1000002, i, len;
+	unsigned char *b = malloc(big + 1), *t = malloc(big + 1);
+
+	(void)state;
+	assert_non_null(b);
+	assert_non_null(t);
+	rnd_bytes(b, big);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t s = sizes[i];
+
+		/* all inserts: an opcode each 127 bytes */
+		len = round_trip(b, 0, b, s);
+		assert_int_equal(len, 2 + (s > 127 ? 1 : 0) + (s > 16383 ? 1 : 0) +
+				 s + (s + 126) / 127 - (s > 0x3fff ? 0 : 0));
+		/* one copy of s bytes, after a byte inserted */
+		t[0] = 'x';
+		memcpy(t + 1, b + 5, s);
+		round_trip(b, s + 10, t, s + 1);
+		/* the same without it: a copy at offset 0, and from the end */
+		round_trip(b, s + 10, b, s);
+		round_trip(b, s + 10, b + 10, s);
+	}
+	/* copies longer than 0xffffff: in pieces */
+	t[0] = 'x';
+	memcpy(t + 1, b, big);
+	assert_true(round_trip(b, big, t, big + 1) < 32);
+	assert_true(round_trip(b, big, b, big) < 32);
+	memcpy(t, b, big);
+	t[0xffffff] ^= 1;
+	assert_true(round_trip(b, big, t, big) < 48);
+	free(b);
+	free(t);
+}
+
+/* Many small generated pairs: a text and itself edited at random. */
+static void test_delta_generated(void **state)
+{
+	unsigned char *src = records(20000, 7);
+	unsigned char *b = malloc(20000), *t = malloc(80000);
+	int round;
+
+	(void)state;
+	assert_non_null(b);
+	assert_non_null(t);
+	for (round = 0; round < 300; round++) {
+		size_t bn = rnd() % 20000, tn = 0, i = 0;
+
+		if (round % 3 == 0)
+			rnd_bytes(b, bn);
+		else
+			memcpy(b, src + rnd() % (20000 - bn + 1), bn);
+		/* copy stretches of the base, skip some, insert others */
+		while (i < bn && tn < 60000) {
+			size_t k = rnd() % 300 + 1;
+
+			switch (rnd() % 4) {
+			case 0:
+				i += k;
+				break;
+			case 1:
+				k = k > 60 ? 60 : k;
+				rnd_bytes(t + tn, k);
+				tn += k;
+				break;
+			default:
+				if (k > bn - i)
+					k = bn - i;
+				memcpy(t + tn, b + i, k);
+				tn += k;
+				i += k;
+			}
+		}
+		round_trip(b, bn, t, tn);
+		round_trip(t, tn, b, bn);
+	}
+	free(src);
+	free(b);
+	free(t);
+}
+
+/* ---- packm: a pack of many objects, judged by git ---- */
+
+static int sh(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+#define CHAIN 6
+
+static void test_packm(void **state)
+{
+	struct buf name = BUF_INIT(4096), body = BUF_INIT(1 << 24),
+		   d = BUF_INIT(1 << 24), tree = BUF_INIT(4096),
+		   commit = BUF_INIT(4096);
+	struct obj_hash *h = obj_hash_new();
+	struct err e = ERR_INIT;
+	struct pack_odb *db;
+	struct packm *w;
+	struct oid ids[CHAIN], other, tid, cid, many[3000], missing;
+	unsigned char *v[CHAIN];
+	size_t vn[CHAIN], i, n = 300000;
+	char repo[] = "/tmp/migrate-test-packm-XXXXXX", objects[256],
+	     path[512], hex[OID_HEX + 1];
+	enum obj_type t;
+	uint64_t before;
+
+	(void)state;
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+	assert_non_null(mkdtemp(repo));
+	assert_int_equal(sh("git init -q --bare --initial-branch=main '%s'", repo), 0);
+	snprintf(objects, sizeof(objects), "%s/objects", repo);
+
+	/* a chain of versions: each the one before with records on top and
+	 * lines edited */
+	v[0] = records(n, 1);
+	vn[0] = n;
+	for (i = 1; i < CHAIN; i++) {
+		unsigned char *top = records(3000, (unsigned)(100000 * i));
+
+		v[i] = malloc(vn[i - 1] * 2 + 3000);
+		assert_non_null(v[i]);
+		memcpy(v[i], top, 3000);
+		vn[i] = 3000 + edit_lines(v[i - 1], vn[i - 1], v[i] + 3000,
+					  (unsigned)(50 + i));
+		free(top);
+	}
+	for (i = 0; i < CHAIN; i++)
+		obj_hash_buf(h, OBJ_BLOB, v[i], vn[i], &ids[i]);
+
+	assert_int_equal(packm_begin(&w, objects, 6, &e), 0);
+	assert_int_equal(count_temps(objects), 1);
+	assert_int_equal(packm_count(w), 0);
+	assert_int_equal(packm_bytes(w), 12);
+	/* a delta's base must be in the pack */
+	assert_int_equal(packm_add_delta(w, &ids[1], &ids[0], "xx", 2, &e), -1);
+	assert_non_null(strstr(e.msg, "is not in the pack"));
+	assert_int_equal(packm_add(w, OBJ_BLOB, &ids[0], v[0], vn[0], &e), 0);
+	assert_true(packm_has(w, &ids[0]));
+	assert_false(packm_has(w, &ids[1]));
+	for (i = 1; i < CHAIN; i++) {
+		buf_reset(&d);
+		assert_int_equal(delta_create(v[i - 1], vn[i - 1], v[i], vn[i],
+					      vn[i] / 2, &d), 1);
+		before = packm_bytes(w);
+		assert_int_equal(packm_add_delta(w, &ids[i], &ids[i - 1], d.ptr,
+						 d.len, &e), 0);
+		assert_true(packm_bytes(w) > before);
+		assert_true(packm_bytes(w) - before < vn[i] / 10);
+	}
+	/* again: nothing added */
+	before = packm_bytes(w);
+	assert_int_equal(packm_add(w, OBJ_BLOB, &ids[3], v[3], vn[3], &e), 0);
+	assert_int_equal(packm_add_delta(w, &ids[2], &ids[0], d.ptr, d.len, &e), 0);
+	assert_int_equal(packm_bytes(w), before);
+	/* an unrelated blob, many small ones (the table's runs merged many
+	 * times over), a tree and a commit naming them */
+	obj_hash_buf(h, OBJ_BLOB, "other\n", 6, &other);
+	assert_int_equal(packm_add(w, OBJ_BLOB, &other, "other\n", 6, &e), 0);
+	for (i = 0; i < 3000; i++) {
+		char small[32];
+		int k = snprintf(small, sizeof(small), "object %zu\n", i);
+
+		obj_hash_buf(h, OBJ_BLOB, small, (size_t)k, &many[i]);
+		assert_int_equal(packm_add(w, OBJ_BLOB, &many[i], small,
+					   (size_t)k, &e), 0);
+		if (i % 97 == 0) {
+			size_t j;
+
+			for (j = 0; j <= i; j += 13)
+				assert_true(packm_has(w, &many[j]));
+		}
+	}
+	for (i = 0; i < 3000; i++)
+		assert_true(packm_has(w, &many[i]));
+	memset(&missing, 0x5a, sizeof(missing));
+	assert_false(packm_has(w, &missing));
+	buf_add(&tree, "100644 a\0", 9);
+	buf_add(&tree, ids[0].hash, OID_RAW);
+	buf_add(&tree, "100644 b\0", 9);
+	buf_add(&tree, ids[CHAIN - 1].hash, OID_RAW);
+	obj_hash_buf(h, OBJ_TREE, tree.ptr, tree.len, &tid);
+	assert_int_equal(packm_add(w, OBJ_TREE, &tid, tree.ptr, tree.len, &e), 0);
+	buf_printf(&commit, "tree %s\nauthor A <a@example.org> 0 +0000\n"
+		   "committer A <a@example.org> 0 +0000\n\nm\n", oid_hex(&tid, hex));
+	obj_hash_buf(h, OBJ_COMMIT, commit.ptr, commit.len, &cid);
+	assert_int_equal(packm_add(w, OBJ_COMMIT, &cid, commit.ptr, commit.len, &e), 0);
+	assert_int_equal(packm_count(w), CHAIN + 1 + 3000 + 2);
+	assert_int_equal(packm_commit(w, &name, &e), 1);
+	assert_int_equal(packm_add(w, OBJ_BLOB, &missing, "x", 1, &e), -1);
+	packm_free(w);
+	assert_int_equal(count_temps(objects), 0);
+	assert_non_null(strstr(name.ptr, "/pack/pack-"));
+
+	/* git's judgement: the index verified against the pack, the chain
+	 * as deep as made, the repository sound, every object as given */
+	assert_int_equal(sh("git -C '%s' verify-pack -v '%s.idx' > '%s/vp'",
+			    repo, name.ptr, repo), 0);
+	assert_int_equal(sh("grep -q '^chain length = %d: 1 object' '%s/vp'",
+			    CHAIN - 1, repo), 0);
+	assert_int_equal(sh("grep -q '^non delta: %d objects' '%s/vp'",
+			    1 + 1 + 3000 + 2, repo), 0);
+	assert_int_equal(sh("cd '%s' && git index-pack --verify '%s.pack' >/dev/null",
+			    repo, name.ptr), 0);
+	assert_int_equal(sh("git -C '%s' update-ref refs/heads/main %s", repo,
+			    oid_hex(&cid, hex)), 0);
+	assert_int_equal(sh("git -C '%s' fsck --strict --no-dangling "
+			    ">'%s/fsck' 2>&1 && ! test -s '%s/fsck'",
+			    repo, repo, repo), 0);
+	for (i = 0; i < CHAIN; i++) {
+		snprintf(path, sizeof(path), "%s/expected", repo);
+		write_bytes(path, v[i], vn[i]);
+		assert_int_equal(sh("git -C '%s' cat-file blob %s | cmp -s - '%s'",
+				    repo, oid_hex(&ids[i], hex), path), 0);
+	}
+	assert_int_equal(sh("test \"$(git -C '%s' cat-file -p %s)\" = 'object 2999'",
+			    repo, oid_hex(&many[2999], hex)), 0);
+	assert_int_equal(sh("git -C '%s' cat-file -p %s:b | cmp -s - '%s'",
+			    repo, oid_hex(&cid, hex), path), 0);
+
+	/* the project's own reader */
+	assert_int_equal(pack_odb_open(&db, objects, &e), 0);
+	for (i = 0; i < CHAIN; i++) {
+		assert_int_equal(pack_odb_read(db, &ids[i], &t, &body, &e), 1);
+		assert_int_equal(t, OBJ_BLOB);
+		assert_int_equal(body.len, vn[i]);
+		assert_memory_equal(body.ptr, v[i], vn[i]);
+	}
+	for (i = 0; i < 3000; i += 7) {
+		assert_int_equal(pack_odb_read(db, &many[i], &t, &body, &e), 1);
+		assert_int_equal(t, OBJ_BLOB);
+	}
+	assert_int_equal(pack_odb_read(db, &tid, &t, &body, &e), 1);
+	assert_int_equal(t, OBJ_TREE);
+	assert_int_equal(pack_odb_read(db, &cid, &t, &body, &e), 1);
+	assert_int_equal(t, OBJ_COMMIT);
+	assert_true(buf_eq(&body, commit.ptr));
+	pack_odb_free(db);
+
+	/* the same objects again make the same bytes: that pack is there,
+	 * left alone; one not committed leaves nothing */
+	assert_int_equal(packm_begin(&w, objects, 6, &e), 0);
+	assert_int_equal(packm_add(w, OBJ_BLOB, &ids[0], v[0], vn[0], &e), 0);
+	assert_int_equal(packm_commit(w, &body, &e), 1);
+	packm_free(w);
+	assert_int_equal(packm_begin(&w, objects, 6, &e), 0);
+	assert_int_equal(packm_add(w, OBJ_BLOB, &ids[0], v[0], vn[0], &e), 0);
+	assert_int_equal(packm_commit(w, &name, &e), 0);
+	packm_free(w);
+	assert_int_equal(packm_begin(&w, objects, 6, &e), 0);
+	assert_int_equal(packm_add(w, OBJ_BLOB, &ids[1], v[1], vn[1], &e), 0);
+	packm_free(w);
+	assert_int_equal(count_temps(objects), 0);
+	assert_int_equal(sh("test $(ls '%s/pack' | wc -l) = 4", objects), 0);
+
+	for (i = 0; i < CHAIN; i++)
+		free(v[i]);
+	obj_hash_free(h);
+	buf_release(&name);
+	buf_release(&body);
+	buf_release(&d);
+	buf_release(&tree);
+	buf_release(&commit);
+	assert_int_equal(sh("rm -rf '%s'", repo), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +992,10 @@ int main(void)
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_pack_read),
 		cmocka_unit_test(test_packw),
+		cmocka_unit_test(test_delta_create),
+		cmocka_unit_test(test_delta_sizes),
+		cmocka_unit_test(test_delta_generated),
+		cmocka_unit_test(test_packm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
