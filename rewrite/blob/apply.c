@@ -79,7 +79,7 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 			b->held_max = HELD_SPLIT_IN_MEMORY;
 	}
 	if (attrs_init(b, e) < 0 || annex_init(b, e) < 0 ||
-	    unlfs_init(b, e) < 0 || scrub_init(b, e) < 0)
+	    unlfs_init(b, e) < 0 || scrub_init(b, e) < 0 || made_init(b, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */
 	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
@@ -96,6 +96,7 @@ void blobs_free(struct blobs *b)
 	if (!b)
 		return;
 	pool_free(b);
+	made_free(b);
 	free(b->id_hits);
 	splits_free(b);
 	attrs_free(b);
@@ -269,6 +270,33 @@ uint64_t blobs_split_failures(const struct blobs *b)
 	return splits_failures(b);
 }
 
+/* A blob this run made goes to made.c's writer, its bytes taken from its
+ * held copy when it has one in memory. */
+static int made_take(struct blobs *b, struct blob_info *bi, const char *path,
+		     size_t len, struct err *e)
+{
+	struct buf data = BUF_INIT(SIZE_MAX / 2);
+	int rc;
+
+	if (ensure_id(b, bi, e) < 0)
+		return -1;
+	if (bi->held && !bi->held->spool) {
+		data = bi->held->mem;
+		buf_init(&bi->held->mem, SIZE_MAX / 2);
+	} else if (blob_read_all(b, bi, &data, e) < 0) {
+		buf_release(&data);
+		return -1;
+	}
+	rc = made_put(b, &bi->id, path, len, &data, e);
+	buf_release(&data);
+	if (rc == 0) {
+		held_free(bi->held);
+		bi->held = NULL;
+		bi->emitted = 1;
+	}
+	return rc;
+}
+
 /* M with the original content: queued to be written before the commit. */
 static int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		      struct blob_mark *m, struct blob_info *bi, struct err *e)
@@ -277,8 +305,12 @@ static int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 
 	if (bi && ensure_id(b, bi, e) < 0)
 		return -1;
-	if (bi && ((m && !m->declared) || (!m && !bi->emitted)))
+	if (bi && !m && !bi->emitted && made_wants(b, bi->size)) {
+		if (made_take(b, bi, c->path.ptr, c->path.len, e) < 0)
+			return -1;
+	} else if (bi && ((m && !m->declared) || (!m && !bi->emitted))) {
 		list_push(&b->emit, m, bi);
+	}
 	if (bi && !m) {
 		/* name the content by id: it is written (or in the target) */
 		c->dataref.kind = STREAM_REF_OID;
@@ -773,7 +805,7 @@ int blobs_finish(struct blobs *b, struct err *e)
 				rules_rule_pattern(r, NULL), rules_rule_line(r),
 				rules_rule_file(r));
 	}
-	if (unlfs_finish(b, e) < 0)
+	if (made_drain(b, e) < 0 || unlfs_finish(b, e) < 0)
 		return -1;
 	if (b->annex_store && ptr_store_sync(b->annex_store, e) < 0)
 		return -1;
@@ -797,5 +829,10 @@ int blobs_commit_end(struct blobs *b, int keep_text, struct err *e)
 	}
 	stream_writer_free(b->cbuf);
 	b->cbuf = NULL;
-	return r;
+	return r == 0 ? made_tick(b, e) : r;
+}
+
+int blobs_sync(struct blobs *b, struct err *e)
+{
+	return made_drain(b, e);
 }

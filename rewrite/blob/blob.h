@@ -110,6 +110,13 @@ struct blob_options {
 	const char *objects_dir;
 	int objects_level;
 	const char *objects_list;
+	/* NULL, or the objects directory of the repository fast-import
+	 * writes into: the blobs the rules make (replace-text results, split
+	 * parts) are stored there by a thread of their own (made.c), as
+	 * deltas against the previous version of the same path, in packs
+	 * deflated at made_level; the stream names them by id */
+	const char *made_dir;
+	int made_level;
 	/* NULL, or a file that lists each part of a split file written into
 	 * the stream with its path ("<blob id> <path>\n", the id alone for a
 	 * path with a newline): what `git pack-objects` takes to find its
@@ -228,6 +235,9 @@ void blobs_commit_written(struct blobs *b, const struct oid *id);
 /* Writes the blobs read since the last commit that no commit decided on
  * (a tag or a later commit may name them); lets go of the rest. */
 int blobs_flush(struct blobs *b, struct err *e);
+/* Everything the run stored itself is in the target, and the stream is
+ * no longer held back: before a query git fast-import answers. */
+int blobs_sync(struct blobs *b, struct err *e);
 /* Hands the report how often each replace-text expression replaced
  * (report_replace), before it is written. */
 void blobs_report_replace(const struct blobs *b);

@@ -277,7 +277,8 @@ struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 		return bi;
 	h = xcalloc(1, sizeof(*h));
 	buf_init(&h->mem, SIZE_MAX);
-	if (n <= HELD_IN_MEMORY) {
+	/* made.c's writer takes it from memory: no spool */
+	if (n <= HELD_IN_MEMORY || made_wants(b, n)) {
 		buf_add(&h->mem, p, n);
 	} else if (!(h->spool = tmpfile()) || fwrite(p, 1, n, h->spool) != n ||
 		   fflush(h->spool) != 0) {
@@ -362,6 +363,9 @@ int content_open(struct blobs *b, struct blob_info *bi,
 			return err_errno(e, ERR_IO, "cannot open %s", bi->lfs_path);
 		return 0;
 	}
+	/* stored by made.c's writer: its pack must have its name first */
+	if (bi->id_known && made_pending(b, &bi->id) && made_drain(b, e) < 0)
+		return -1;
 	c->kind = 3;
 	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);
 	c->db = b->src;

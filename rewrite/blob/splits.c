@@ -669,12 +669,27 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 		report_split(b->report, f->path, strlen(f->path), 0, p->path, p->path_len,
 			     p->size);
 	}
-	if (part_listed(b, &id, p->path, p->path_len, e) < 0)
-		return -1;
 	c->kind = STREAM_MODIFY;
 	c->mode = f->mode;
-	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, p->path, p->path_len);
+	if (made_wants(b, p->size)) {
+		/* stored by made.c's writer, against the part's last version */
+		struct buf data = BUF_INIT(SIZE_MAX / 2);
+		char hex[OID_HEX + 1];
+
+		for (i = 0; i < p->nranges; i++)
+			buf_add(&data, p->ranges[i].ptr, p->ranges[i].len);
+		r = made_put(b, &id, p->path, p->path_len, &data, e);
+		buf_release(&data);
+		if (r < 0)
+			return -1;
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(&id, hex), OID_HEX);
+		return stream_write_cmd(b->cbuf, c, e);
+	}
+	if (part_listed(b, &id, p->path, p->path_len, e) < 0)
+		return -1;
+	c->dataref.kind = STREAM_REF_INLINE;
 	if (stream_write_data_begin(b->cbuf, c, p->size, e) < 0)
 		return -1;
 	for (i = 0; i < p->nranges; i++)

@@ -139,6 +139,9 @@ struct blobs {
 	/* scrub.c */
 	struct scrub *scrub;	/* NULL: no replace-text rule */
 
+	/* made.c */
+	struct made *made;	/* NULL: made blobs go into the stream */
+
 	/* pool.c */
 	struct pool *pool;	/* NULL: none (yet, or at all) */
 	int pool_tried;
@@ -220,8 +223,8 @@ void blob_forget_copy(struct blobs *b, struct blob_info *bi);
 /*
  * The blob of the n bytes at p, which this run makes (a replace-text
  * result): known already, or new with a held copy (in memory up to
- * HELD_IN_MEMORY, else spooled) and its packed estimate. NULL with e set
- * when it cannot be spooled.
+ * HELD_IN_MEMORY or when made.c takes it, else spooled) and its packed
+ * estimate. NULL with e set when it cannot be spooled.
  */
 struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 			     struct err *e);
@@ -329,6 +332,33 @@ void lfs_found_release(struct lfs_found *f);
 int lfs_find(struct lfs_check *c, char *const *dirs, size_t ndirs,
 	     const struct ptr_oid *oid, uint64_t size, struct lfs_found *found,
 	     struct err *e);
+
+/* ---- made.c: the blobs the rules make, stored by a thread ---- */
+
+/* Starts the writer when the run names an objects directory (made_dir). */
+int made_init(struct blobs *b, struct err *e);
+/* Stops it; what it did not store is dropped with its temp files. */
+void made_free(struct blobs *b);
+/* 1 when a made blob of this size goes to the writer (not the stream). */
+int made_wants(const struct blobs *b, uint64_t size);
+/*
+ * The blob id (data's bytes, which the call takes, leaving data empty)
+ * to be stored, as a delta against the last version stored at path when
+ * it pays. The caller names it by id in the commit: the stream is held
+ * back until the blob's pack has its name. An id stored before is not
+ * stored again.
+ */
+int made_put(struct blobs *b, const struct oid *id, const char *path,
+	     size_t len, struct buf *data, struct err *e);
+/* After a commit went out: lets go of the stream that names only blobs
+ * in packs with names; ends the open segment when it grew large. */
+int made_tick(struct blobs *b, struct err *e);
+/* Everything handed over is stored, its packs named, the stream let go. */
+int made_drain(struct blobs *b, struct err *e);
+/* 1 when id was handed over and its pack has no name yet. */
+int made_pending(const struct blobs *b, const struct oid *id);
+/* The blobs handed over, and the bytes of the packs written so far. */
+uint64_t made_stored(const struct blobs *b, uint64_t *packed);
 
 /* ---- pool.c: conversion ahead of the stream ---- */
 

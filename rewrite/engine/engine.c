@@ -1179,7 +1179,11 @@ static int do_query(struct rw *rw, struct err *e)
 		return -1;
 	/* a frontend may wait for the answer: let fast-import see the query
 	 * (inside a commit with rules, it goes out when the commit ends) */
-	return rw->cout == rw->out ? stream_writer_flush(rw->out, e) : 0;
+	if (rw->cout != rw->out)
+		return 0;
+	if (rw->blobs && blobs_sync(rw->blobs, e) < 0)
+		return -1;
+	return stream_writer_flush(rw->out, e);
 }
 
 static int dispatch(struct rw *rw, struct err *e)
@@ -1378,6 +1382,8 @@ static int rw_stream(struct rw *rw, struct err *e)
 			.objects_dir = rw->opt->objects_dir,
 			.objects_level = rw->opt->objects_level,
 			.objects_list = rw->opt->objects_list,
+			.made_dir = rw->opt->made_dir,
+			.made_level = rw->opt->made_level,
 			.new_blobs = rw->opt->new_blobs,
 		};
 		struct blob_env env = {

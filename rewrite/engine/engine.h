@@ -88,6 +88,11 @@ struct rw_options {
 	const char *objects_dir;
 	int objects_level;
 	const char *objects_list;
+	/* `migrate run`: the blobs the rules make (replace-text results,
+	 * split parts) are stored by a thread of the filter into packs of
+	 * this objects directory, deflated at made_level (blob.h) */
+	const char *made_dir;
+	int made_level;
 	/* `migrate run`: the split parts the filter writes into the stream,
 	 * listed in this file ("<blob id> <path>\n", blob.h new_blobs) */
 	const char *new_blobs;

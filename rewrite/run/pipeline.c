@@ -201,18 +201,26 @@ static void filter_options(struct run *r, const struct state_files *f,
 	opt->output = NULL;
 	opt->stats = &r->stats;
 	/* unlfs: the files taken back are stored whole by the filter's
-	 * threads, unless the source's core.bigFileThreshold asks for a
-	 * delta search (then fast-import stores them, as configured) */
-	if (r->unlfs && r->dst_objects && !r->own_threshold) {
+	 * threads, and the blobs the rules make (replace-text, split) as
+	 * deltas by a thread of its own, unless the source's
+	 * core.bigFileThreshold asks for git's own ways (then fast-import
+	 * stores them, as configured) */
+	if (r->dst_objects && !r->own_threshold && !r->o.f.dry_run) {
 		/* the level fast-import would deflate them at (side_keys) */
-		const char *level = r->side_config[1] ? r->side_config[1] :
-				    r->side_config[2];
+		const char *lv = r->side_config[1] ? r->side_config[1] :
+				 r->side_config[2];
+		int level = lv ? atoi(lv) : -1;
 
-		opt->objects_dir = r->dst_objects;
-		opt->objects_level = level ? atoi(level) : -1;
-		if (opt->objects_level < -1 || opt->objects_level > 9)
-			opt->objects_level = -1;
-		opt->objects_list = r->packs_list = path_join(r->state, "unlfs-packs");
+		if (level < -1 || level > 9)
+			level = -1;
+		opt->made_dir = r->dst_objects;
+		opt->made_level = level;
+		if (r->unlfs) {
+			opt->objects_dir = r->dst_objects;
+			opt->objects_level = level;
+			opt->objects_list = r->packs_list =
+				path_join(r->state, "unlfs-packs");
+		}
 	}
 	if (!r->o.f.dry_run)
 		opt->new_blobs = r->new_blobs = path_join(r->state, "new-blobs");

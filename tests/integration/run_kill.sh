@@ -23,10 +23,10 @@
 # no temp pack, no list of packs is left and git fsck finds every object.
 #
 # With KILL_MODE=split (run_kill_split.sh) each run splits data.bin (one
-# part per first letter of its lines): fast-import's pack is then packed
-# again in two and removed (issue 29), and after every next run the list
-# of parts is gone, no pack migrate made is left half (git verify-pack)
-# and git fsck finds every object.
+# part per first letter of its lines): the filter's writer thread stores
+# the parts in packs of its own (issue 29), and after every next run no
+# temp pack and no list of parts is left, no pack migrate made is left
+# half (git verify-pack) and git fsck finds every object.
 #
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
 # (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split).
@@ -133,6 +133,8 @@ sane() {
 	if [ "$MODE" = split ]; then
 		local idx
 		[ ! -e "$w/.git/migrate/new-blobs" ] || die "try $try: the list of parts is left"
+		[ -z "$(find "$w/.git/objects/pack" -name 'tmp_migrate_*')" ] ||
+			die "try $try: a temp pack is left"
 		for idx in "$w"/.git/objects/pack/*.idx; do
 			git verify-pack "$idx" || die "try $try: git verify-pack $idx"
 		done

@@ -1,0 +1,507 @@
+/*
+ * made.c - the blobs a run makes (replace-text results, split parts),
+ * stored by a thread of their own straight into the target's packs, each
+ * as a delta against the version of the same path stored before it
+ * (issue 29). Without it they go into the stream, and git fast-import
+ * hashes, searches a delta for and deflates every one of them on one
+ * core, after the stream has copied them to it.
+ *
+ * The main thread hands each blob over (made_put: its id, computed
+ * already, its path and its bytes) and names it by id in the commit. git
+ * fast-import refuses an id it cannot find, so from the first blob of a
+ * segment on the stream is held back (stream_writer_hold): the commands
+ * that name the segment's blobs reach fast-import only once the pack
+ * holding them has its name. A segment ends (made_tick) when the held
+ * stream or the segment's bytes grow past a bound, or when something must
+ * see its blobs now (made_drain: a query fast-import answers, a blob read
+ * back, the end of the stream); deltas never cross a segment, as a pack
+ * holds the bases of its deltas.
+ *
+ * The writer thread keeps the last version of each path it stored in
+ * this segment (bytes bounded, least recently used let go first) and
+ * stores a version as a delta against it (chains at most MADE_DEPTH long,
+ * as git's, then whole again), into a packm of
+ * the segment, committed at the segment's end. A killed run leaves only
+ * temp files (removed by the next run) or packs git reads whole.
+ *
+ * Threads: the job list, the count of segments committed and the error
+ * are shared under m->lock; the stream, the ids and the open segment are
+ * the main thread's; the bases, the pack and the delta buffer the
+ * writer's.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utlist.h>
+
+#include "way.h"
+
+/* bounds: bytes of the jobs waiting; of the stream held; of a segment's
+ * objects; of the bases kept; a blob larger than MADE_MAX goes into the
+ * stream as before */
+#define MADE_QUEUED ((size_t)256 << 20)
+#define MADE_HELD ((size_t)32 << 20)
+#define MADE_SEGMENT ((uint64_t)4 << 30)
+#define MADE_BASES ((size_t)256 << 20)
+#define MADE_DEPTH 50
+#define MADE_MAX ((uint64_t)64 << 20)
+
+struct made_job {
+	struct oid id;
+	char *path;		/* NULL: the end of a segment */
+	size_t path_len;
+	struct buf data;
+	struct made_job *next;
+};
+
+/* A version stored, with its bytes (a delta base). */
+struct made_ver {
+	struct oid id;
+	struct buf data;
+	unsigned depth;		/* of its delta chain; 0: whole */
+};
+
+/*
+ * The versions of a path stored in the open segment that later ones may
+ * be deltas against (writer's): the last, and the spine's. A version is a
+ * delta against the last one while that chain is shorter than
+ * MADE_DEPTH; the one after a full chain is a delta against the spine
+ * (and the spine's next), so that only every MADE_DEPTH-th version
+ * carries the changes of MADE_DEPTH versions, and whole copies are rare.
+ */
+struct made_base {
+	char *path;
+	size_t path_len;
+	struct made_ver last, spine;
+	UT_hash_handle hh;
+	struct made_base *prev, *next;	/* least recently used first */
+};
+
+/* An id stored by this run (main thread's). */
+struct made_id {
+	struct oid id;
+	uint64_t segment;	/* the segment that holds it */
+	UT_hash_handle hh;
+};
+
+struct made {
+	pthread_t thread;
+	int started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* shared, under lock */
+	struct made_job *head, *tail;
+	size_t queued;
+	uint64_t committed;	/* segments whose pack has its name */
+	int failed, stop;
+	struct err err;
+	/* the main thread's */
+	struct made_id *ids;
+	int open;		/* a segment takes blobs */
+	uint64_t sealed;	/* segments ended (the open one is sealed + 1) */
+	uint64_t seg_bytes;	/* the open one's */
+	/* per segment, from 1: the stream's position when its first blob
+	 * was handed over (nothing before it names one of its blobs) */
+	uint64_t *start;
+	size_t start_alloc;
+	uint64_t stored, bytes_in;
+	/* the writer's */
+	char *objects_dir;
+	int level;
+	struct packm *pack;
+	struct made_base *bases, *lru;
+	size_t base_bytes;
+	struct buf delta;
+	uint64_t pack_bytes;	/* of the packs committed (shared) */
+};
+
+/* ---- the writer thread ---- */
+
+static size_t base_size(const struct made_base *base)
+{
+	return base->last.data.len + base->spine.data.len;
+}
+
+static void base_drop(struct made *m, struct made_base *base)
+{
+	HASH_DEL(m->bases, base);
+	DL_DELETE(m->lru, base);
+	m->base_bytes -= base_size(base);
+	buf_release(&base->last.data);
+	buf_release(&base->spine.data);
+	free(base->path);
+	free(base);
+}
+
+static void bases_clear(struct made *m)
+{
+	struct made_base *base, *tmp;
+
+	HASH_ITER(hh, m->bases, base, tmp)
+		base_drop(m, base);
+}
+
+/* A delta of job's blob against v, into m->delta, when v may take one
+ * more and the delta is less than half the blob. */
+static int try_delta(struct made *m, const struct made_ver *v,
+		     const struct made_job *job)
+{
+	m->delta.len = 0;
+	return v->depth < MADE_DEPTH &&
+	       delta_create((const unsigned char *)v->data.ptr, v->data.len,
+			    (const unsigned char *)job->data.ptr, job->data.len,
+			    job->data.len / 2, &m->delta) == 1;
+}
+
+/* Stores job's blob, a delta against its path's last version or spine
+ * when that pays, else whole; its bytes become the path's last. */
+static int store_job(struct made *m, struct made_job *job, struct err *e)
+{
+	struct made_base *base;
+	struct made_ver *against = NULL;
+	int to_spine;
+
+	if (!m->pack && packm_begin(&m->pack, m->objects_dir, m->level, e) < 0)
+		return -1;
+	if (packm_has(m->pack, &job->id))
+		return 0;
+	HASH_FIND(hh, m->bases, job->path, job->path_len, base);
+	/* the spine only when the last chain is full: a delta too large
+	 * against the last version is larger still against an older one */
+	if (base && base->last.depth < MADE_DEPTH) {
+		if (try_delta(m, &base->last, job))
+			against = &base->last;
+	} else if (base && base->spine.data.len && try_delta(m, &base->spine, job)) {
+		against = &base->spine;
+	}
+	if (against ? packm_add_delta(m->pack, &job->id, &against->id,
+				      m->delta.ptr, m->delta.len, e) :
+		      packm_add(m->pack, OBJ_BLOB, &job->id, job->data.ptr,
+				job->data.len, e))
+		return -1;
+	if (!base) {
+		base = xcalloc(1, sizeof(*base));
+		base->path = job->path;
+		base->path_len = job->path_len;
+		job->path = NULL;
+		buf_init(&base->last.data, SIZE_MAX / 2);
+		buf_init(&base->spine.data, SIZE_MAX / 2);
+		HASH_ADD_KEYPTR(hh, m->bases, base->path, base->path_len, base);
+	} else {
+		DL_DELETE(m->lru, base);
+	}
+	m->base_bytes -= base_size(base);
+	/* a whole version, or one against the spine, is the spine next */
+	to_spine = !against || against == &base->spine;
+	if (to_spine) {
+		base->spine.id = job->id;
+		base->spine.depth = against ? against->depth + 1 : 0;
+		base->spine.data.len = 0;
+		buf_add(&base->spine.data, job->data.ptr, job->data.len);
+	}
+	/* the job's bytes become the last version: no copy */
+	base->last.depth = against ? against->depth + 1 : 0;
+	buf_release(&base->last.data);
+	base->last.data = job->data;
+	base->last.id = job->id;
+	buf_init(&job->data, SIZE_MAX / 2);
+	m->base_bytes += base_size(base);
+	DL_APPEND(m->lru, base);
+	while (m->base_bytes > MADE_BASES && m->lru && m->lru != base)
+		base_drop(m, m->lru);
+	return 0;
+}
+
+/* The segment's pack gets its name: git (and fast-import) see it. */
+static int seal(struct made *m, uint64_t *packed, struct err *e)
+{
+	struct buf name = BUF_INIT(SIZE_MAX / 2);
+	int rc = 0;
+
+	bases_clear(m);
+	if (!m->pack)
+		return 0;
+	*packed = packm_bytes(m->pack);
+	/* 1 named, 0 the same pack was there already: both are fine */
+	if (packm_count(m->pack) && packm_commit(m->pack, &name, e) < 0)
+		rc = -1;
+	packm_free(m->pack);
+	m->pack = NULL;
+	buf_release(&name);
+	return rc;
+}
+
+static void job_free(struct made_job *job)
+{
+	buf_release(&job->data);
+	free(job->path);
+	free(job);
+}
+
+static void *writer(void *arg)
+{
+	struct made *m = arg;
+	struct err e = ERR_INIT;
+
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		struct made_job *job;
+		size_t len;
+		uint64_t packed = 0;
+		int rc = 0, failed, is_seal;
+
+		while (!m->head && !m->stop)
+			pthread_cond_wait(&m->cond, &m->lock);
+		if (!m->head)
+			break;
+		job = m->head;
+		m->head = job->next;
+		if (!m->head)
+			m->tail = NULL;
+		failed = m->failed;
+		pthread_mutex_unlock(&m->lock);
+
+		len = job->data.len;
+		is_seal = !job->path;
+		if (!failed)
+			rc = is_seal ? seal(m, &packed, &e) : store_job(m, job, &e);
+		job_free(job);
+
+		pthread_mutex_lock(&m->lock);
+		m->queued -= len;
+		if (rc < 0 && !m->failed) {
+			m->failed = 1;
+			m->err = e;
+		}
+		if (is_seal && rc >= 0 && !failed) {
+			m->committed++;
+			m->pack_bytes += packed;
+		}
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* ---- the main thread ---- */
+
+static int writer_failed(struct made *m, struct err *e)
+{
+	int failed;
+
+	pthread_mutex_lock(&m->lock);
+	failed = m->failed;
+	if (failed)
+		*e = m->err;
+	pthread_mutex_unlock(&m->lock);
+	return failed ? -1 : 0;
+}
+
+static void enqueue(struct made *m, struct made_job *job)
+{
+	pthread_mutex_lock(&m->lock);
+	/* the jobs waiting stay bounded: wait for the writer */
+	while (m->queued > MADE_QUEUED && !m->failed)
+		pthread_cond_wait(&m->cond, &m->lock);
+	if (m->tail)
+		m->tail->next = job;
+	else
+		m->head = job;
+	m->tail = job;
+	m->queued += job->data.len;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+int made_init(struct blobs *b, struct err *e)
+{
+	struct made *m;
+
+	if (!b->opt.made_dir || b->opt.dry_run)
+		return 0;
+	m = xcalloc(1, sizeof(*m));
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	m->objects_dir = xstrdup(b->opt.made_dir);
+	m->level = b->opt.made_level;
+	buf_init(&m->delta, SIZE_MAX / 2);
+	b->made = m;
+	(void)e;
+	return 0;
+}
+
+int made_wants(const struct blobs *b, uint64_t size)
+{
+	return b->made && size <= MADE_MAX;
+}
+
+/* Lets the stream go up to where the first segment not committed yet
+ * began; all of it when every segment is committed and none is open
+ * (then it is no longer held). wait: for every segment ended. */
+static int release(struct blobs *b, int wait, struct err *e)
+{
+	struct made *m = b->made;
+	uint64_t committed;
+
+	pthread_mutex_lock(&m->lock);
+	while (wait && m->committed < m->sealed && !m->failed)
+		pthread_cond_wait(&m->cond, &m->lock);
+	committed = m->committed;
+	pthread_mutex_unlock(&m->lock);
+	if (writer_failed(m, e) < 0)
+		return -1;
+	if (committed < m->sealed)
+		return stream_writer_release(b->out, m->start[committed + 1], e);
+	return stream_writer_release(b->out, m->open ? m->start[m->sealed + 1] :
+				     stream_writer_pos(b->out), e);
+}
+
+/* The open segment ends: the writer gives its pack a name. */
+static void seal_open(struct made *m)
+{
+	struct made_job *job;
+
+	if (!m->open)
+		return;
+	job = xcalloc(1, sizeof(*job));
+	buf_init(&job->data, SIZE_MAX / 2);
+	m->open = 0;
+	m->sealed++;
+	m->seg_bytes = 0;
+	enqueue(m, job);
+}
+
+int made_put(struct blobs *b, const struct oid *id, const char *path,
+	     size_t len, struct buf *data, struct err *e)
+{
+	struct made *m = b->made;
+	struct made_job *job;
+	struct made_id *known;
+
+	HASH_FIND(hh, m->ids, id->hash, OID_RAW, known);
+	if (known)
+		return 0;
+	if (writer_failed(m, e) < 0)
+		return -1;
+	/* the thread starts with the first blob: most runs make none */
+	if (!m->started) {
+		if (pthread_create(&m->thread, NULL, writer, m) != 0)
+			return err_set(e, ERR_IO, "cannot start a thread");
+		m->started = 1;
+	}
+	if (!m->open) {
+		if (stream_writer_hold(b->out, e) < 0)
+			return -1;
+		if (m->sealed + 2 > m->start_alloc) {
+			m->start_alloc = 2 * m->start_alloc + 16;
+			m->start = xrealloc(m->start, m->start_alloc * sizeof(*m->start));
+		}
+		m->start[m->sealed + 1] = stream_writer_pos(b->out);
+		m->open = 1;
+	}
+	known = xcalloc(1, sizeof(*known));
+	known->id = *id;
+	known->segment = m->sealed + 1;
+	HASH_ADD(hh, m->ids, id.hash, OID_RAW, known);
+	job = xcalloc(1, sizeof(*job));
+	job->id = *id;
+	job->path = xmemdup(path, len);
+	job->path_len = len;
+	job->data = *data;	/* taken */
+	buf_init(data, data->max);
+	m->seg_bytes += job->data.len;
+	m->stored++;
+	m->bytes_in += job->data.len;
+	enqueue(m, job);
+	return 0;
+}
+
+int made_tick(struct blobs *b, struct err *e)
+{
+	struct made *m = b->made;
+
+	if (!m)
+		return 0;
+	if (m->open && (m->seg_bytes >= MADE_SEGMENT ||
+			stream_writer_held(b->out) >= MADE_HELD))
+		seal_open(m);
+	/* too much held: wait for the writer rather than grow */
+	return release(b, stream_writer_held(b->out) >= MADE_HELD, e);
+}
+
+int made_drain(struct blobs *b, struct err *e)
+{
+	struct made *m = b->made;
+
+	if (!m)
+		return 0;
+	seal_open(m);
+	return release(b, 1, e);
+}
+
+int made_pending(const struct blobs *b, const struct oid *id)
+{
+	struct made *m = b->made;
+	struct made_id *known;
+	uint64_t committed;
+
+	if (!m)
+		return 0;
+	HASH_FIND(hh, m->ids, id->hash, OID_RAW, known);
+	if (!known)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	committed = m->committed;
+	pthread_mutex_unlock(&m->lock);
+	return known->segment > committed;
+}
+
+uint64_t made_stored(const struct blobs *b, uint64_t *packed)
+{
+	uint64_t n = 0;
+
+	*packed = 0;
+	if (b->made) {
+		pthread_mutex_lock(&b->made->lock);
+		*packed = b->made->pack_bytes;
+		pthread_mutex_unlock(&b->made->lock);
+		n = b->made->stored;
+	}
+	return n;
+}
+
+void made_free(struct blobs *b)
+{
+	struct made *m = b->made;
+	struct made_job *job, *next;
+	struct made_id *id, *tmp;
+
+	if (!m)
+		return;
+	if (m->started) {
+		pthread_mutex_lock(&m->lock);
+		/* jobs not done are dropped, with their temp pack */
+		for (job = m->head; job; job = next) {
+			next = job->next;
+			job_free(job);
+		}
+		m->head = m->tail = NULL;
+		m->stop = 1;
+		pthread_cond_broadcast(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+		pthread_join(m->thread, NULL);
+	}
+	bases_clear(m);
+	packm_free(m->pack);
+	HASH_ITER(hh, m->ids, id, tmp) {
+		HASH_DEL(m->ids, id);
+		free(id);
+	}
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
+	buf_release(&m->delta);
+	free(m->start);
+	free(m->objects_dir);
+	free(m);
+	b->made = NULL;
+}
