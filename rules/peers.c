@@ -16,7 +16,7 @@
 int rules_peer_given(const struct rules_peer *p)
 {
 	return p->include || p->exclude || p->above || p->strip_bigger ||
-	       p->n_paths || p->invert_paths;
+	       p->n_paths || p->invert_paths || p->fixup;
 }
 
 /* git lfs migrate's sizes (its humanize.ParseBytes): digits with '.' and
@@ -430,7 +430,21 @@ int rules_add_peer(struct rules *set, const struct rules_peer *p,
 		return err_set(e, ERR_USAGE, "--invert-paths: no path to invert "
 			       "(--path, --path-glob, --path-regex or "
 			       "--paths-from-file)");
-	if (p->strip_bigger) {
+	if (p->fixup && (p->include || p->exclude || p->above))
+		return err_set(e, ERR_USAGE, "--fixup: takes no %s (it reads "
+			       "what to convert from each commit's "
+			       ".gitattributes; git lfs migrate import refuses "
+			       "--include and --exclude with it too)",
+			       p->include ? "--include" : p->exclude ?
+			       "--exclude" : "--above");
+	if (p->fixup) {
+		buf_adds(&text, "# per commit: the files its own .gitattributes "
+			 "mark filter=lfs, not LFS\n# pointers yet, become LFS "
+			 "pointers (the .gitattributes stay as they are)\n");
+		rc = add(set, all, &text, "--fixup", e);
+		buf_reset(&text);
+	}
+	if (rc == 0 && p->strip_bigger) {
 		if (filter_repo_size(p->strip_bigger, &size) < 0)
 			return err_set(e, ERR_USAGE, "--strip-blobs-bigger-than: "
 				       "expected a number of bytes, with K, M or "

@@ -115,6 +115,10 @@ struct blob_options {
 	 * path with a newline): what `git pack-objects` takes to find its
 	 * deltas among the versions of one part */
 	const char *new_blobs;
+	/* --fixup: in each commit, the files its own .gitattributes mark
+	 * filter=lfs become LFS pointers, those no longer marked their
+	 * content again (attrs.c); the .gitattributes are left alone */
+	int fixup;
 };
 
 /* What the engine lends for the whole run (not owned). */

@@ -250,6 +250,19 @@ struct pointer_ent *pointers_add(struct blobs *b, const struct oid *id,
 				 enum pointer_kind kind, struct blob_info *bi);
 void pointers_free(struct blobs *b);
 
+/* ---- lfsplace.c: placing a file in the commit being built ---- */
+
+/* Puts bi's content into the store and computes its pointer (once). */
+int convert_lfs(struct blobs *b, struct blob_info *bi, struct err *e);
+/* M line c (its path) with bi's content as it is, mode given: bi (under
+ * mark m when not NULL) is queued to be written before the commit unless
+ * it is out; the tree follows. NULL bi: c passes as it is. */
+int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+	       struct blob_mark *m, struct blob_info *bi, struct err *e);
+/* M line c with bi's LFS pointer: inline the first time, by id after. */
+int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		  struct blob_info *bi, struct err *e);
+
 /* ---- attrread.c: a .gitattributes read as git reads it (pure) ---- */
 
 /* The attributes an LFS file needs: bits of attr_rule.says, .lfs. */

@@ -1379,6 +1379,7 @@ static int rw_stream(struct rw *rw, struct err *e)
 			.objects_level = rw->opt->objects_level,
 			.objects_list = rw->opt->objects_list,
 			.new_blobs = rw->opt->new_blobs,
+			.fixup = rw->opt->peer.fixup,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,
