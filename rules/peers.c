@@ -4,7 +4,9 @@
  * filter-repo's --strip-blobs-bigger-than, --path, --path-glob,
  * --path-regex, --paths-from-file, --invert-paths), each turned into the
  * rules it means, in the rule language, and added to a rule set under
- * the option's name (rules.h says the order and the meanings).
+ * the option's name (rules.h says the order and the meanings). git lfs
+ * migrate import's --fixup is no rule: it adds a comment saying it, and
+ * rewrite/blob/attrs.c does it, commit by commit.
  */
 #include "rules/rules.h"
 

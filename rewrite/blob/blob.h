@@ -11,8 +11,11 @@
  *            lines, LFS pointers, blobs written before the commit
  * annex.c    the annex action: git-annex pointer files or symlinks, the
  *            content to the git-annex store under its key
+ * lfsplace.c placing a file as it is, or as its LFS pointer
  * attrs.c    the root .gitattributes that makes git-lfs see exactly the
- *            converted files as LFS files (asks policy.c)
+ *            converted files as LFS files (asks policy.c); with --fixup,
+ *            the files each commit's own .gitattributes mark filter=lfs
+ *            converted instead
  * splits.c   the split action: a file replaced by its parts
  * unlfs.c    the unlfs action: an LFS pointer becomes its file again
  * lfsobj.c   an LFS object file of the stores, found and checked (unlfs)
