@@ -341,6 +341,28 @@ static int by_id(struct blobs *b, struct blob_info *bi,
 	return 0;
 }
 
+/*
+ * --fixup: a file no rule decides is placed as the attributes of the
+ * last commit's tree say, which are this commit's unless it changes
+ * them (or the commit before it in the stream is of another branch with
+ * other attributes); where they differ, blobs_commit_attrs places the
+ * file again. So the content of a file the attributes mark is not
+ * written in the common case.
+ */
+static int place_fixup(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		       struct blob_mark *m, struct blob_info *bi,
+		       struct err *e)
+{
+	int want = attrs_fixup_wants(b, c->path.ptr, c->path.len, e), p = 0;
+
+	if (want < 0)
+		return -1;
+	/* an empty file is its own pointer; a pointer stays one */
+	if (!want || bi->size == 0 || (p = is_pointer(b, bi, e)) == 1)
+		return place_as_is(b, c, mode, m, bi, e);
+	return p < 0 ? -1 : place_pointer(b, c, mode, bi, e);
+}
+
 /* Places one file (c is an M line) by the rules. */
 static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		 struct blob_info *bi, struct err *e)
@@ -397,6 +419,9 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 			return place_as_is(b, c, mode, m, bi, e);
 		return p < 0 ? -1 : annex_place(b, c, mode, bi, rule, e);
 	default:
+		if (bi && !rule && b->opt.fixup && !blob_in_notes(b) &&
+		    blob_convertible(c->path.ptr, c->path.len, mode))
+			return place_fixup(b, c, mode, m, bi, e);
 		return place_as_is(b, c, mode, m, bi, e);
 	}
 }

@@ -1087,8 +1087,8 @@ static int fixup_change(void *ctx, const char *path, size_t len,
 /* 1 when the commit's .gitattributes set filter=lfs on path: the first
  * line to assign filter, from the deepest file up, decides. 0 not, -1
  * when a match fails. */
-static int fixup_wants(struct blobs *b, const char *path, size_t len,
-		       struct err *e)
+int attrs_fixup_wants(struct blobs *b, const char *path, size_t len,
+		      struct err *e)
 {
 	size_t i = len;
 
@@ -1139,7 +1139,7 @@ static int fixup_path(struct blobs *b, const char *path, size_t len,
 	/* a split file's parts are split's alone */
 	if ((r = splits_is_part(b, path, len, &id, e)) != 0)
 		return r < 0 ? -1 : 0;
-	if ((want = fixup_wants(b, path, len, e)) < 0)
+	if ((want = attrs_fixup_wants(b, path, len, e)) < 0)
 		return -1;
 	p = pointers_find(b, &id);
 	if (p && p->kind == POINTER_LFS)

@@ -299,6 +299,15 @@ int attr_rule_hits(const struct attr_rule *r, const char *rel, size_t len,
 
 /* The .gitattributes lines of the plain glob lfs rules. */
 int attrs_init(struct blobs *b, struct err *e);
+/*
+ * --fixup: 1 when the .gitattributes of the last commit's tree (as
+ * blobs_commit_attrs left them) set filter=lfs on path, 0 not, -1 when a
+ * match fails. What an M line is placed as before the commit's own
+ * attributes are all known: blobs_commit_attrs then decides again every
+ * path where the commit's attributes could say otherwise.
+ */
+int attrs_fixup_wants(struct blobs *b, const char *path, size_t len,
+		      struct err *e);
 void attrs_free(struct blobs *b);
 
 /* ---- policy.c (beside blob.h's part): where no rule applies ---- */
