@@ -87,6 +87,33 @@ plain() {
 	c "main"
 }
 
+# tricky SRC: git's reading where it is subtle: a root macro set and,
+# below, unset; a pattern with a slash (one level: FNM_PATHNAME); a
+# C-quoted pattern with a blank; **; !filter after filter; an anchored
+# and a slashed pattern in a nested file; then the macro redefined, which
+# changes the answer for files no commit touches
+tricky() {
+	local S="$1"
+	git init -q -b main "$S"
+	f() { mkdir -p "$(dirname "$S/$1")"; printf '%s\n' "$2" >"$S/$1"; }
+	c() { git -C "$S" add -A && git -C "$S" commit -q -m "$1"; }
+	printf '%s\n' '[attr]big filter=lfs diff=lfs merge=lfs -text' '*.iso big' \
+		'docs/*.pdf filter=lfs' '"sp ace.bin" filter=lfs' \
+		'**/assets/** filter=lfs' '*.tmp filter=lfs' '*.tmp !filter' \
+		>"$S/.gitattributes"
+	printf '%s\n' '/top.dat filter=lfs' 'x/*.so filter=lfs' '*.iso -big' \
+		>"$S/.gitattributes.lib"
+	mkdir -p "$S/lib" && mv "$S/.gitattributes.lib" "$S/lib/.gitattributes"
+	f a.iso iso; f docs/a.pdf pdf; f docs/sub/b.pdf pdf2; f "sp ace.bin" blank
+	f x/assets/y/z.png png; f f.tmp tmp; f lib/top.dat top; f lib/sub/top.dat top2
+	f lib/x/a.so so; f lib/x/y/b.so so2; f lib/c.iso iso2; f n.bin plain
+	c "macros, slashes, quotes"
+	sed -i 's/^\[attr\]big .*/[attr]big -text/' "$S/.gitattributes"
+	c "the macro redefined"
+	f docs/c.pdf pdf3
+	c "one file more"
+}
+
 if ! git lfs version >/dev/null 2>&1; then
 	echo "SKIP: git lfs is not installed (it judges the pointers)"
 	exit 77
@@ -94,8 +121,10 @@ fi
 
 SRC="$SCRATCH/src"
 PLAIN="$SCRATCH/plain"
+TRICKY="$SCRATCH/tricky"
 history "$SRC"
 plain "$PLAIN"
+tricky "$TRICKY"
 
 # ours SRC NAME [ARGS]: migrate run --fixup into $SCRATCH/NAME, its commit
 # map in $SCRATCH/NAME.map
@@ -156,7 +185,7 @@ files_of() { # REPO COMMIT: "<mode> <id> <path>" per file
 }
 
 test_case "every commit: the files its own .gitattributes mark filter=lfs are pointers, the rest as they were (git check-attr, git lfs pointer)" <<'EOF2'
-for src in "$SRC" "$PLAIN"; do
+for src in "$SRC" "$PLAIN" "$TRICKY"; do
 	name="ours.$(basename "$src")"
 	ours "$src" "$name"
 	n=0
