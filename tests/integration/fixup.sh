@@ -312,6 +312,37 @@ fi
 info "the filter with --fixup: the commits of migrate run --fixup; c.bin's content not imported"
 EOF2
 
+test_case "in place, a later run goes on (and decides again the files a new .gitattributes marks); one without --fixup is refused" <<'EOF2'
+clone_refs "$SRC" "$SCRATCH/inc"
+(cd "$SCRATCH/inc" && run_migrate run --in-place -q --fixup)
+grep -q -- '^# --fixup$' "$SCRATCH/inc/.git/migrate/rules" ||
+	die "the state does not keep --fixup: $(cat "$SCRATCH/inc/.git/migrate/rules")"
+before="$(refs_of "$SCRATCH/inc")"
+expect_refusal --what "a second run without --fixup" --in "$SCRATCH/inc" \
+	--says "^migrate run: error: the rules are not those of the last run" \
+	-- "$MIGRATE" run --in-place -q --allow-no-rules
+[ "$(refs_of "$SCRATCH/inc")" = "$before" ] || die "a refused run moved refs"
+# keep/'s -filter goes: keep/k.bin and keep/inner/i.bin, untouched, are
+# marked now (the root's *.bin came back with the merge)
+: >"$SCRATCH/inc/keep/.gitattributes"
+git -C "$SCRATCH/inc" add -A && git -C "$SCRATCH/inc" commit -q -m "keep/: -filter gone"
+printf 'new\n' >"$SCRATCH/inc/new.bin"
+git -C "$SCRATCH/inc" add -A && git -C "$SCRATCH/inc" commit -q -m "new.bin"
+olds=$(git -C "$SCRATCH/inc" rev-list -2 main)
+(cd "$SCRATCH/inc" && run_migrate run --in-place -q --fixup --commit-map "$SCRATCH/inc.map")
+for old in $olds; do
+	new=$(new_of "$SCRATCH/inc.map" "$old")
+	[ "$new" != "$old" ] || die "commit $old not rewritten by the later run"
+	expected "$SCRATCH/inc" "$old" >"$SCRATCH/want"
+	files_of "$SCRATCH/inc" "$new" >"$SCRATCH/got"
+	cmp -s "$SCRATCH/want" "$SCRATCH/got" ||
+		die "the later run: '$(git -C "$SCRATCH/inc" log -1 --format=%s "$old")' differs (- wanted, + got): $(diff "$SCRATCH/want" "$SCRATCH/got" | grep '^[<>]' | head -6)"
+done
+git -C "$SCRATCH/inc" cat-file blob main:keep/k.bin | git lfs pointer --check --stdin ||
+	die "keep/k.bin is no pointer after keep/'s -filter went"
+info "in place: a later run converts the files keep/'s change marks, and new.bin"
+EOF2
+
 test_case "a dry run lists --fixup; --include, an lfs rule and check-rules with --fixup are refused" <<'EOF2'
 (cd "$SRC" && run_migrate run --to "$SCRATCH/dry" --dry-run --fixup) >"$SCRATCH/dry.out" 2>&1
 grep -q -- '--fixup' "$SCRATCH/dry.out" || die "the dry run does not list --fixup: $(cat "$SCRATCH/dry.out")"
