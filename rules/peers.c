@@ -436,24 +436,27 @@ int rules_add_peer(struct rules *set, const struct rules_peer *p,
 		return err_set(e, ERR_USAGE, "--fixup: takes no %s (it reads "
 			       "what to convert from each commit's "
 			       ".gitattributes; git lfs migrate import refuses "
-			       "--include and --exclude with it too)",
-			       p->include ? "--include" : p->exclude ?
-			       "--exclude" : "--above");
+			       "it with --fixup too)", p->include ? "--include" :
+			       p->exclude ? "--exclude" : "--above");
 	if (p->fixup) {
 		buf_adds(&text, "# per commit: the files its own .gitattributes "
 			 "mark filter=lfs, not LFS\n# pointers yet, become LFS "
-			 "pointers (the .gitattributes stay as they are)\n");
+			 "pointers (the .gitattributes stay as they are), but\n"
+			 "# those a rule decides\n");
 		rc = add(set, all, &text, "--fixup", e);
 		buf_reset(&text);
 	}
 	if (rc == 0 && p->strip_bigger) {
-		if (filter_repo_size(p->strip_bigger, &size) < 0)
-			return err_set(e, ERR_USAGE, "--strip-blobs-bigger-than: "
-				       "expected a number of bytes, with K, M or "
-				       "G after it (as git filter-repo: 5M), got "
-				       "'%s'", p->strip_bigger);
-		buf_printf(&text, "* size>%llu drop\n", (unsigned long long)size);
-		rc = add(set, all, &text, "--strip-blobs-bigger-than", e);
+		if (filter_repo_size(p->strip_bigger, &size) < 0) {
+			rc = err_set(e, ERR_USAGE, "--strip-blobs-bigger-than: "
+				     "expected a number of bytes, with K, M or "
+				     "G after it (as git filter-repo: 5M), got "
+				     "'%s'", p->strip_bigger);
+		} else {
+			buf_printf(&text, "* size>%llu drop\n",
+				   (unsigned long long)size);
+			rc = add(set, all, &text, "--strip-blobs-bigger-than", e);
+		}
 	}
 	if (rc == 0 && p->n_paths)
 		rc = add_paths(set, p, all, e);

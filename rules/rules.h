@@ -280,9 +280,10 @@ void rules_quote_value(struct buf *out, const char *s, size_t n);
  *                                 blob's way (rewrite/blob/attrs.c)
  *                                 converts, per commit, the files that
  *                                 commit's own .gitattributes mark
- *                                 filter=lfs; with --include, --exclude
- *                                 or --above it is refused (git lfs
- *                                 migrate import refuses the first two).
+ *                                 filter=lfs, but those a rule decides;
+ *                                 with --include, --exclude or --above
+ *                                 it is refused (as git lfs migrate
+ *                                 import 3.3 refuses them).
  */
 #define RULES_PEER_PATHS_MAX 256
 

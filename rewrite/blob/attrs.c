@@ -1127,6 +1127,8 @@ static int fixup_path(struct blobs *b, const char *path, size_t len,
 		      struct err *e)
 {
 	struct stream_cmd *c = &b->scratch;
+	const struct rule *rule;
+	enum blob_action action;
 	struct pointer_ent *p;
 	struct blob_info *bi;
 	struct oid id;
@@ -1160,6 +1162,13 @@ static int fixup_path(struct blobs *b, const char *path, size_t len,
 		return 0;
 	if (r < 0)
 		return -1;
+	/* a file a rule decides is the rule's (apply.c's place_fixup asks
+	 * the same): `* size<N keep` of --above, a keep of the rule file */
+	if (blob_decide(b->rules, path, len, mode, bi->size, 0, &rule, &action,
+			e) < 0)
+		return -1;
+	if (rule)
+		return 0;
 	return place_pointer(b, c, mode, bi, e);
 }
 

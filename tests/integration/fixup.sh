@@ -134,14 +134,16 @@ ours() {
 	(cd "$src" && run_migrate run --to "$SCRATCH/$name" -q --fixup \
 		--commit-map "$SCRATCH/$name.map" "$@")
 }
-# theirs SRC NAME: git lfs migrate import --fixup --everything on a clone,
-# its commit map (old,new) in $SCRATCH/NAME.map as "old new" lines
+# theirs SRC NAME [ARGS]: git lfs migrate import --fixup --everything on
+# a clone, its commit map (old,new) in $SCRATCH/NAME.map as "old new" lines
 theirs() {
-	clone_refs "$1" "$SCRATCH/$2"
-	git -C "$SCRATCH/$2" lfs migrate import --fixup --everything --yes \
-		--object-map="$SCRATCH/$2.omap" >"$SCRATCH/$2.log" 2>&1 ||
-		die "git lfs migrate import --fixup: $(cat "$SCRATCH/$2.log")"
-	tr ',' ' ' <"$SCRATCH/$2.omap" >"$SCRATCH/$2.map"
+	local src="$1" name="$2"
+	shift 2
+	clone_refs "$src" "$SCRATCH/$name"
+	git -C "$SCRATCH/$name" lfs migrate import --fixup --everything --yes "$@" \
+		--object-map="$SCRATCH/$name.omap" >"$SCRATCH/$name.log" 2>&1 ||
+		die "git lfs migrate import --fixup $*: $(cat "$SCRATCH/$name.log")"
+	tr ',' ' ' <"$SCRATCH/$name.omap" >"$SCRATCH/$name.map"
 }
 # new_of MAP OLD: the commit OLD became (the map's line; git-lfs's
 # object map lists only the commits it changed)
@@ -343,13 +345,32 @@ git -C "$SCRATCH/inc" cat-file blob main:keep/k.bin | git lfs pointer --check --
 info "in place: a later run converts the files keep/'s change marks, and new.bin"
 EOF2
 
-test_case "a dry run lists --fixup; --include, an lfs rule and check-rules with --fixup are refused" <<'EOF2'
+test_case "with a rule file: a file a rule decides is the rule's (keep, drop), the others --fixup's" <<'EOF2'
+printf '%s\n' '/a.bin keep' 't.txt drop' >"$SCRATCH/fix.rules"
+ours "$SRC" rules.src --rules "$SCRATCH/fix.rules"
+for old in $(git -C "$SRC" rev-list --all); do
+	new=$(new_of "$SCRATCH/rules.src.map" "$old")
+	[ "$(git -C "$SCRATCH/rules.src" rev-parse "$new:a.bin")" = "$(git -C "$SRC" rev-parse "$old:a.bin")" ] ||
+		die "a.bin (a keep rule) changed at '$(git -C "$SRC" log -1 --format=%s "$old")'"
+	! git -C "$SCRATCH/rules.src" cat-file -e "$new:t.txt" 2>/dev/null ||
+		die "t.txt (a drop rule) is still there"
+	expected "$SRC" "$old" | grep -v ' a\.bin$\| t\.txt$' >"$SCRATCH/want"
+	files_of "$SCRATCH/rules.src" "$new" | grep -v ' a\.bin$' >"$SCRATCH/got"
+	cmp -s "$SCRATCH/want" "$SCRATCH/got" ||
+		die "with rules: '$(git -C "$SRC" log -1 --format=%s "$old")' differs (- wanted, + got): $(diff "$SCRATCH/want" "$SCRATCH/got" | grep '^[<>]' | head -6)"
+done
+info "a keep rule and a drop rule decide their files; --fixup the others, as without rules"
+EOF2
+
+test_case "a dry run lists --fixup; --include, --exclude, --above (as git-lfs), an lfs rule and check-rules with --fixup are refused" <<'EOF2'
 (cd "$SRC" && run_migrate run --to "$SCRATCH/dry" --dry-run --fixup) >"$SCRATCH/dry.out" 2>&1
 grep -q -- '--fixup' "$SCRATCH/dry.out" || die "the dry run does not list --fixup: $(cat "$SCRATCH/dry.out")"
 [ ! -e "$SCRATCH/dry" ] || die "the dry run made $SCRATCH/dry"
-expect_refusal --what "--fixup --include" --in "$SRC" --no-output --one-message \
-	--says "^migrate run: error: --fixup: takes no --include" -- \
-	"$MIGRATE" run --to "$SCRATCH/bad" --fixup --include='*.bin'
+for o in --include='*.bin' --exclude='*.bin' --above=1MB; do
+	expect_refusal --what "--fixup $o" --in "$SRC" --no-output --one-message \
+		--says "^migrate run: error: --fixup: takes no ${o%%=*}" -- \
+		"$MIGRATE" run --to "$SCRATCH/bad" --fixup "$o"
+done
 echo '*.psd lfs' >"$SCRATCH/lfs.rules"
 expect_refusal --what "--fixup with an lfs rule" --in "$SRC" --no-output --one-message \
 	--says "^migrate run: error: --fixup: the rule at line 1 of" -- \
