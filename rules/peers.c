@@ -4,7 +4,9 @@
  * filter-repo's --strip-blobs-bigger-than, --path, --path-glob,
  * --path-regex, --paths-from-file, --invert-paths), each turned into the
  * rules it means, in the rule language, and added to a rule set under
- * the option's name (rules.h says the order and the meanings).
+ * the option's name (rules.h says the order and the meanings). git lfs
+ * migrate import's --fixup is no rule: it adds a comment saying it, and
+ * rewrite/blob/attrs.c does it, commit by commit.
  */
 #include "rules/rules.h"
 
@@ -16,7 +18,7 @@
 int rules_peer_given(const struct rules_peer *p)
 {
 	return p->include || p->exclude || p->above || p->strip_bigger ||
-	       p->n_paths || p->invert_paths;
+	       p->n_paths || p->invert_paths || p->fixup;
 }
 
 /* git lfs migrate's sizes (its humanize.ParseBytes): digits with '.' and
@@ -430,14 +432,31 @@ int rules_add_peer(struct rules *set, const struct rules_peer *p,
 		return err_set(e, ERR_USAGE, "--invert-paths: no path to invert "
 			       "(--path, --path-glob, --path-regex or "
 			       "--paths-from-file)");
-	if (p->strip_bigger) {
-		if (filter_repo_size(p->strip_bigger, &size) < 0)
-			return err_set(e, ERR_USAGE, "--strip-blobs-bigger-than: "
-				       "expected a number of bytes, with K, M or "
-				       "G after it (as git filter-repo: 5M), got "
-				       "'%s'", p->strip_bigger);
-		buf_printf(&text, "* size>%llu drop\n", (unsigned long long)size);
-		rc = add(set, all, &text, "--strip-blobs-bigger-than", e);
+	if (p->fixup && (p->include || p->exclude || p->above))
+		return err_set(e, ERR_USAGE, "--fixup: takes no %s (it reads "
+			       "what to convert from each commit's "
+			       ".gitattributes; git lfs migrate import refuses "
+			       "it with --fixup too)", p->include ? "--include" :
+			       p->exclude ? "--exclude" : "--above");
+	if (p->fixup) {
+		buf_adds(&text, "# per commit: the files its own .gitattributes "
+			 "mark filter=lfs, not LFS\n# pointers yet, become LFS "
+			 "pointers (the .gitattributes stay as they are), but\n"
+			 "# those a rule decides\n");
+		rc = add(set, all, &text, "--fixup", e);
+		buf_reset(&text);
+	}
+	if (rc == 0 && p->strip_bigger) {
+		if (filter_repo_size(p->strip_bigger, &size) < 0) {
+			rc = err_set(e, ERR_USAGE, "--strip-blobs-bigger-than: "
+				     "expected a number of bytes, with K, M or "
+				     "G after it (as git filter-repo: 5M), got "
+				     "'%s'", p->strip_bigger);
+		} else {
+			buf_printf(&text, "* size>%llu drop\n",
+				   (unsigned long long)size);
+			rc = add(set, all, &text, "--strip-blobs-bigger-than", e);
+		}
 	}
 	if (rc == 0 && p->n_paths)
 		rc = add_paths(set, p, all, e);

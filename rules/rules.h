@@ -276,6 +276,14 @@ void rules_quote_value(struct buf *out, const char *s, size_t n);
  *                                 N as git lfs parses it: 1000, 20 MB,
  *                                 1.5GiB (units in any case; b kb mb gb
  *                                 tb pb, kib ... pib).
+ *   --fixup                       no rule: a comment line saying it. The
+ *                                 blob's way (rewrite/blob/attrs.c)
+ *                                 converts, per commit, the files that
+ *                                 commit's own .gitattributes mark
+ *                                 filter=lfs, but those a rule decides;
+ *                                 with --include, --exclude or --above
+ *                                 it is refused (as git lfs migrate
+ *                                 import 3.3 refuses them).
  */
 #define RULES_PEER_PATHS_MAX 256
 
@@ -287,6 +295,7 @@ struct rules_peer {
 	const char *include, *exclude, *above;	/* git lfs migrate import */
 	const char *strip_bigger;		/* git filter-repo */
 	int invert_paths;
+	int fixup;			/* git lfs migrate import --fixup */
 	struct rules_peer_path {
 		enum rules_peer_kind kind;
 		const char *value;

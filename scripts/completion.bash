@@ -19,7 +19,7 @@ __migrate_options() {
 	case "$1" in
 	"" | check-rules)
 		echo "--rules= --strip-blobs-with-ids= --include= --exclude= --above=
-			--strip-blobs-bigger-than= --path= --path-glob= --path-regex=
+			--fixup --strip-blobs-bigger-than= --path= --path-glob= --path-regex=
 			--paths-from-file= --invert-paths --replace-message= --store=
 			--annex-dir= --annex-uuid= --lfs-objects= --missing= --commit-map=
 			--commit-map-format= --ref-map= --export-marks= --source-repo=
@@ -31,7 +31,7 @@ __migrate_options() {
 	run)
 		echo "--repo= --to= --in-place --verify-only --rollback --restart --undo --allow-no-rules
 			--include-ref= --exclude-ref= --everything --rules=
-			--strip-blobs-with-ids= --include= --exclude= --above=
+			--strip-blobs-with-ids= --include= --exclude= --above= --fixup
 			--strip-blobs-bigger-than= --path= --path-glob= --path-regex=
 			--paths-from-file= --invert-paths --replace-message= --lfs-objects= --missing=
 			--commit-map= --commit-map-format= --ref-map= --verify-split

@@ -77,12 +77,25 @@ int blobs_new(struct blobs **out, const struct blob_options *opt,
 
 		if (a == RULES_SPLIT)
 			b->held_max = HELD_SPLIT_IN_MEMORY;
+		/* two deciders of which file is an LFS file would fight
+		 * over the same paths, commit after commit */
+		if (b->opt.fixup && (a == RULES_LFS || a == RULES_UNLFS ||
+				     a == RULES_ANNEX))
+			return err_set(e, ERR_USAGE, "--fixup: the rule at "
+				       "line %zu of %s converts files (%s); "
+				       "--fixup converts what each commit's "
+				       ".gitattributes say, and takes only "
+				       "rules that drop, keep, split or "
+				       "replace text", rules_rule_line(rule),
+				       rules_rule_file(rule),
+				       rules_action_name(a));
 	}
 	if (attrs_init(b, e) < 0 || annex_init(b, e) < 0 ||
 	    unlfs_init(b, e) < 0 || scrub_init(b, e) < 0 || made_init(b, e) < 0)
 		return -1;
 	/* a dry run hashes what it would store, and stores nothing */
-	if (b->has_lfs && !b->opt.dry_run && open_store(b, e) < 0)
+	if ((b->has_lfs || b->opt.fixup) && !b->opt.dry_run &&
+	    open_store(b, e) < 0)
 		return -1;
 	if (b->store)
 		ptr_store_set_batch(b->store, 1);
@@ -134,30 +147,6 @@ void blobs_free(struct blobs *b)
 	aside_free(b);
 	free(b->chunk);
 	free(b);
-}
-
-/* Puts bi's content into the store and computes its pointer (once). */
-static int convert(struct blobs *b, struct blob_info *bi, struct err *e)
-{
-	struct ptr_put *put;
-	uint64_t size;
-
-	if (bi->converted)
-		return 0;
-	put = bi->id_known ? pool_take(b, &bi->id) : NULL;
-	if ((!put && content_put(b, bi, b->store, &put, e) < 0) ||
-	    ptr_put_finish(put, &bi->sha256, &size, e) < 0 ||
-	    content_size_check(bi, size, e) < 0)
-		return -1;
-	if (ptr_lfs_pointer(&bi->ptr_text, &bi->sha256, bi->size) < 0)
-		return err_set(e, ERR_IO, "cannot build an LFS pointer");
-	obj_hash_buf(b->hash, OBJ_BLOB, bi->ptr_text.ptr, bi->ptr_text.len,
-		     &bi->ptr_id);
-	bi->converted = 1;
-	bi->sha_known = 1;
-	b->converted++;
-	pointers_add(b, &bi->ptr_id, POINTER_LFS, bi);
-	return 0;
 }
 
 /* The blob an M line names, with its size; NULL for a gitlink or when
@@ -270,60 +259,6 @@ uint64_t blobs_split_failures(const struct blobs *b)
 	return splits_failures(b);
 }
 
-/* A blob this run made goes to made.c's writer, its bytes taken from its
- * held copy when it has one in memory. */
-static int made_take(struct blobs *b, struct blob_info *bi, const char *path,
-		     size_t len, struct err *e)
-{
-	struct buf data = BUF_INIT(SIZE_MAX / 2);
-	int rc;
-
-	if (ensure_id(b, bi, e) < 0)
-		return -1;
-	if (bi->held && !bi->held->spool) {
-		data = bi->held->mem;
-		buf_init(&bi->held->mem, SIZE_MAX / 2);
-	} else if (blob_read_all(b, bi, &data, e) < 0) {
-		buf_release(&data);
-		return -1;
-	}
-	rc = made_put(b, &bi->id, path, len, &data, e);
-	buf_release(&data);
-	if (rc == 0) {
-		held_free(bi->held);
-		bi->held = NULL;
-		bi->emitted = 1;
-	}
-	return rc;
-}
-
-/* M with the original content: queued to be written before the commit. */
-static int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
-		      struct blob_mark *m, struct blob_info *bi, struct err *e)
-{
-	char hex[OID_HEX + 1];
-
-	if (bi && ensure_id(b, bi, e) < 0)
-		return -1;
-	if (bi && !m && !bi->emitted && made_wants(b, bi->size)) {
-		if (made_take(b, bi, c->path.ptr, c->path.len, e) < 0)
-			return -1;
-	} else if (bi && ((m && !m->declared) || (!m && !bi->emitted))) {
-		list_push(&b->emit, m, bi);
-	}
-	if (bi && !m) {
-		/* name the content by id: it is written (or in the target) */
-		c->dataref.kind = STREAM_REF_OID;
-		buf_set(&c->dataref.name, oid_hex(&bi->id, hex), OID_HEX);
-	}
-	if (bi && tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
-			   &bi->id, e) < 0)
-		return err_at_input(e);
-	if (bi)
-		report_output_blob(b->report, &bi->id, bi->size, bi->est);
-	return stream_write_cmd(b->cbuf, c, e);
-}
-
 /* A blob the rules leave as it is: the report's largest blobs are those
  * that remain in the history. */
 static int place_as_is(struct blobs *b, struct stream_cmd *c, uint32_t mode,
@@ -332,34 +267,6 @@ static int place_as_is(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	if (bi)
 		report_path(b->report, c->path.ptr, c->path.len, &bi->id, bi->size);
 	return place_keep(b, c, mode, m, bi, e);
-}
-
-/* M with the LFS pointer: inline the first time, by id after that. */
-static int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
-			 struct blob_info *bi, struct err *e)
-{
-	char hex[OID_HEX + 1];
-
-	if (convert(b, bi, e) < 0)
-		return -1;
-	if (tree_set(b->ts, b->cur->root, c->path.ptr, c->path.len, mode,
-		     &bi->ptr_id, e) < 0)
-		return err_at_input(e);
-	if (b->report)
-		report_output_blob(b->report, &bi->ptr_id, bi->ptr_text.len,
-				   report_est_buf(b->report, bi->ptr_text.ptr, bi->ptr_text.len));
-	c->mode = mode;
-	if (bi->ptr_written) {
-		c->dataref.kind = STREAM_REF_OID;
-		buf_set(&c->dataref.name, oid_hex(&bi->ptr_id, hex), OID_HEX);
-		return stream_write_cmd(b->cbuf, c, e);
-	}
-	c->dataref.kind = STREAM_REF_INLINE;
-	bi->ptr_written = 1;
-	if (stream_write_data_begin(b->cbuf, c, bi->ptr_text.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, bi->ptr_text.ptr, bi->ptr_text.len, e) < 0)
-		return -1;
-	return stream_write_data_end(b->cbuf, e);
 }
 
 static int place_drop(struct blobs *b, struct stream_cmd *c, struct err *e)
@@ -435,6 +342,28 @@ static int by_id(struct blobs *b, struct blob_info *bi,
 	return 0;
 }
 
+/*
+ * --fixup: a file no rule decides is placed as the attributes of the
+ * last commit's tree say, which are this commit's unless it changes
+ * them (or the commit before it in the stream is of another branch with
+ * other attributes); where they differ, blobs_commit_attrs places the
+ * file again. So the content of a file the attributes mark is not
+ * written in the common case.
+ */
+static int place_fixup(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		       struct blob_mark *m, struct blob_info *bi,
+		       struct err *e)
+{
+	int want = attrs_fixup_wants(b, c->path.ptr, c->path.len, e), p = 0;
+
+	if (want < 0)
+		return -1;
+	/* an empty file is its own pointer; a pointer stays one */
+	if (!want || bi->size == 0 || (p = is_pointer(b, bi, e)) == 1)
+		return place_as_is(b, c, mode, m, bi, e);
+	return p < 0 ? -1 : place_pointer(b, c, mode, bi, e);
+}
+
 /* Places one file (c is an M line) by the rules. */
 static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		 struct blob_info *bi, struct err *e)
@@ -491,6 +420,9 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 			return place_as_is(b, c, mode, m, bi, e);
 		return p < 0 ? -1 : annex_place(b, c, mode, bi, rule, e);
 	default:
+		if (bi && !rule && b->opt.fixup && !blob_in_notes(b) &&
+		    blob_convertible(c->path.ptr, c->path.len, mode))
+			return place_fixup(b, c, mode, m, bi, e);
 		return place_as_is(b, c, mode, m, bi, e);
 	}
 }

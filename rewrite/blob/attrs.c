@@ -77,6 +77,13 @@ struct attrs {
 	/* the user's nested .gitattributes and the lines migrate adds to
 	 * them */
 	struct nest *nest;
+	/* --fixup (below): the root file's lines that assign one of the
+	 * four, whether the whole tree is looked at again, and the paths
+	 * the commit's files are decided at */
+	struct attr_rule *root_rules;
+	size_t n_root_rules;
+	int fixup_all;
+	struct buf todo;
 };
 
 static const char lfs_attrs[] = "filter=lfs diff=lfs merge=lfs -text";
@@ -88,6 +95,7 @@ static void nest_free(struct nest *n);
 static int nest_change(struct blobs *b, const char *path, size_t len,
 		       uint32_t mode, const struct oid *id, int want,
 		       struct err *e);
+static void name_push(struct buf *list, const char *name, size_t n);
 
 static void line_set_clear(struct line_ent **set)
 {
@@ -165,6 +173,7 @@ int attrs_init(struct blobs *b, struct err *e)
 	buf_init(&b->at->line, SIZE_MAX / 2);
 	buf_init(&b->at->base, (size_t)16 << 20);
 	b->at->nest = nest_new();
+	buf_init(&b->at->todo, SIZE_MAX / 2);
 	for (i = 0; i < rules_count(b->rules) && r == 0; i++) {
 		const struct rule *rule = rules_get(b->rules, i);
 		enum rules_action a = rules_rule_action(rule);
@@ -485,6 +494,14 @@ static int nest_macros(struct blobs *b, struct err *e)
 	n->defs_base = base;
 	if (attr_macros_read(n->macros, has ? b->at->base.ptr : "", has ? b->at->base.len : 0))
 		n->reread_all = 1;
+	if (b->opt.fixup) {
+		/* the root's own lines decide too: every file again */
+		attr_rules_free(b->at->root_rules, b->at->n_root_rules);
+		b->at->root_rules = NULL;
+		b->at->n_root_rules = has ? attr_rules_read(&b->at->root_rules,
+				n->macros, b->at->base.ptr, b->at->base.len) : 0;
+		b->at->fixup_all = 1;
+	}
 	return 0;
 }
 
@@ -685,6 +702,10 @@ static int nest_walk_one(void *ctx, const char *path, size_t len,
 {
 	struct blobs *b = ctx;
 
+	if (b->opt.fixup) {	/* decided after the walks (fixup_todo) */
+		name_push(&b->at->todo, path, len);
+		return 0;
+	}
 	return nest_path(b, path, len, mode, id, -1, &b->at->walk_err);
 }
 
@@ -778,6 +799,11 @@ static int nest_walks(struct blobs *b, struct err *e)
 	const char *p, *end = n->walk.ptr + n->walk.len;
 	int r = 0;
 
+	if (b->at->fixup_all) {		/* the whole tree: nothing else */
+		buf_reset(&n->walk);
+		name_push(&n->walk, "", 0);
+		end = n->walk.ptr + n->walk.len;
+	}
 	for (p = n->walk.ptr; p < end; p += strlen(p) + 1)
 		line_set_add(&seen, p, strlen(p));
 	for (p = n->walk.ptr; p < end && r == 0; p += strlen(p) + 1) {
@@ -796,6 +822,7 @@ static int nest_walks(struct blobs *b, struct err *e)
 	}
 	line_set_clear(&seen);
 	buf_reset(&n->walk);
+	b->at->fixup_all = 0;
 	return r ? -1 : 0;
 }
 
@@ -1014,9 +1041,187 @@ static int attrs_update(struct blobs *b, struct err *e)
 	return r;
 }
 
+/* ---- --fixup (issue 28, its last item) ----
+ *
+ * git lfs migrate import --fixup: in each commit, a file its own
+ * .gitattributes mark filter=lfs (the deepest file first, its last line
+ * first, as git reads them: attrread.c) becomes an LFS pointer unless it
+ * is one. The result of a commit is a function of its tree alone, as if
+ * every commit's whole tree were rewritten: a file the commit did not
+ * touch is converted when a .gitattributes it changed marks it now, and a
+ * pointer of ours whose mark a commit took away is its content again (the
+ * history's own file there). git-lfs 3.3 differs on purpose here: it
+ * decides a path and blob once, in the first commit that has them, and
+ * keeps that answer (so it leaves a file added before its pattern as it
+ * is, and our pointer where the pattern went): tests/integration/fixup.sh.
+ *
+ * The cost follows the commit's changes, as for the root's lines above:
+ * the paths that differ from the last commit's tree (as written), and
+ * every file below a directory whose .gitattributes changed (the whole
+ * tree when the root's did), are decided again; the rest was decided by
+ * the same attributes in the tree before. The paths are gathered first
+ * (the tree is not changed while it is walked), then each is placed.
+ * A pointer blob the history holds that is byte for byte one this run
+ * made is taken for ours (pointers_find): where its mark goes, it becomes
+ * that content.
+ */
+
+/* tree_diff's callback: a changed .gitattributes has its directory read
+ * again (the root's: nest_macros), any other path is decided again. */
+static int fixup_change(void *ctx, const char *path, size_t len,
+			uint32_t old_mode, const struct oid *old_id,
+			uint32_t mode, const struct oid *id)
+{
+	struct blobs *b = ctx;
+
+	(void)old_mode;
+	(void)old_id;
+	(void)id;
+	if (len > 15 && !memcmp(path + len - 15, "/.gitattributes", 15))
+		name_push(&b->at->nest->changed, path, len - 15);
+	if (mode)
+		name_push(&b->at->todo, path, len);
+	return 0;
+}
+
+/* 1 when the commit's .gitattributes set filter=lfs on path: the first
+ * line to assign filter, from the deepest file up, decides. 0 not, -1
+ * when a match fails. */
+int attrs_fixup_wants(struct blobs *b, const char *path, size_t len,
+		      struct err *e)
+{
+	size_t i = len;
+
+	for (;;) {
+		const struct attr_rule *v = b->at->root_rules;
+		size_t nv = b->at->n_root_rules, dlen = 0, k;
+
+		while (i > 0 && path[i - 1] != '/')
+			i--;
+		if (i >= 2) {
+			struct nest_file *f;
+
+			HASH_FIND(hh, b->at->nest->files, path, i - 1, f);
+			v = f ? f->rules : NULL;
+			nv = f ? f->nrules : 0;
+			dlen = i;
+		}
+		for (k = nv; k-- > 0;) {
+			int hit;
+
+			if (!(v[k].says & ATTR_FILTER))
+				continue;
+			hit = attr_rule_hits(&v[k], path + dlen, len - dlen, e);
+			if (hit)
+				return hit < 0 ? -1 : (v[k].lfs & ATTR_FILTER) != 0;
+		}
+		if (i < 2)
+			return 0;
+		i--;
+	}
+}
+
+/* The file at path as the commit's attributes want it: its pointer, or
+ * (a pointer of ours no longer marked) its content. */
+static int fixup_path(struct blobs *b, const char *path, size_t len,
+		      struct err *e)
+{
+	struct stream_cmd *c = &b->scratch;
+	const struct rule *rule;
+	enum blob_action action;
+	struct pointer_ent *p;
+	struct blob_info *bi;
+	struct oid id;
+	uint32_t mode = 0;
+	int r, want;
+
+	r = tree_lookup(b->ts, *b->cur->root, path, len, &mode, &id, e);
+	if (r <= 0 || !blob_convertible(path, len, mode))
+		return r < 0 ? -1 : 0;
+	/* a split file's parts are split's alone */
+	if ((r = splits_is_part(b, path, len, &id, e)) != 0)
+		return r < 0 ? -1 : 0;
+	if ((want = attrs_fixup_wants(b, path, len, e)) < 0)
+		return -1;
+	p = pointers_find(b, &id);
+	if (p && p->kind == POINTER_LFS)
+		bi = p->bi;
+	else if (!want)
+		return 0;
+	else if (blob_for_entry(b, &id, &bi, e) < 0)
+		return -1;
+	c->kind = STREAM_MODIFY;
+	c->mode = mode;
+	buf_set(&c->path, path, len);
+	if (!want)
+		return place_keep(b, c, mode, NULL, bi, e);
+	if (p && p->kind == POINTER_LFS)
+		return 0;
+	/* an empty file is its own pointer; a pointer stays one */
+	if (bi->size == 0 || (r = is_pointer(b, bi, e)) == 1)
+		return 0;
+	if (r < 0)
+		return -1;
+	/* a file a rule decides is the rule's (apply.c's place_fixup asks
+	 * the same): `* size<N keep` of --above, a keep of the rule file */
+	if (blob_decide(b->rules, path, len, mode, bi->size, 0, &rule, &action,
+			e) < 0)
+		return -1;
+	if (rule)
+		return 0;
+	return place_pointer(b, c, mode, bi, e);
+}
+
+/* Decides every path gathered (fixup_change, nest_walk_one). */
+static int fixup_todo(struct blobs *b, struct err *e)
+{
+	const char *p = b->at->todo.ptr, *end = p + b->at->todo.len;
+	int r = 0;
+
+	for (; p < end && r == 0; p += strlen(p) + 1)
+		r = fixup_path(b, p, strlen(p), e);
+	buf_reset(&b->at->todo);
+	return r;
+}
+
+static int fixup_update(struct blobs *b, struct err *e)
+{
+	struct nest *n = b->at->nest;
+	int r;
+
+	buf_reset(&b->at->todo);
+	b->at->walk_err.kind = ERR_NONE;
+	r = tree_diff(b->ts, b->at->root, *b->cur->root, fixup_change, b, e);
+	if (r != 0 && b->at->walk_err.kind)
+		*e = b->at->walk_err;
+	if (r == 0 && (nest_macros(b, e) < 0 || nest_follow(b, e) < 0 ||
+		       (b->at->fixup_all && nest_walks(b, e) < 0)))
+		r = -1;
+	/* nothing of the user's files is written: what nest_reload marked
+	 * dirty stays so */
+	buf_reset(&n->dirty);
+	if (r != 0) {
+		nest_clear(n);
+		buf_reset(&b->at->todo);
+		/* start again next time: every file, every file read again */
+		b->at->root = NULL;
+		n->defs_has_base = 0;
+		n->defs_base = oid_null;
+		attr_macros_read(n->macros, "", 0);
+		return e->kind == ERR_IO ? BLOB_IDS_LOST : -1;
+	}
+	r = fixup_todo(b, e);
+	b->at->root = r == 0 ? *b->cur->root : NULL;
+	return r;
+}
+
 int blobs_commit_attrs(struct blobs *b, struct err *e)
 {
-	if ((!b->has_lfs && !b->at->kept) || blob_in_notes(b))
+	if (blob_in_notes(b))
+		return 0;
+	if (b->opt.fixup)
+		return fixup_update(b, e);
+	if (!b->has_lfs && !b->at->kept)
 		return 0;
 	return attrs_update(b, e);
 }
@@ -1046,6 +1251,8 @@ void attrs_free(struct blobs *b)
 	line_set_clear(&b->at->base_set);
 	nest_free(b->at->nest);
 	b->at->nest = NULL;
+	attr_rules_free(b->at->root_rules, b->at->n_root_rules);
+	buf_release(&b->at->todo);
 	free(b->at);
 	b->at = NULL;
 }

@@ -11,14 +11,19 @@
  *            lines, LFS pointers, blobs written before the commit
  * annex.c    the annex action: git-annex pointer files or symlinks, the
  *            content to the git-annex store under its key
+ * lfsplace.c placing a file as it is, or as its LFS pointer
  * attrs.c    the root .gitattributes that makes git-lfs see exactly the
- *            converted files as LFS files (asks policy.c)
+ *            converted files as LFS files (asks policy.c); with --fixup,
+ *            the files each commit's own .gitattributes mark filter=lfs
+ *            converted instead
  * splits.c   the split action: a file replaced by its parts
  * unlfs.c    the unlfs action: an LFS pointer becomes its file again
  * lfsobj.c   an LFS object file of the stores, found and checked (unlfs)
  * scrub.c    the replace-text action: expressions replaced in the text
  * pool.c     conversion ahead of the stream: threads that read and store
  *            the blobs the M lines further on will convert
+ * made.c     the blobs the rules make, stored by a writer thread as
+ *            deltas into packs of the target (migrate run)
  *
  * The engine (rewrite/engine/) owns the stream and fast-import's state;
  * it lends this code what it needs (struct blob_env, once; struct
@@ -122,6 +127,10 @@ struct blob_options {
 	 * path with a newline): what `git pack-objects` takes to find its
 	 * deltas among the versions of one part */
 	const char *new_blobs;
+	/* --fixup: in each commit, the files its own .gitattributes mark
+	 * filter=lfs become LFS pointers, those no longer marked their
+	 * content again (attrs.c); the .gitattributes are left alone */
+	int fixup;
 };
 
 /* What the engine lends for the whole run (not owned). */

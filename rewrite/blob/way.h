@@ -253,6 +253,19 @@ struct pointer_ent *pointers_add(struct blobs *b, const struct oid *id,
 				 enum pointer_kind kind, struct blob_info *bi);
 void pointers_free(struct blobs *b);
 
+/* ---- lfsplace.c: placing a file in the commit being built ---- */
+
+/* Puts bi's content into the store and computes its pointer (once). */
+int convert_lfs(struct blobs *b, struct blob_info *bi, struct err *e);
+/* M line c (its path) with bi's content as it is, mode given: bi (under
+ * mark m when not NULL) is queued to be written before the commit unless
+ * it is out; the tree follows. NULL bi: c passes as it is. */
+int place_keep(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+	       struct blob_mark *m, struct blob_info *bi, struct err *e);
+/* M line c with bi's LFS pointer: inline the first time, by id after. */
+int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
+		  struct blob_info *bi, struct err *e);
+
 /* ---- attrread.c: a .gitattributes read as git reads it (pure) ---- */
 
 /* The attributes an LFS file needs: bits of attr_rule.says, .lfs. */
@@ -289,6 +302,15 @@ int attr_rule_hits(const struct attr_rule *r, const char *rel, size_t len,
 
 /* The .gitattributes lines of the plain glob lfs rules. */
 int attrs_init(struct blobs *b, struct err *e);
+/*
+ * --fixup: 1 when the .gitattributes of the last commit's tree (as
+ * blobs_commit_attrs left them) set filter=lfs on path, 0 not, -1 when a
+ * match fails. What an M line is placed as before the commit's own
+ * attributes are all known: blobs_commit_attrs then decides again every
+ * path where the commit's attributes could say otherwise.
+ */
+int attrs_fixup_wants(struct blobs *b, const char *path, size_t len,
+		      struct err *e);
 void attrs_free(struct blobs *b);
 
 /* ---- policy.c (beside blob.h's part): where no rule applies ---- */

@@ -21,10 +21,11 @@ int rw_cmd_run(int argc, char **argv, struct err *e);
  * A dry run's list of the rules in effect on standard error (cmd_run.c),
  * after "WHO: dry run: N rule(s) in effect ...": each in the rule
  * language with the file (or option) and line it comes from, the first
- * 200 (longer ones cut). Nothing for an empty set or NULL.
+ * 200 (longer ones cut). Nothing for an empty set or NULL. With fixup,
+ * a line saying what --fixup converts first (it is no rule).
  */
 struct rules;
-void cli_list_rules(const char *who, const struct rules *rules);
+void cli_list_rules(const char *who, const struct rules *rules, int fixup);
 
 /*
  * migrate remap (argv[0] is "remap"): rebases the local branches of the

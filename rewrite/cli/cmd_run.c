@@ -369,11 +369,16 @@ static int deliver(const struct run *r, const char *dir,
 #define RULE_SHOWN 300		/* bytes of one */
 
 /* (cli.h) */
-void cli_list_rules(const char *who, const struct rules *rules)
+void cli_list_rules(const char *who, const struct rules *rules, int fixup)
 {
 	struct buf line = BUF_INIT(SIZE_MAX / 2);
 	size_t i, n = rules ? rules_count(rules) : 0;
 
+	if (fixup)
+		fprintf(stderr, "%s: dry run: --fixup: in each commit, the files "
+			"its own .gitattributes mark filter=lfs that are no LFS "
+			"pointers become pointers%s\n", who,
+			n ? " (after the rules below)" : "");
 	if (!n)
 		return;
 	fprintf(stderr, "%s: dry run: %zu rule(s) in effect, the first that "
@@ -405,7 +410,7 @@ static int preview(struct run *r, struct err *e)
 	run_state_files_init(&fin, r->state, "");
 	run_state_files_init(&fnew, r->dry_dir, "");
 	if (!r->o.f.quiet)
-		cli_list_rules("migrate run", r->rules);
+		cli_list_rules("migrate run", r->rules, r->o.f.peer.fixup);
 	rc = prepare(r, &fin, &fnew, e);
 	if (rc == 0)
 		rc = run_convert(r, &fnew, e);

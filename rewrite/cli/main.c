@@ -148,6 +148,11 @@ static int check_rules(int argc, char **argv, struct err *e)
 
 	if (r != 0)
 		return r < 0 ? -1 : 0;
+	if (opt.peer.fixup)
+		return err_set(e, ERR_USAGE, "check-rules: --fixup decides in "
+			       "each commit, from that commit's .gitattributes: "
+			       "no rule says it (git check-attr filter -- PATH "
+			       "tells what a checkout's attributes say)");
 	if (!opt.rules && !rules_peer_given(&opt.peer))
 		return err_set(e, ERR_USAGE, "check-rules needs --rules FILE "
 			       "(or an option that adds rules: --include, "
@@ -233,7 +238,7 @@ static int cmd_filter(int argc, char **argv, struct err *e)
 	if (rw_rules_wanted(&opt) && rw_rules_build(&opt.rules_set, NULL, &opt, e) < 0)
 		return -1;
 	if (opt.dry_run && !opt.quiet && rules_peer_given(&opt.peer))
-		cli_list_rules("migrate", opt.rules_set);
+		cli_list_rules("migrate", opt.rules_set, opt.peer.fixup);
 	out = dry_run_output(&opt, e);
 	rc = out < 0 || rw_filter(&opt, 0, out, e) < 0 ? -1 : 0;
 	rules_free(opt.rules_set);

@@ -75,10 +75,6 @@ static const char *nearest(const struct option *opts, const char *name,
 static const struct peer_option {
 	const char *name, *peer, *ours;
 } peer_options[] = {
-	{ "fixup", "git lfs migrate", "a rule per filter=lfs line of the "
-	  ".gitattributes in --rules FILE: '*.psd lfs' (the rules apply to all "
-	  "of history, not commit by commit as the attributes of each commit "
-	  "would)" },
 	{ "everything", "git lfs migrate", "the refs git fast-export is "
 	  "given (--all), or `migrate run --everything`" },
 	{ "include-ref", "git lfs migrate", "the refs git fast-export is "
@@ -311,6 +307,11 @@ static const struct cli_option shared_options[] = {
 	  "LFS ('* size>=SIZE lfs'; with --include, its\n"
 	  "patterns); SIZE as git lfs reads it: 1MB, 1 MiB",
 	  BOTH | CLI_ANALYZE },
+	{ "fixup", 0, CLI_SET, NULL, F(peer.fixup), 1, NULL,
+	  "git lfs migrate import --fixup: in each commit, the\n"
+	  "files its own .gitattributes mark filter=lfs that\n"
+	  "are no LFS pointers become pointers (no --include,\n"
+	  "--exclude, --above; the .gitattributes stay)", BOTH },
 	{ "strip-blobs-bigger-than", 0, CLI_STRING, "SIZE",
 	  F(peer.strip_bigger), 0, NULL,
 	  "git filter-repo's: '* size>SIZE drop', SIZE in\n"

@@ -1385,6 +1385,7 @@ static int rw_stream(struct rw *rw, struct err *e)
 			.made_dir = rw->opt->made_dir,
 			.made_level = rw->opt->made_level,
 			.new_blobs = rw->opt->new_blobs,
+			.fixup = rw->opt->peer.fixup,
 		};
 		struct blob_env env = {
 			rw->in, rw->out, &rw->cmd, rw->ts, rw->src, rw->dst,

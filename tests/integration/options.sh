@@ -15,7 +15,7 @@
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 
-SHARED_OPTS="above commit-map commit-map-format dry-run exclude help include invert-paths lfs-objects missing no-prune-empty no-rewrite-message-ids object-reader path path-glob path-regex paths-from-file progress quiet ref-map replace-message report report-json rewrite-message-ids rules strip-blobs-bigger-than strip-blobs-with-ids threads verify-split"
+SHARED_OPTS="above commit-map commit-map-format dry-run exclude fixup help include invert-paths lfs-objects missing no-prune-empty no-rewrite-message-ids object-reader path path-glob path-regex paths-from-file progress quiet ref-map replace-message report report-json rewrite-message-ids rules strip-blobs-bigger-than strip-blobs-with-ids threads verify-split"
 RUN_ONLY="allow-no-rules everything exclude-ref in-place include-ref repo restart rollback to undo verify-only"
 
 # options_of HELPFILE: 'NAME<US>ARG<US>ENTRY' (US: the byte 037) per option of the list after

@@ -17,6 +17,8 @@
 #    nothing written;
 #  - a peer's option migrate does not take names migrate's way of saying
 #    it, a rule the parser takes.
+# --fixup, which is no rule (it reads each commit's .gitattributes), has
+# its own script: fixup.sh.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -323,7 +325,7 @@ EOF
 
 test_case "peer options migrate does not take name our way of saying them" <<'EOF'
 n=0
-for o in fixup object-map yes path-rename subdirectory-filter \
+for o in object-map yes path-rename subdirectory-filter \
 	to-subdirectory-filter use-base-name refs replace-text delete-files \
 	delete-folders; do
 	for cmd in run ""; do

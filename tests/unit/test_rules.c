@@ -1021,6 +1021,42 @@ static void test_peers(void **state)
 	p.n_paths = 0;
 	peer_rules(&p, err, sizeof(err));
 	assert_non_null(strstr(err, "--invert-paths: no path"));
+	p.invert_paths = 0;
+}
+
+/* --fixup is no rule: given, it adds none (a comment in the text); with
+ * --include, --exclude or --above it is refused, naming the other. */
+static void test_peer_fixup(void **state)
+{
+	struct rules_peer p;
+	struct buf text = BUF_INIT(1 << 20);
+	struct rules *r = parse_ok("");
+	struct err e = ERR_INIT;
+	char err[sizeof(((struct err *)0)->msg)];
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.fixup = 1;
+	assert_int_equal(rules_peer_given(&p), 1);
+	assert_int_equal(rules_add_peer(r, &p, &text, &e), 0);
+	assert_int_equal(rules_count(r), 0);
+	assert_non_null(strstr(text.ptr, "# --fixup\n# "));
+	p.strip_bigger = "5M";	/* a drop rule goes with it */
+	assert_string_equal(peer_rules(&p, err, sizeof(err)), "* size>=5242881 drop");
+	p.strip_bigger = NULL;
+	p.include = "*.bin";
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--fixup: takes no --include"));
+	p.include = NULL;
+	p.exclude = "*.bin";
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--fixup: takes no --exclude"));
+	p.exclude = NULL;
+	p.above = "1MB";
+	peer_rules(&p, err, sizeof(err));
+	assert_non_null(strstr(err, "--fixup: takes no --above"));
+	buf_release(&text);
+	rules_free(r);
 }
 
 int main(void)
@@ -1047,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(test_replace_text),
 		cmocka_unit_test(test_add_text_and_format),
 		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_peer_fixup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
