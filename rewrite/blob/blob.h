@@ -122,6 +122,10 @@ struct blob_options {
 	 * deflated at made_level; the stream names them by id */
 	const char *made_dir;
 	int made_level;
+	/* NULL, or a file made.c lists each pack it names in (its path
+	 * without ".pack", a line each), so that the caller can tell them
+	 * from fast-import's */
+	const char *made_list;
 	/* NULL, or a file that lists each part of a split file written into
 	 * the stream with its path ("<blob id> <path>\n", the id alone for a
 	 * path with a newline): what `git pack-objects` takes to find its

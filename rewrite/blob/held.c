@@ -287,7 +287,9 @@ struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 		return NULL;
 	}
 	bi->held = h;
-	bi->est = report_est_buf(b->report, p, n);
+	/* made.c's packs count as written (blobs_sync), not estimated: a
+	 * delta is a fraction of what the blob deflates to */
+	bi->est = made_wants(b, n) ? 0 : report_est_buf(b->report, p, n);
 	return bi;
 }
 

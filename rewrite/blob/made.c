@@ -105,8 +105,10 @@ struct made {
 	uint64_t *start;
 	size_t start_alloc;
 	uint64_t stored, bytes_in;
+	uint64_t reported;	/* pack bytes the report counts already */
 	/* the writer's */
 	char *objects_dir;
+	char *list;		/* blob.h made_list, or NULL */
 	int level;
 	struct packm *pack;
 	struct made_base *bases, *lru;
@@ -212,6 +214,20 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 	return 0;
 }
 
+/* Lists a pack named (blob.h made_list). */
+static int list_pack(struct made *m, const struct buf *name, struct err *e)
+{
+	FILE *f = fopen(m->list, "ae");
+	int bad;
+
+	if (!f)
+		return err_errno(e, ERR_IO, "cannot write %s", m->list);
+	bad = fprintf(f, "%s\n", name->ptr) < 0;
+	if (fclose(f) != 0 || bad)
+		return err_errno(e, ERR_IO, "cannot write %s", m->list);
+	return 0;
+}
+
 /* The segment's pack gets its name: git (and fast-import) see it. */
 static int seal(struct made *m, uint64_t *packed, struct err *e)
 {
@@ -222,13 +238,16 @@ static int seal(struct made *m, uint64_t *packed, struct err *e)
 	if (!m->pack)
 		return 0;
 	*packed = packm_bytes(m->pack);
-	/* 1 named, 0 the same pack was there already: both are fine */
-	if (packm_count(m->pack) && packm_commit(m->pack, &name, e) < 0)
-		rc = -1;
+	/* 1 named: listed; 0: a pack of these very bytes was there already
+	 * (a killed run's), not this run's to list */
+	if (packm_count(m->pack))
+		rc = packm_commit(m->pack, &name, e);
+	if (rc == 1 && m->list)
+		rc = list_pack(m, &name, e);
 	packm_free(m->pack);
 	m->pack = NULL;
 	buf_release(&name);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 static void job_free(struct made_job *job)
@@ -323,6 +342,7 @@ int made_init(struct blobs *b, struct err *e)
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
 	m->objects_dir = xstrdup(b->opt.made_dir);
+	m->list = b->opt.made_list ? xstrdup(b->opt.made_list) : NULL;
 	m->level = b->opt.made_level;
 	buf_init(&m->delta, SIZE_MAX / 2);
 	b->made = m;
@@ -432,11 +452,18 @@ int made_tick(struct blobs *b, struct err *e)
 int made_drain(struct blobs *b, struct err *e)
 {
 	struct made *m = b->made;
+	uint64_t packed;
 
 	if (!m)
 		return 0;
 	seal_open(m);
-	return release(b, 1, e);
+	if (release(b, 1, e) < 0)
+		return -1;
+	/* the report counts the packs as written */
+	made_stored(b, &packed);
+	report_output_stored(b->report, packed - m->reported);
+	m->reported = packed;
+	return 0;
 }
 
 int made_pending(const struct blobs *b, const struct oid *id)
@@ -502,6 +529,7 @@ void made_free(struct blobs *b)
 	buf_release(&m->delta);
 	free(m->start);
 	free(m->objects_dir);
+	free(m->list);
 	free(m);
 	b->made = NULL;
 }

@@ -654,7 +654,10 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 	if (b->report) {
 		uint64_t est;
 
-		if (f->est_in < EST_SAMPLE) {
+		/* made.c's packs count as written (blobs_sync) */
+		if (made_wants(b, p->size)) {
+			est = 0;
+		} else if (f->est_in < EST_SAMPLE) {
 			report_est_begin(b->report, NULL);
 			for (i = 0; i < p->nranges; i++)
 				report_est_feed(b->report, p->ranges[i].ptr, p->ranges[i].len);
@@ -681,7 +684,7 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 			buf_add(&data, p->ranges[i].ptr, p->ranges[i].len);
 		r = made_put(b, &id, p->path, p->path_len, &data, e);
 		buf_release(&data);
-		if (r < 0)
+		if (r < 0 || part_listed(b, &id, p->path, p->path_len, e) < 0)
 			return -1;
 		c->dataref.kind = STREAM_REF_OID;
 		buf_set(&c->dataref.name, oid_hex(&id, hex), OID_HEX);

@@ -265,7 +265,7 @@ static void ending(const struct run *r, const char *dir, const char *would)
 			(unsigned long long)s->converted, would);
 	fputc('\n', stderr);
 	fprintf(stderr, "migrate run: history blobs %s -> %s; packed %s -> %s "
-		"(on disk in the source; new blobs estimated)\n",
+		"(on disk in the source; new blobs as written, or estimated)\n",
 		report_human(s->bytes_before, a, sizeof(a)),
 		report_human(s->bytes_after, b, sizeof(b)),
 		report_human(s->packed_before, c, sizeof(c)),

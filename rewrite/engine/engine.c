@@ -1384,6 +1384,7 @@ static int rw_stream(struct rw *rw, struct err *e)
 			.objects_list = rw->opt->objects_list,
 			.made_dir = rw->opt->made_dir,
 			.made_level = rw->opt->made_level,
+			.made_list = rw->opt->made_list,
 			.new_blobs = rw->opt->new_blobs,
 			.fixup = rw->opt->peer.fixup,
 		};
@@ -1427,7 +1428,10 @@ static int rw_stream(struct rw *rw, struct err *e)
 		struct progress_counts n = progress_counts(rw);
 		progress_done(&rw->progress, &n);
 	}
-	if (rw->blobs && blobs_flush(rw->blobs, e) < 0)
+	/* the blobs stored beside the stream are in named packs before the
+	 * reports count them */
+	if (rw->blobs && (blobs_flush(rw->blobs, e) < 0 ||
+			  blobs_sync(rw->blobs, e) < 0))
 		return -1;
 	return annexlog_write(rw, e);
 }

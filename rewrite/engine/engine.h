@@ -93,6 +93,7 @@ struct rw_options {
 	 * this objects directory, deflated at made_level (blob.h) */
 	const char *made_dir;
 	int made_level;
+	const char *made_list;
 	/* `migrate run`: the split parts the filter writes into the stream,
 	 * listed in this file ("<blob id> <path>\n", blob.h new_blobs) */
 	const char *new_blobs;

@@ -292,6 +292,12 @@ void report_output_blob(struct report *r, const struct oid *id, uint64_t size,
 	}
 }
 
+void report_output_stored(struct report *r, uint64_t bytes)
+{
+	if (r)
+		r->out_packed += bytes;
+}
+
 /* A blob seen at a path: the largest ones are listed with a path. */
 void report_path(struct report *r, const char *path, size_t len,
 		 const struct oid *id, uint64_t size)
@@ -714,7 +720,7 @@ static void write_table(struct report *r, const struct report_totals *t,
 			buf_addch(out, '\n');
 	}
 	buf_printf(out, "history blobs: %s -> %s; packed %s -> %s "
-		   "(on disk in the source; new blobs estimated)\n",
+		   "(on disk in the source; new blobs as written, or estimated)\n",
 		   report_human(r->in_bytes, a, sizeof(a)), report_human(r->out_bytes, b, sizeof(b)),
 		   report_human(r->in_packed, a + 16, 16), report_human(r->out_packed, b + 16, 16));
 	buf_printf(out, "commits rewritten: %llu of %llu; refs changed: %llu of %llu\n",

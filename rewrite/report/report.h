@@ -65,6 +65,9 @@ void report_input_blob(struct report *r, const struct oid *id, uint64_t size,
 		       uint64_t est);
 void report_output_blob(struct report *r, const struct oid *id, uint64_t size,
 			uint64_t est);
+/* Bytes of packs the run wrote itself for output blobs it gave no
+ * estimate (0). */
+void report_output_stored(struct report *r, uint64_t bytes);
 /* A file placed at path (for the largest blobs). */
 void report_path(struct report *r, const char *path, size_t len,
 		 const struct oid *id, uint64_t size);

@@ -345,7 +345,7 @@ static int has_line(const struct buf *text, const char *name, size_t len)
 
 /* The one pack fast-import wrote (objects/pack/pack-<hex>, without
  * suffix) in *out; 0 when there is not exactly one new pack that is
- * not one of the unlfs packs. */
+ * not one of the unlfs packs or the filter writer's. */
 static int import_pack(struct run *r, char **out, struct err *e)
 {
 	struct buf now = BUF_INIT(SIZE_MAX / 2), unlfs = BUF_INIT(SIZE_MAX / 2);
@@ -354,6 +354,9 @@ static int import_pack(struct run *r, char **out, struct err *e)
 
 	if (rc == 0 && r->packs_list &&
 	    file_read(r->packs_list, &unlfs, e) < 0)
+		rc = -1;
+	/* the writer's packs are not fast-import's either */
+	if (rc == 0 && r->made_packs && file_read(r->made_packs, &unlfs, e) < 0)
 		rc = -1;
 	for (line = now.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
 		size_t len = (size_t)(nl - line);
@@ -414,74 +417,135 @@ static int pack_list(struct run *r, const struct buf *in, int search,
 	return rc;
 }
 
+/* The ids of pack's index (its path without suffix): into idx, *ids
+ * pointing at its sorted table of *n. */
+static int pack_ids(const char *pack, struct buf *idx,
+		    const unsigned char **ids, uint32_t *n, struct err *e)
+{
+	char *path = xmalloc(strlen(pack) + sizeof(".idx"));
+	int rc;
+
+	sprintf(path, "%s.idx", pack);
+	buf_reset(idx);
+	rc = file_read(path, idx, e) < 0 ||
+	     pack_idx_parse((const unsigned char *)idx->ptr, idx->len, n, e) < 0 ?
+	     -1 : 0;
+	*ids = (const unsigned char *)idx->ptr + 8 + 1024;
+	free(path);
+	return rc;
+}
+
+/* Removes a pack (its path without suffix), its .idx first: a pack
+ * without one is not git's. */
+static int pack_remove(const char *pack, struct err *e)
+{
+	static const char *const ext[] = { ".idx", ".pack", ".rev" };
+	char *path = xmalloc(strlen(pack) + sizeof(".pack"));
+	size_t k;
+	int rc = 0;
+
+	for (k = 0; rc == 0 && k < sizeof(ext) / sizeof(ext[0]); k++) {
+		sprintf(path, "%s%s", pack, ext[k]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			rc = err_errno(e, ERR_IO, "%s: cannot remove", path);
+	}
+	free(path);
+	return rc;
+}
+
 int run_pack_new_blobs(struct run *r, struct err *e)
 {
 	struct buf list = BUF_INIT(SIZE_MAX / 2), idx = BUF_INIT(SIZE_MAX / 2);
 	struct buf blobs = BUF_INIT(SIZE_MAX / 2), rest = BUF_INIT(SIZE_MAX / 2);
+	struct buf made = BUF_INIT(SIZE_MAX / 2);
+	struct buf *midx = NULL;	/* the index of each made pack */
 	unsigned char *mine = NULL;	/* the ids of blobs, sorted */
-	char *pack = NULL, *path = NULL, *line, *nl, hex[OID_HEX + 1];
-	uint32_t i, n = 0;
-	size_t nmine = 0;
-	int rc;
+	const unsigned char *ids;
+	char *pack = NULL, *line, *nl, hex[OID_HEX + 1], **mpack = NULL;
+	uint32_t i, n = 0, *mn = NULL;
+	size_t nmine = 0, nmade = 0, k;
+	int rc, imported;
 
 	if (!r->new_blobs || (rc = file_read(r->new_blobs, &list, e)) < 0)
 		return r->new_blobs ? -1 : 0;
-	if (!list.len || (rc = import_pack(r, &pack, e)) <= 0)
+	if (!list.len)
 		goto done;
-	path = xmalloc(strlen(pack) + sizeof(".pack"));
-	sprintf(path, "%s.idx", pack);
-	rc = file_read(path, &idx, e) < 0 ? -1 : 0;
-	if (rc == 0 && pack_idx_parse((const unsigned char *)idx.ptr, idx.len,
-				      &n, e) < 0)
-		rc = -1;
-	/* the listed blobs fast-import wrote (a blob the source had, it did
-	 * not; pack-objects takes a name twice as once) */
+	/* the parts are in fast-import's pack, or in the writer's */
+	if (r->made_packs && (rc = file_read(r->made_packs, &made, e)) < 0)
+		goto done;
+	for (line = made.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		mpack = xrealloc(mpack, (nmade + 1) * sizeof(*mpack));
+		midx = xrealloc(midx, (nmade + 1) * sizeof(*midx));
+		mn = xrealloc(mn, (nmade + 1) * sizeof(*mn));
+		mpack[nmade] = line;
+		buf_init(&midx[nmade], SIZE_MAX / 2);
+		rc = pack_ids(line, &midx[nmade], &ids, &mn[nmade], e);
+		nmade++;
+		if (rc < 0)
+			goto done;
+	}
+	if ((rc = imported = import_pack(r, &pack, e)) < 0)
+		goto done;
+	if (imported && (rc = pack_ids(pack, &idx, &ids, &n, e)) < 0)
+		goto done;
+	/* the listed blobs written (a blob the source had is not; a name
+	 * given twice, pack-objects takes once) */
 	mine = xmalloc(list.len / OID_HEX * OID_RAW + OID_RAW);
-	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+	for (line = list.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
 		struct oid id;
+		int in = 0;
 
-		if (oid_from_hex(&id, line, OID_HEX) < 0 ||
-		    !bsearch(id.hash, idx.ptr + 8 + 1024, n, OID_RAW, oid_cmp))
+		if (oid_from_hex(&id, line, OID_HEX) < 0)
+			continue;
+		in = imported && bsearch(id.hash, ids, n, OID_RAW, oid_cmp);
+		for (k = 0; !in && k < nmade; k++)
+			in = !!bsearch(id.hash, midx[k].ptr + 8 + 1024, mn[k],
+				       OID_RAW, oid_cmp);
+		if (!in)
 			continue;
 		buf_add(&blobs, line, (size_t)(nl - line + 1));
 		memcpy(mine + nmine++ * OID_RAW, id.hash, OID_RAW);
 	}
-	if (nmine)
-		qsort(mine, nmine, OID_RAW, oid_cmp);
-	for (i = 0; rc == 0 && i < n; i++) {
-		const unsigned char *id = (const unsigned char *)idx.ptr + 8 + 1024 +
-					  (size_t)i * OID_RAW;
+	if (!blobs.len)
+		goto done;
+	qsort(mine, nmine, OID_RAW, oid_cmp);
+	run_phase(&r->o, "packing the split parts again, with deltas between the versions of each");
+	if ((rc = pack_list(r, &blobs, 1, e)) < 0)
+		goto done;
+	/* fast-import's pack: the rest packed as it is, then it goes */
+	for (i = 0; imported && i < n; i++) {
 		struct oid o;
 
-		if (bsearch(id, mine, nmine, OID_RAW, oid_cmp))
+		if (bsearch(ids + (size_t)i * OID_RAW, mine, nmine, OID_RAW, oid_cmp))
 			continue;
-		memcpy(o.hash, id, OID_RAW);
+		memcpy(o.hash, ids + (size_t)i * OID_RAW, OID_RAW);
 		buf_printf(&rest, "%s\n", oid_hex(&o, hex));
 	}
-	if (rc == 0 && blobs.len) {
-		run_phase(&r->o, "packing the split parts again, with deltas between the versions of each");
-		rc = pack_list(r, &blobs, 1, e);
-		if (rc == 0 && rest.len)
-			rc = pack_list(r, &rest, 0, e);
-		/* every object of fast-import's pack is in one of the two:
-		 * it goes, its .idx first (a pack without one is not git's) */
-		if (rc == 0) {
-			static const char *const ext[] = { ".idx", ".pack", ".rev" };
-			size_t k;
-
-			for (k = 0; k < sizeof(ext) / sizeof(ext[0]); k++) {
-				sprintf(path, "%s%s", pack, ext[k]);
-				if (unlink(path) < 0 && errno != ENOENT)
-					rc = err_errno(e, ERR_IO, "%s: cannot remove", path);
-			}
-		}
+	if (rest.len && (rc = pack_list(r, &rest, 0, e)) < 0)
+		goto done;
+	if (imported && (rc = pack_remove(pack, e)) < 0)
+		goto done;
+	/* a writer's pack goes when all it holds is packed again */
+	for (k = 0; k < nmade; k++) {
+		for (i = 0; i < mn[k]; i++)
+			if (!bsearch(midx[k].ptr + 8 + 1024 + (size_t)i * OID_RAW,
+				     mine, nmine, OID_RAW, oid_cmp))
+				break;
+		if (i == mn[k] && (rc = pack_remove(mpack[k], e)) < 0)
+			goto done;
 	}
 done:
+	for (k = 0; k < nmade; k++)
+		buf_release(&midx[k]);
+	free(midx);
+	free(mpack);
+	free(mn);
 	free(mine);
 	free(pack);
-	free(path);
 	buf_release(&list);
 	buf_release(&idx);
+	buf_release(&made);
 	buf_release(&blobs);
 	buf_release(&rest);
 	return rc < 0 ? -1 : 0;

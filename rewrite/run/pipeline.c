@@ -215,6 +215,7 @@ static void filter_options(struct run *r, const struct state_files *f,
 			level = -1;
 		opt->made_dir = r->dst_objects;
 		opt->made_level = level;
+		opt->made_list = r->made_packs = path_join(r->state, "made-packs");
 		if (r->unlfs) {
 			opt->objects_dir = r->dst_objects;
 			opt->objects_level = level;

@@ -176,6 +176,8 @@ struct run {
 	 * new_blobs), and the packs of the target before fast-import wrote
 	 * its own */
 	char *new_blobs;
+	/* the packs the filter's writer thread named (blob.h made_list) */
+	char *made_packs;
 	struct buf packs_before;
 	char *before_restart;	/* --restart: where the old state was copied */
 	int lockfd;

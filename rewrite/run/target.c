@@ -132,13 +132,17 @@ size_t run_clean_all(const struct run *r)
 	char *packs = path_join(r->commondir, "objects/pack");
 	char *list = path_join(r->state, "unlfs-packs");
 	char *blobs = path_join(r->state, "new-blobs");
+	char *made = path_join(r->state, "made-packs");
 	/* the packs of files taken back, of a run that moved no ref (a run
 	 * that moved its refs removed the list before) */
 	size_t n = run_drop_packs(list, NULL);
 
 	n += unlink(list) == 0;
 	n += unlink(blobs) == 0;
+	/* the writer's packs stay: objects no ref reaches until gc */
+	n += unlink(made) == 0;
 	free(blobs);
+	free(made);
 
 	n += state_clean(r->state, r->store) + state_clean(r->state, annex) +
 	     import_keeps_clean(packs);
@@ -306,6 +310,7 @@ void run_release(struct run *r)
 	free(r->dst_objects);
 	free(r->packs_list);
 	free(r->new_blobs);
+	free(r->made_packs);
 	buf_release(&r->packs_before);
 	free(r->before_restart);
 	journal_free(&r->j);
