@@ -6,8 +6,9 @@ cat-file maps whole packs).
 
 peak_rss.py --tree OUT [--wall FILE] [--cpu FILE] [--phases FILE] CMD...:
 the same for CMD and every process under it (a pipeline run by `bash -c`,
-migrate run's git children), one line per kind of process, "KiB NAME", largest first; NAME is the program and, for
-git, its command ("git fast-import"), so the lines of two runs compare.
+migrate run's git children), one line per kind of process, "KiB NAME",
+largest first; NAME is the program and, for git, its command ("git
+fast-import"), so the lines of two runs compare.
 A process that lives less than the 0.1 s between two looks is not seen
 (VmHWM is a high-water mark: one look near the end finds the peak).
 --wall FILE: CMD's wall time in seconds, from its start to its end (this
@@ -20,12 +21,11 @@ process that lives less than 0.1 s not counted).
 --phases FILE: CMD's stderr passes through this script (copied to its
 own, split at \\r and \\n); each line "migrate run: WHAT ..." (or one
 matching BENCH_PHASE_RE, its first group that matched the name) starts
-a phase. FILE gets
-"SECONDS CPU NAME" per phase start, the first "0 0 start", the last
-"WALL CPU end": the elapsed seconds and the CPU seconds of the process
-tree so far (utime, stime and the reaped children's of every process in
-it, from /proc/PID/stat at the line), so a phase's CPU / wall is how many
-cores it kept busy."""
+a phase. FILE gets "SECONDS CPU NAME" per phase start, the first "0 0
+start", the last "WALL CPU end": the elapsed seconds and the CPU seconds
+of the process tree so far (utime, stime and the reaped children's of
+every process in it, from /proc/PID/stat at the line), so a phase's CPU
+/ wall is how many cores it kept busy."""
 import os, re, resource, subprocess, sys, threading, time
 
 
