@@ -74,6 +74,43 @@ bench_timed() {
 	"$BENCH_PYTHON" "$ROOT/tests/bench/peak_rss.py" --tree "$WORK/$name.rss" \
 		--wall "$WORK/$name.wall" "$@"
 }
+
+# bench_timed_phases NAME CMD...: bench_timed, and also the CPU time of
+# CMD's whole process tree (WORK/NAME.cpu, "user sys") and its phases
+# (WORK/NAME.phases: peak_rss.py --phases; CMD's stderr goes through it).
+bench_timed_phases() {
+	local name="$1"
+	shift
+	sync
+	"$BENCH_PYTHON" "$ROOT/tests/bench/peak_rss.py" --tree "$WORK/$name.rss" \
+		--wall "$WORK/$name.wall" --cpu "$WORK/$name.cpu" --phases "$WORK/$name.phases" "$@"
+}
+
+# bench_cores NAME: the CPU time of NAME's processes over its wall time
+# (bench_timed_phases), two decimals: how many cores it kept busy.
+bench_cores() {
+	awk -v w="$(cat "$WORK/$1.wall")" '{ printf "%.2f", ($1 + $2) / w }' "$WORK/$1.cpu"
+}
+
+# bench_cpu_each NAME: "migrate 120.3, git fast-import 30.1, ..." (CPU
+# seconds, largest first, those of 0.5 s and more) of NAME's processes
+# (bench_timed_phases).
+bench_cpu_each() {
+	awk '$1 >= 0.5 { c = $1; $1 = ""; printf "%s%s %.1f", (n++ ? ", " : ""), substr($0, 2), c }' \
+		"$WORK/$1.cpu.each"
+}
+
+# bench_phase_rows NAME [FIRST]: a markdown row per phase of NAME
+# (bench_timed_phases): its name (FIRST for the one before the first
+# phase line, default "start"), wall seconds, share of the run, CPU
+# seconds and CPU / wall.
+bench_phase_rows() {
+	awk -v first="${2:-start}" 'NR == 1 { $3 = first } NR > 1 { d = $1 - t; c = $2 - u
+			printf "| %s | %.1f | %d %% | %.1f | %.2f |\n", n, d, (T > 0 ? 100 * d / T : 0), c, (d > 0 ? c / d : 0) }
+		{ t = $1; u = $2; $1 = ""; $2 = ""; n = substr($0, 3) }' T="$(tail -1 "$WORK/$1.phases" | cut -d' ' -f1)" \
+		"$WORK/$1.phases"
+}
+
 # the system's python: a version manager's shim (pyenv) takes seconds
 # to start on a loaded machine
 BENCH_PYTHON=python3

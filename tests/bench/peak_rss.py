@@ -4,16 +4,29 @@ OUT the peak resident set of CMD's own process (VmHWM, KiB), read from
 /proc while it runs: /usr/bin/time would also count its children (git
 cat-file maps whole packs).
 
-peak_rss.py --tree OUT [--wall FILE] CMD...: the same for CMD and every
-process under
-it (a pipeline run by `bash -c`, migrate run's git children), one line
-per kind of process, "KiB NAME", largest first; NAME is the program and, for
-git, its command ("git fast-import"), so the lines of two runs compare.
+peak_rss.py --tree OUT [--wall FILE] [--cpu FILE] [--phases FILE] CMD...:
+the same for CMD and every process under it (a pipeline run by `bash -c`,
+migrate run's git children), one line per kind of process, "KiB NAME",
+largest first; NAME is the program and, for git, its command ("git
+fast-import"), so the lines of two runs compare.
 A process that lives less than the 0.1 s between two looks is not seen
 (VmHWM is a high-water mark: one look near the end finds the peak).
 --wall FILE: CMD's wall time in seconds, from its start to its end (this
-script's own start left out)."""
-import os, subprocess, sys, time
+script's own start left out).
+--cpu FILE: "USER SYS", the CPU seconds of CMD and of every process under
+it that was waited for (getrusage of the children: exact, no sampling);
+and FILE.each: "SECONDS NAME" per kind of process, largest first, each
+process's own CPU time at the last look at it (so a little short, and a
+process that lives less than 0.1 s not counted).
+--phases FILE: CMD's stderr passes through this script (copied to its
+own, split at \\r and \\n); each line "migrate run: WHAT ..." (or one
+matching BENCH_PHASE_RE, its first group that matched the name) starts
+a phase. FILE gets "SECONDS CPU NAME" per phase start, the first "0 0
+start", the last "WALL CPU end": the elapsed seconds and the CPU seconds
+of the process tree so far (utime, stime and the reaped children's of
+every process in it, from /proc/PID/stat at the line), so a phase's CPU
+/ wall is how many cores it kept busy."""
+import os, re, resource, subprocess, sys, threading, time
 
 
 def hwm(pid):
@@ -70,14 +83,72 @@ def children(pid):
     return kids
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu(pid):
+    """CPU seconds of pid itself (all its threads), or None when gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def tree_cpu(root):
+    """CPU seconds of root's tree so far: each live process's own and its
+    reaped children's (a child reaped by its parent counts there)."""
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children(pid))
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # fields 14-17 of stat (utime stime cutime cstime), after "(comm)"
+        total += sum(int(x) for x in fields[11:15])
+    return total / TICK
+
+
+def follow(p, t0, out):
+    """Copies p's stderr to ours, recording each phase line."""
+    pat = re.compile(os.environ.get("BENCH_PHASE_RE", r"^migrate run: (.*) \.\.\.$"))
+    buf = b""
+    while True:
+        chunk = os.read(p.stderr.fileno(), 65536)
+        if not chunk:
+            break
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+        buf += chunk
+        parts = re.split(rb"[\r\n]", buf)
+        buf = parts.pop()
+        for line in parts:
+            m = pat.search(line.decode(errors="replace"))
+            if m:
+                # the first group that matched names the phase
+                out.append((time.monotonic() - t0, tree_cpu(p.pid),
+                            next((g for g in m.groups() if g), m.group(0))))
+
+
 def main():
     tree = sys.argv[1] == "--tree"
     args = sys.argv[2:] if tree else sys.argv[1:]
-    out, cmd, wall = args[0], args[1:], None
-    if tree and cmd[:1] == ["--wall"]:
-        wall, cmd = cmd[1], cmd[2:]
+    out, cmd = args[0], args[1:]
+    opts = {}
+    while tree and cmd[:1] and cmd[0] in ("--wall", "--cpu", "--phases"):
+        opts[cmd[0]], cmd = cmd[1], cmd[2:]
+    wall = opts.get("--wall")
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd)
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE if "--phases" in opts else None)
+    phases, reader = [(0.0, 0.0, "start")], None
+    cpus = {}  # pid -> own CPU seconds at the last look
+    if "--phases" in opts:
+        reader = threading.Thread(target=follow, args=(p, t0, phases))
+        reader.start()
     peak = 0
     peaks = {}  # name -> KiB
     names = {}  # pid -> name
@@ -98,10 +169,33 @@ def main():
                     continue
                 names[pid] = n
                 peaks[n] = max(peaks.get(n, 0), hwm(pid))
+                if "--cpu" in opts:
+                    c = own_cpu(pid)
+                    if c is not None:
+                        cpus[pid] = c
         time.sleep(0.1 if tree else 0.02)
+    t1 = time.monotonic()
+    if reader:
+        reader.join()
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     if wall:
         with open(wall, "w") as f:
-            f.write("%.3f\n" % (time.monotonic() - t0))
+            f.write("%.3f\n" % (t1 - t0))
+    if "--cpu" in opts:
+        with open(opts["--cpu"], "w") as f:
+            f.write("%.2f %.2f\n" % (ru.ru_utime, ru.ru_stime))
+        each = {}
+        for pid, c in cpus.items():
+            each[names[pid]] = each.get(names[pid], 0) + c
+        with open(opts["--cpu"] + ".each", "w") as f:
+            for n, c in sorted(each.items(), key=lambda kv: -kv[1]):
+                if n not in ("bash", "sh", "time"):
+                    f.write("%.1f %s\n" % (c, n))
+    if "--phases" in opts:
+        phases.append((t1 - t0, ru.ru_utime + ru.ru_stime, "end"))
+        with open(opts["--phases"], "w") as f:
+            for t, c, n in phases:
+                f.write("%.3f %.2f %s\n" % (t, c, n))
     with open(out, "w") as f:
         if not tree:
             f.write("%d\n" % peak)
