@@ -18,11 +18,12 @@
  * holds the bases of its deltas.
  *
  * The writer thread keeps the last version of each path it stored in
- * this segment (bytes bounded, least recently used let go first) and
- * stores a version as a delta against it (chains at most MADE_DEPTH long,
- * as git's, then whole again), into a packm of
- * the segment, committed at the segment's end. A killed run leaves only
- * temp files (removed by the next run) or packs git reads whole.
+ * this segment, and its spine (bytes bounded, least recently used let go
+ * first), and stores a version as a delta against the last (chains at
+ * most MADE_DEPTH long, as git's) or, after a full chain, the spine;
+ * whole when neither pays. Each segment is a packm, named at its end and
+ * listed (blob.h made_list). A killed run leaves only temp files
+ * (removed by the next run) or packs git reads whole.
  *
  * Threads: the job list, the count of segments committed and the error
  * are shared under m->lock; the stream, the ids and the open segment are
@@ -104,7 +105,6 @@ struct made {
 	 * was handed over (nothing before it names one of its blobs) */
 	uint64_t *start;
 	size_t start_alloc;
-	uint64_t stored, bytes_in;
 	uint64_t reported;	/* pack bytes the report counts already */
 	/* the writer's */
 	char *objects_dir;
@@ -430,8 +430,6 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 	job->data = *data;	/* taken */
 	buf_init(data, data->max);
 	m->seg_bytes += job->data.len;
-	m->stored++;
-	m->bytes_in += job->data.len;
 	enqueue(m, job);
 	return 0;
 }
@@ -460,7 +458,9 @@ int made_drain(struct blobs *b, struct err *e)
 	if (release(b, 1, e) < 0)
 		return -1;
 	/* the report counts the packs as written */
-	made_stored(b, &packed);
+	pthread_mutex_lock(&m->lock);
+	packed = m->pack_bytes;
+	pthread_mutex_unlock(&m->lock);
 	report_output_stored(b->report, packed - m->reported);
 	m->reported = packed;
 	return 0;
@@ -481,20 +481,6 @@ int made_pending(const struct blobs *b, const struct oid *id)
 	committed = m->committed;
 	pthread_mutex_unlock(&m->lock);
 	return known->segment > committed;
-}
-
-uint64_t made_stored(const struct blobs *b, uint64_t *packed)
-{
-	uint64_t n = 0;
-
-	*packed = 0;
-	if (b->made) {
-		pthread_mutex_lock(&b->made->lock);
-		*packed = b->made->pack_bytes;
-		pthread_mutex_unlock(&b->made->lock);
-		n = b->made->stored;
-	}
-	return n;
 }
 
 void made_free(struct blobs *b)

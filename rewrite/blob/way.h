@@ -379,8 +379,6 @@ int made_tick(struct blobs *b, struct err *e);
 int made_drain(struct blobs *b, struct err *e);
 /* 1 when id was handed over and its pack has no name yet. */
 int made_pending(const struct blobs *b, const struct oid *id);
-/* The blobs handed over, and the bytes of the packs written so far. */
-uint64_t made_stored(const struct blobs *b, uint64_t *packed);
 
 /* ---- pool.c: conversion ahead of the stream ---- */
 
