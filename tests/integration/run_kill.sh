@@ -28,13 +28,18 @@
 # temp pack and no list of parts is left, no pack migrate made is left
 # half (git verify-pack) and git fsck finds every object.
 #
+# With KILL_MODE=replace (run_kill_replace.sh) each run replaces text in
+# data.bin: the writer thread stores the results, and the stream waits for
+# their packs; the same checks as split.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
-# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split).
+# (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split,
+# replace).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # run_kill_unlfs.sh runs this script: its cases report under its own name
 case "${KILL_MODE:-lfs}" in
-unlfs | split) TEST_NAME=run_kill_$KILL_MODE ;;
+unlfs | split | replace) TEST_NAME=run_kill_$KILL_MODE ;;
 esac
 
 NREFS="${KILL_REFS:-600}"
@@ -79,6 +84,10 @@ if [ "$MODE" = unlfs ]; then
 fi
 if [ "$MODE" = split ]; then
 	printf "data.bin split record='^(\\\\w)' into='parts/{1}.txt'\n" >"$SCRATCH/rules"
+fi
+if [ "$MODE" = replace ]; then
+	printf 'content==>CONTENT\nregex:commit (\\d+)==>change \\1\n' >"$SCRATCH/exprs"
+	printf 'data.bin replace-text=%s\n' "$SCRATCH/exprs" >"$SCRATCH/rules"
 fi
 refs_of "$P" >"$SCRATCH/old.refs"
 [ "$(wc -l <"$SCRATCH/old.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/old.refs") refs"
@@ -130,7 +139,7 @@ sane() {
 		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
 			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
 	fi
-	if [ "$MODE" = split ]; then
+	if [ "$MODE" = split ] || [ "$MODE" = replace ]; then
 		local idx
 		[ ! -e "$w/.git/migrate/new-blobs" ] || die "try $try: the list of parts is left"
 		[ -z "$(find "$w/.git/objects/pack" -name 'tmp_migrate_*')" ] ||
@@ -140,10 +149,15 @@ sane() {
 		done
 		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
 			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
-		# converted (not rolled back): HEAD has the part
-		if [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
+		[ ! -e "$w/.git/migrate/made-packs" ] || die "try $try: the list of the writer's packs is left"
+		# converted (not rolled back): HEAD has the part, the text replaced
+		if [ "$MODE" = split ] && [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
 			git -C "$w" ls-tree -r --name-only HEAD | grep -q '^parts/b.txt$' ||
 				die "try $try: HEAD has no part parts/b.txt"
+		fi
+		if [ "$MODE" = replace ] && [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
+			git -C "$w" show HEAD:data.bin | grep -q 'binary CONTENT of change 60' ||
+				die "try $try: HEAD's data.bin is not replaced: $(git -C "$w" show HEAD:data.bin | head -c 60)"
 		fi
 	fi
 }
