@@ -242,6 +242,14 @@ uint64_t blobs_conversions(const struct blobs *b)
 	return b->converted + annex_count(b) + unlfs_count(b);
 }
 
+void blobs_acted(const struct blobs *b, uint64_t *replaced, uint64_t *split,
+		 uint64_t *dropped)
+{
+	*replaced = b->replaced;
+	*split = b->split;
+	*dropped = b->dropped;
+}
+
 uint64_t blobs_bytes_read(const struct blobs *b)
 {
 	uint64_t n = odb_bytes_read(b->src) + pool_bytes_read(b);
@@ -398,8 +406,10 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 		return 0;
 	switch (action) {
 	case BLOB_DROP:
+		b->dropped++;
 		return place_drop(b, c, e);
 	case BLOB_SPLIT:
+		b->split++;
 		return splits_place(b, c, bi, rule, e);
 	case BLOB_UNLFS:
 		if (unlfs_content(b, c->path.ptr, c->path.len, bi, &content, e) < 0)
@@ -408,6 +418,7 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 	case BLOB_REPLACE_TEXT:
 		if (scrub_content(b, rule, bi, &content, e) < 0)
 			return -1;
+		b->replaced += content != bi;
 		return place_keep(b, c, mode, content == bi ? m : NULL, content, e);
 	case BLOB_LFS:
 		/* an empty file is its own pointer; a pointer stays one */

@@ -184,6 +184,10 @@ const struct rules *blobs_rules(const struct blobs *b);
  * a distinct object each), for the progress and the ending. */
 uint64_t blobs_converted(const struct blobs *b);
 uint64_t blobs_conversions(const struct blobs *b);
+/* The files (versions) replace-text changed, split and dropped so far,
+ * for the progress line. */
+void blobs_acted(const struct blobs *b, uint64_t *replaced, uint64_t *split,
+		 uint64_t *dropped);
 /* The bytes of blob contents read from the repositories so far (the
  * stream's own are counted by its reader): progress's "MB read". */
 uint64_t blobs_bytes_read(const struct blobs *b);

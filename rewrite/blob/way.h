@@ -115,6 +115,7 @@ struct blobs {
 	uint64_t converted;	/* blobs put in the store */
 	struct emit_list pending;	/* blobs read since the last commit */
 	struct emit_list emit;		/* blobs the commit keeps */
+	uint64_t replaced, split, dropped;	/* files, for the progress */
 	struct stream_writer *cbuf;	/* the commit's buffered text */
 	struct stream_cmd scratch;	/* synthesized M and D lines */
 

@@ -1341,8 +1341,12 @@ static struct progress_counts progress_counts(const struct rw *rw)
 		rw->commits_seen,
 		rw->blobs ? blobs_conversions(rw->blobs) : 0,
 		stream_reader_offset(rw->in) +
-			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0)
+			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0),
+		0, 0, 0
 	};
+
+	if (rw->blobs)
+		blobs_acted(rw->blobs, &n.replaced, &n.split, &n.dropped);
 	return n;
 }
 

@@ -1,6 +1,7 @@
 /*
  * progress.c - progress on stderr while a run goes (commits done/total,
- * MB read, MB/s, objects converted, ETA): on a terminal one line redrawn
+ * MB read, MB/s, objects converted, files replaced, split or dropped,
+ * ETA): on a terminal one line redrawn
  * with CR, to a file or pipe one newline-ended line per update; a summary
  * line at the end. Only when stderr is a terminal or --progress asked;
  * never on stdout, which carries the stream.
@@ -40,9 +41,17 @@ static void progress_line(const struct progress *p, const struct progress_counts
 		(unsigned long long)c->commits);
 	if (total)
 		fprintf(stderr, "/%llu", (unsigned long long)total);
-	fprintf(stderr, " commits, %.1f MB read, %.1f MB/s, %llu converted",
-		mb, secs > 0 ? mb / secs : 0.0,
-		(unsigned long long)c->converted);
+	fprintf(stderr, " commits, %.1f MB read, %.1f MB/s", mb,
+		secs > 0 ? mb / secs : 0.0);
+	/* what the rules did so far: "0 converted" when nothing yet */
+	if (c->converted || !(c->replaced || c->split || c->dropped))
+		fprintf(stderr, ", %llu converted", (unsigned long long)c->converted);
+	if (c->replaced)
+		fprintf(stderr, ", %llu replaced", (unsigned long long)c->replaced);
+	if (c->split)
+		fprintf(stderr, ", %llu split", (unsigned long long)c->split);
+	if (c->dropped)
+		fprintf(stderr, ", %llu dropped", (unsigned long long)c->dropped);
 	if (final)
 		fprintf(stderr, ", done in %.1f s.\n", secs);
 	else if (total && c->commits && c->commits < total)

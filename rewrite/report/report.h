@@ -142,6 +142,8 @@ struct progress {
 
 struct progress_counts {
 	uint64_t commits, converted, bytes;
+	/* files the rules changed otherwise, so far (each version counts) */
+	uint64_t replaced, split, dropped;
 };
 
 /* On when want > 0, or want == 0 and stderr is a terminal; never quiet. */
