@@ -204,13 +204,13 @@ int stream_write_raw(struct stream_writer *w, const void *p, size_t n,
 int stream_writer_flush(struct stream_writer *w, struct err *e);
 /*
  * Holding output back (fd writers; memory ones ignore it): from
- * stream_writer_hold on (what came before is written first), the bytes
- * stay in memory; stream_writer_release writes those before position
- * upto (a stream_writer_pos taken earlier), and stops holding once
- * everything given is out. stream_writer_held: the bytes held now.
+ * stream_writer_hold on, the bytes not written yet (those in the buffer
+ * too) stay in memory; stream_writer_release writes those before
+ * position upto (a stream_writer_pos taken earlier), and stops holding
+ * once everything given is out. stream_writer_held: the bytes held now.
  */
 uint64_t stream_writer_pos(const struct stream_writer *w);
-int stream_writer_hold(struct stream_writer *w, struct err *e);
+int stream_writer_hold(struct stream_writer *w);
 int stream_writer_release(struct stream_writer *w, uint64_t upto,
 			  struct err *e);
 size_t stream_writer_held(const struct stream_writer *w);

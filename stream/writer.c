@@ -402,14 +402,13 @@ uint64_t stream_writer_pos(const struct stream_writer *w)
 	return w->produced;
 }
 
-int stream_writer_hold(struct stream_writer *w, struct err *e)
+int stream_writer_hold(struct stream_writer *w)
 {
 	if (w->holding || w->fd < 0)
 		return 0;
-	if (stream_writer_flush(w, e) < 0)
-		return -1;
+	/* the buffer's bytes, not written yet, are held too */
 	w->holding = 1;
-	w->held_from = w->produced;
+	w->held_from = w->produced - w->len;
 	return 0;
 }
 

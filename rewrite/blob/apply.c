@@ -748,11 +748,15 @@ int blobs_finish(struct blobs *b, struct err *e)
 				rules_rule_pattern(r, NULL), rules_rule_line(r),
 				rules_rule_file(r));
 	}
-	if (made_drain(b, e) < 0 || unlfs_finish(b, e) < 0)
+	if (made_settle(b, e) < 0 || unlfs_finish(b, e) < 0)
 		return -1;
 	if (b->annex_store && ptr_store_sync(b->annex_store, e) < 0)
 		return -1;
-	return b->store ? ptr_store_sync(b->store, e) : 0;
+	if (b->store && ptr_store_sync(b->store, e) < 0)
+		return -1;
+	/* the stream held back goes to fast-import only now: a run that
+	 * failed above left it nothing to keep */
+	return made_drain(b, e);
 }
 
 int blobs_commit_end(struct blobs *b, int keep_text, struct err *e)
@@ -778,4 +782,9 @@ int blobs_commit_end(struct blobs *b, int keep_text, struct err *e)
 int blobs_sync(struct blobs *b, struct err *e)
 {
 	return made_drain(b, e);
+}
+
+int blobs_settle(struct blobs *b, struct err *e)
+{
+	return made_settle(b, e);
 }

@@ -122,9 +122,10 @@ struct blob_options {
 	 * deflated at made_level; the stream names them by id */
 	const char *made_dir;
 	int made_level;
-	/* NULL, or a file made.c lists each pack it names in (its path
-	 * without ".pack", a line each), so that the caller can tell them
-	 * from fast-import's */
+	/* NULL, or a file made.c lists each pack it names in ("made
+	 * <path without .pack>" a line, as objects_list's), so that the
+	 * caller can tell them from fast-import's, and drop them when the
+	 * run fails */
 	const char *made_list;
 	/* NULL, or a file that lists each part of a split file written into
 	 * the stream with its path ("<blob id> <path>\n", the id alone for a
@@ -255,6 +256,10 @@ int blobs_flush(struct blobs *b, struct err *e);
 /* Everything the run stored itself is in the target, and the stream is
  * no longer held back: before a query git fast-import answers. */
 int blobs_sync(struct blobs *b, struct err *e);
+/* At the end of the stream: everything the run stored itself is in the
+ * target, counted by the report; the stream stays held until
+ * blobs_finish. */
+int blobs_settle(struct blobs *b, struct err *e);
 /* Hands the report how often each replace-text expression replaced
  * (report_replace), before it is written. */
 void blobs_report_replace(const struct blobs *b);

@@ -366,7 +366,7 @@ int content_open(struct blobs *b, struct blob_info *bi,
 		return 0;
 	}
 	/* stored by made.c's writer: its pack must have its name first */
-	if (bi->id_known && made_pending(b, &bi->id) && made_drain(b, e) < 0)
+	if (bi->id_known && made_pending(b, &bi->id) && made_settle(b, e) < 0)
 		return -1;
 	c->kind = 3;
 	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);

@@ -8,22 +8,24 @@
  *
  * The main thread hands each blob over (made_put: its id, computed
  * already, its path and its bytes) and names it by id in the commit. git
- * fast-import refuses an id it cannot find, so from the first blob of a
- * segment on the stream is held back (stream_writer_hold): the commands
- * that name the segment's blobs reach fast-import only once the pack
- * holding them has its name. A segment ends (made_tick) when the held
- * stream or the segment's bytes grow past a bound, or when something must
- * see its blobs now (made_drain: a query fast-import answers, a blob read
- * back, the end of the stream); deltas never cross a segment, as a pack
- * holds the bases of its deltas.
+ * fast-import refuses an id it cannot find, so from the first blob on the
+ * stream is held back (stream_writer_hold), and goes to fast-import only
+ * once the packs holding the blobs it names have their names
+ * (made_drain): when the held stream passes MADE_HELD, at a query
+ * fast-import answers, and at the end, once the run's own checks passed
+ * (a run that fails there leaves fast-import nothing to keep). The blobs
+ * handed over since the last pack was named are a segment; it also ends
+ * when its bytes pass MADE_SEGMENT, or when one of its blobs is read back
+ * (made_settle: named, the stream still held). Deltas never cross a
+ * segment: a pack holds the bases of its deltas.
  *
  * The writer thread keeps the last version of each path it stored in
  * this segment, and its spine (bytes bounded, least recently used let go
  * first), and stores a version as a delta against the last (chains at
  * most MADE_DEPTH long, as git's) or, after a full chain, the spine;
  * whole when neither pays. Each segment is a packm, named at its end and
- * listed (blob.h made_list). A killed run leaves only temp files
- * (removed by the next run) or packs git reads whole.
+ * listed (blob.h made_list): a run that fails, or the next after a
+ * killed one, drops what is listed and the temp files.
  *
  * Threads: the job list, the count of segments committed and the error
  * are shared under m->lock; the stream, the ids and the open segment are
@@ -101,10 +103,6 @@ struct made {
 	int open;		/* a segment takes blobs */
 	uint64_t sealed;	/* segments ended (the open one is sealed + 1) */
 	uint64_t seg_bytes;	/* the open one's */
-	/* per segment, from 1: the stream's position when its first blob
-	 * was handed over (nothing before it names one of its blobs) */
-	uint64_t *start;
-	size_t start_alloc;
 	uint64_t reported;	/* pack bytes the report counts already */
 	/* the writer's */
 	char *objects_dir;
@@ -222,7 +220,7 @@ static int list_pack(struct made *m, const struct buf *name, struct err *e)
 
 	if (!f)
 		return err_errno(e, ERR_IO, "cannot write %s", m->list);
-	bad = fprintf(f, "%s\n", name->ptr) < 0;
+	bad = fprintf(f, "made %s\n", name->ptr) < 0;
 	if (fclose(f) != 0 || bad)
 		return err_errno(e, ERR_IO, "cannot write %s", m->list);
 	return 0;
@@ -355,26 +353,6 @@ int made_wants(const struct blobs *b, uint64_t size)
 	return b->made && size <= MADE_MAX;
 }
 
-/* Lets the stream go up to where the first segment not committed yet
- * began; all of it when every segment is committed and none is open
- * (then it is no longer held). wait: for every segment ended. */
-static int release(struct blobs *b, int wait, struct err *e)
-{
-	struct made *m = b->made;
-	uint64_t committed;
-
-	pthread_mutex_lock(&m->lock);
-	while (wait && m->committed < m->sealed && !m->failed)
-		pthread_cond_wait(&m->cond, &m->lock);
-	committed = m->committed;
-	pthread_mutex_unlock(&m->lock);
-	if (writer_failed(m, e) < 0)
-		return -1;
-	if (committed < m->sealed)
-		return stream_writer_release(b->out, m->start[committed + 1], e);
-	return stream_writer_release(b->out, m->open ? m->start[m->sealed + 1] :
-				     stream_writer_pos(b->out), e);
-}
 
 /* The open segment ends: the writer gives its pack a name. */
 static void seal_open(struct made *m)
@@ -410,13 +388,7 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 		m->started = 1;
 	}
 	if (!m->open) {
-		if (stream_writer_hold(b->out, e) < 0)
-			return -1;
-		if (m->sealed + 2 > m->start_alloc) {
-			m->start_alloc = 2 * m->start_alloc + 16;
-			m->start = xrealloc(m->start, m->start_alloc * sizeof(*m->start));
-		}
-		m->start[m->sealed + 1] = stream_writer_pos(b->out);
+		stream_writer_hold(b->out);
 		m->open = 1;
 	}
 	known = xcalloc(1, sizeof(*known));
@@ -440,14 +412,15 @@ int made_tick(struct blobs *b, struct err *e)
 
 	if (!m)
 		return 0;
-	if (m->open && (m->seg_bytes >= MADE_SEGMENT ||
-			stream_writer_held(b->out) >= MADE_HELD))
+	if (m->open && m->seg_bytes >= MADE_SEGMENT)
 		seal_open(m);
-	/* too much held: wait for the writer rather than grow */
-	return release(b, stream_writer_held(b->out) >= MADE_HELD, e);
+	/* the stream waits until it must go: a run that fails at its end
+	 * (unlfs_finish) leaves fast-import nothing to keep; too much held,
+	 * it goes (the writer waited for) rather than grow */
+	return stream_writer_held(b->out) < MADE_HELD ? 0 : made_drain(b, e);
 }
 
-int made_drain(struct blobs *b, struct err *e)
+int made_settle(struct blobs *b, struct err *e)
 {
 	struct made *m = b->made;
 	uint64_t packed;
@@ -455,15 +428,24 @@ int made_drain(struct blobs *b, struct err *e)
 	if (!m)
 		return 0;
 	seal_open(m);
-	if (release(b, 1, e) < 0)
-		return -1;
-	/* the report counts the packs as written */
 	pthread_mutex_lock(&m->lock);
+	while (m->committed < m->sealed && !m->failed)
+		pthread_cond_wait(&m->cond, &m->lock);
 	packed = m->pack_bytes;
 	pthread_mutex_unlock(&m->lock);
+	if (writer_failed(m, e) < 0)
+		return -1;
+	/* the report counts the packs as written */
 	report_output_stored(b->report, packed - m->reported);
 	m->reported = packed;
 	return 0;
+}
+
+int made_drain(struct blobs *b, struct err *e)
+{
+	if (!b->made || made_settle(b, e) < 0)
+		return b->made ? -1 : 0;
+	return stream_writer_release(b->out, stream_writer_pos(b->out), e);
 }
 
 int made_pending(const struct blobs *b, const struct oid *id)
@@ -513,7 +495,6 @@ void made_free(struct blobs *b)
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	buf_release(&m->delta);
-	free(m->start);
 	free(m->objects_dir);
 	free(m->list);
 	free(m);

@@ -376,7 +376,9 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 /* After a commit went out: lets go of the stream that names only blobs
  * in packs with names; ends the open segment when it grew large. */
 int made_tick(struct blobs *b, struct err *e);
-/* Everything handed over is stored, its packs named, the stream let go. */
+/* Everything handed over is stored, its packs named (and counted by the
+ * report); made_drain also lets the stream go. */
+int made_settle(struct blobs *b, struct err *e);
 int made_drain(struct blobs *b, struct err *e);
 /* 1 when id was handed over and its pack has no name yet. */
 int made_pending(const struct blobs *b, const struct oid *id);

@@ -1435,7 +1435,7 @@ static int rw_stream(struct rw *rw, struct err *e)
 	/* the blobs stored beside the stream are in named packs before the
 	 * reports count them */
 	if (rw->blobs && (blobs_flush(rw->blobs, e) < 0 ||
-			  blobs_sync(rw->blobs, e) < 0))
+			  blobs_settle(rw->blobs, e) < 0))
 		return -1;
 	return annexlog_write(rw, e);
 }

@@ -474,13 +474,17 @@ int run_pack_new_blobs(struct run *r, struct err *e)
 	if (r->made_packs && (rc = file_read(r->made_packs, &made, e)) < 0)
 		goto done;
 	for (line = made.ptr; (nl = strchr(line, '\n')); line = nl + 1) {
+		char *sp = memchr(line, ' ', (size_t)(nl - line));
+
 		*nl = '\0';
+		if (!sp)
+			continue;
 		mpack = xrealloc(mpack, (nmade + 1) * sizeof(*mpack));
 		midx = xrealloc(midx, (nmade + 1) * sizeof(*midx));
 		mn = xrealloc(mn, (nmade + 1) * sizeof(*mn));
-		mpack[nmade] = line;
+		mpack[nmade] = sp + 1;
 		buf_init(&midx[nmade], SIZE_MAX / 2);
-		rc = pack_ids(line, &midx[nmade], &ids, &mn[nmade], e);
+		rc = pack_ids(sp + 1, &midx[nmade], &ids, &mn[nmade], e);
 		nmade++;
 		if (rc < 0)
 			goto done;

@@ -92,7 +92,8 @@ static int setup_in_place(struct run *r, struct err *e)
 
 /*
  * Removes the packs listed in list (unlfs: "<id> <pack path without
- * .pack>" lines, blob.h objects_list) but those named in keep (pack
+ * .pack>" lines, blob.h objects_list; the writer's: "made <path>",
+ * made_list) but those named in keep (pack
  * names, a line each; NULL: none). The number of files removed.
  */
 size_t run_drop_packs(const char *list, const struct buf *keep)
@@ -125,7 +126,8 @@ size_t run_drop_packs(const char *list, const struct buf *keep)
 
 /* What a killed run left: state files, the side repository, temp files of
  * the LFS store and of the git-annex one (<common-dir>/annex/tmp), packs
- * of files taken back from LFS, the list of the blobs the filter wrote. */
+ * of files taken back from LFS and of the filter's writer, the list of the
+ * blobs the filter wrote. */
 size_t run_clean_all(const struct run *r)
 {
 	char *annex = path_join(r->commondir, "annex");
@@ -139,7 +141,8 @@ size_t run_clean_all(const struct run *r)
 
 	n += unlink(list) == 0;
 	n += unlink(blobs) == 0;
-	/* the writer's packs stay: objects no ref reaches until gc */
+	/* and the filter writer's packs, alike */
+	n += run_drop_packs(made, NULL);
 	n += unlink(made) == 0;
 	free(blobs);
 	free(made);
@@ -152,13 +155,17 @@ size_t run_clean_all(const struct run *r)
 	return n;
 }
 
-/* The packs of files taken back are kept for good: their list goes. */
+/* The packs of files taken back and the filter writer's are kept for
+ * good: their lists go. */
 void run_packs_kept(const struct run *r)
 {
 	char *list = path_join(r->state, "unlfs-packs");
+	char *made = path_join(r->state, "made-packs");
 
 	unlink(list);
+	unlink(made);
 	free(list);
+	free(made);
 }
 
 /*
