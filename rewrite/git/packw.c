@@ -26,13 +26,34 @@
 
 #define PACKW_BUF ((size_t)64 << 10)
 
-struct packw {
+/* What packw and packm both hold: the folder, the temp files not named
+ * yet, the deflate stream and the pack's checksum. */
+struct pack_files {
 	char *dir;		/* objects/pack */
 	char *tmp_pack, *tmp_idx;
-	int fd;
 	z_stream z;
 	int z_live;
 	EVP_MD_CTX *sha;	/* the pack's checksum */
+};
+
+/* Removes the temp files not named, and frees the rest. */
+static void pack_files_release(struct pack_files *f)
+{
+	if (f->tmp_pack)
+		unlink(f->tmp_pack);
+	if (f->tmp_idx)
+		unlink(f->tmp_idx);
+	if (f->z_live)
+		deflateEnd(&f->z);
+	EVP_MD_CTX_free(f->sha);
+	free(f->tmp_pack);
+	free(f->tmp_idx);
+	free(f->dir);
+}
+
+struct packw {
+	struct pack_files f;
+	int fd;
 	uLong crc;		/* the entry's */
 	uint64_t size, fed;
 	unsigned char trailer[OID_RAW];
@@ -52,10 +73,10 @@ static int write_all(int fd, const void *p, size_t n, const char *path,
 static int pack_out(struct packw *w, const void *p, size_t n, int entry,
 		    struct err *e)
 {
-	EVP_DigestUpdate(w->sha, p, n);
+	EVP_DigestUpdate(w->f.sha, p, n);
 	if (entry)
 		w->crc = crc32(w->crc, p, (uInt)n);
-	return write_all(w->fd, p, n, w->tmp_pack, e);
+	return write_all(w->fd, p, n, w->f.tmp_pack, e);
 }
 
 #define KIND_OFS_DELTA 6
@@ -130,20 +151,20 @@ int packw_begin(struct packw **out, const char *objects_dir, uint64_t size,
 	*out = NULL;
 	w->fd = -1;
 	w->size = size;
-	w->dir = xmalloc(len);
-	snprintf(w->dir, len, "%s/pack", objects_dir);
-	w->sha = EVP_MD_CTX_new();
-	if (!w->sha) {
+	w->f.dir = xmalloc(len);
+	snprintf(w->f.dir, len, "%s/pack", objects_dir);
+	w->f.sha = EVP_MD_CTX_new();
+	if (!w->f.sha) {
 		packw_free(w);
 		return err_set(e, ERR_IO, "out of memory");
 	}
-	EVP_DigestInit_ex(w->sha, EVP_sha1(), NULL);
-	if (deflateInit(&w->z, level) != Z_OK) {
+	EVP_DigestInit_ex(w->f.sha, EVP_sha1(), NULL);
+	if (deflateInit(&w->f.z, level) != Z_OK) {
 		packw_free(w);
 		return err_set(e, ERR_IO, "zlib: cannot start a stream");
 	}
-	w->z_live = 1;
-	w->fd = tmp_file(&w->tmp_pack, w->dir, TMP_PACK, e);
+	w->f.z_live = 1;
+	w->fd = tmp_file(&w->f.tmp_pack, w->f.dir, TMP_PACK, e);
 	if (w->fd < 0) {
 		packw_free(w);
 		return -1;
@@ -159,20 +180,20 @@ int packw_begin(struct packw **out, const char *objects_dir, uint64_t size,
 	return 0;
 }
 
-/* Deflates what is in w->z with flush, writing what comes out. */
+/* Deflates what is in w->f.z with flush, writing what comes out. */
 static int deflate_out(struct packw *w, int flush, struct err *e)
 {
 	int zr;
 
 	do {
-		w->z.next_out = w->buf;
-		w->z.avail_out = (uInt)PACKW_BUF;
-		zr = deflate(&w->z, flush);
+		w->f.z.next_out = w->buf;
+		w->f.z.avail_out = (uInt)PACKW_BUF;
+		zr = deflate(&w->f.z, flush);
 		if (zr == Z_STREAM_ERROR)
 			return err_set(e, ERR_IO, "zlib: deflate failed");
-		if (pack_out(w, w->buf, PACKW_BUF - w->z.avail_out, 1, e) < 0)
+		if (pack_out(w, w->buf, PACKW_BUF - w->f.z.avail_out, 1, e) < 0)
 			return -1;
-	} while (w->z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
+	} while (w->f.z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
 	return 0;
 }
 
@@ -182,13 +203,13 @@ int packw_write(struct packw *w, const void *p, size_t n, struct err *e)
 
 	if (n > w->size - w->fed)
 		return err_set(e, ERR_IO, "%s: more bytes than the blob's size",
-			       w->tmp_pack);
+			       w->f.tmp_pack);
 	w->fed += n;
 	while (n) {
 		size_t k = n > ((size_t)1 << 30) ? (size_t)1 << 30 : n;
 
-		w->z.next_in = (Bytef *)(uintptr_t)c;
-		w->z.avail_in = (uInt)k;
+		w->f.z.next_in = (Bytef *)(uintptr_t)c;
+		w->f.z.avail_in = (uInt)k;
 		if (deflate_out(w, Z_NO_FLUSH, e) < 0)
 			return -1;
 		c += k;
@@ -333,7 +354,7 @@ static int write_idx(struct packw *w, const struct oid *id, struct err *e)
 	ent.id = *id;
 	ent.crc = (uint32_t)w->crc;
 	ent.off = 12;
-	return idx_write(w->dir, &ent, 1, w->trailer, w->sha, &w->tmp_idx, e);
+	return idx_write(w->f.dir, &ent, 1, w->trailer, w->f.sha, &w->f.tmp_idx, e);
 }
 
 int packw_finish(struct packw *w, const struct oid *id, struct err *e)
@@ -342,17 +363,17 @@ int packw_finish(struct packw *w, const struct oid *id, struct err *e)
 
 	if (w->fed != w->size)
 		return err_set(e, ERR_IO, "%s: %llu bytes of a blob of %llu",
-			       w->tmp_pack, (unsigned long long)w->fed,
+			       w->f.tmp_pack, (unsigned long long)w->fed,
 			       (unsigned long long)w->size);
-	w->z.next_in = NULL;
-	w->z.avail_in = 0;
+	w->f.z.next_in = NULL;
+	w->f.z.avail_in = 0;
 	if (deflate_out(w, Z_FINISH, e) < 0)
 		return -1;
-	deflateEnd(&w->z);
-	w->z_live = 0;
-	EVP_DigestFinal_ex(w->sha, w->trailer, &n);
-	if (write_all(w->fd, w->trailer, OID_RAW, w->tmp_pack, e) < 0 ||
-	    sync_close(&w->fd, w->tmp_pack, e) < 0 || write_idx(w, id, e) < 0)
+	deflateEnd(&w->f.z);
+	w->f.z_live = 0;
+	EVP_DigestFinal_ex(w->f.sha, w->trailer, &n);
+	if (write_all(w->fd, w->trailer, OID_RAW, w->f.tmp_pack, e) < 0 ||
+	    sync_close(&w->fd, w->f.tmp_pack, e) < 0 || write_idx(w, id, e) < 0)
 		return -1;
 	w->finished = 1;
 	return 0;
@@ -440,8 +461,8 @@ int packw_commit(struct packw *w, struct buf *name, struct err *e)
 	int r;
 
 	if (!w->finished)
-		return err_set(e, ERR_IO, "%s: the pack is not finished", w->tmp_pack);
-	r = give_names(w->dir, w->trailer, &w->tmp_pack, &w->tmp_idx, name, e);
+		return err_set(e, ERR_IO, "%s: the pack is not finished", w->f.tmp_pack);
+	r = give_names(w->f.dir, w->trailer, &w->f.tmp_pack, &w->f.tmp_idx, name, e);
 	if (r == 1)
 		w->committed = 1;
 	return r;	/* 0: packw_free removes what is left */
@@ -453,28 +474,16 @@ void packw_free(struct packw *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
-	if (w->tmp_pack)
-		unlink(w->tmp_pack);
-	if (w->tmp_idx)
-		unlink(w->tmp_idx);
-	if (w->z_live)
-		deflateEnd(&w->z);
-	EVP_MD_CTX_free(w->sha);
-	free(w->tmp_pack);
-	free(w->tmp_idx);
-	free(w->dir);
+	pack_files_release(&w->f);
 	free(w);
 }
 
 /* ---- packm: a pack of many objects ---- */
 
 struct packm {
-	char *dir, *tmp_pack, *tmp_idx;
+	struct pack_files f;
 	struct ofile *o;	/* the pack, its checksum made at the end */
-	z_stream z;
-	int z_live;
 	int done;		/* committed, or failed: no more objects */
-	EVP_MD_CTX *sha;
 	uint64_t off;		/* the pack's bytes so far */
 	uLong crc;		/* the entry being written's */
 	/*
@@ -561,26 +570,26 @@ int packm_begin(struct packm **out, const char *objects_dir, int level,
 	size_t len = strlen(objects_dir) + 6;
 
 	*out = NULL;
-	w->dir = xmalloc(len);
-	snprintf(w->dir, len, "%s/pack", objects_dir);
+	w->f.dir = xmalloc(len);
+	snprintf(w->f.dir, len, "%s/pack", objects_dir);
 	w->o = xcalloc(1, sizeof(*w->o));
 	w->o->fd = -1;
-	w->sha = EVP_MD_CTX_new();
-	if (!w->sha) {
+	w->f.sha = EVP_MD_CTX_new();
+	if (!w->f.sha) {
 		packm_free(w);
 		return err_set(e, ERR_IO, "out of memory");
 	}
-	if (deflateInit(&w->z, level) != Z_OK) {
+	if (deflateInit(&w->f.z, level) != Z_OK) {
 		packm_free(w);
 		return err_set(e, ERR_IO, "zlib: cannot start a stream");
 	}
-	w->z_live = 1;
-	w->o->fd = tmp_file(&w->tmp_pack, w->dir, TMP_PACK, e);
+	w->f.z_live = 1;
+	w->o->fd = tmp_file(&w->f.tmp_pack, w->f.dir, TMP_PACK, e);
 	if (w->o->fd < 0) {
 		packm_free(w);
 		return -1;
 	}
-	w->o->path = w->tmp_pack;
+	w->o->path = w->f.tmp_pack;
 	/* the object count is put in at the end */
 	if (ofile_add(w->o, head, sizeof(head), e) < 0) {
 		packm_free(w);
@@ -606,25 +615,25 @@ static int packm_deflate(struct packm *w, const void *p, size_t n,
 	const unsigned char *c = p;
 	int zr, flush;
 
-	if (deflateReset(&w->z) != Z_OK)
+	if (deflateReset(&w->f.z) != Z_OK)
 		return err_set(e, ERR_IO, "zlib: cannot restart a stream");
 	do {
 		size_t k = n > ((size_t)1 << 30) ? (size_t)1 << 30 : n;
 
-		w->z.next_in = (Bytef *)(uintptr_t)c;
-		w->z.avail_in = (uInt)k;
+		w->f.z.next_in = (Bytef *)(uintptr_t)c;
+		w->f.z.avail_in = (uInt)k;
 		c += k;
 		n -= k;
 		flush = n ? Z_NO_FLUSH : Z_FINISH;
 		do {
-			w->z.next_out = w->zbuf;
-			w->z.avail_out = (uInt)PACKW_BUF;
-			zr = deflate(&w->z, flush);
+			w->f.z.next_out = w->zbuf;
+			w->f.z.avail_out = (uInt)PACKW_BUF;
+			zr = deflate(&w->f.z, flush);
 			if (zr == Z_STREAM_ERROR)
 				return err_set(e, ERR_IO, "zlib: deflate failed");
-			if (packm_out(w, w->zbuf, PACKW_BUF - w->z.avail_out, e) < 0)
+			if (packm_out(w, w->zbuf, PACKW_BUF - w->f.z.avail_out, e) < 0)
 				return -1;
-		} while (w->z.avail_out == 0 ||
+		} while (w->f.z.avail_out == 0 ||
 			 (flush == Z_FINISH && zr != Z_STREAM_END));
 	} while (n);
 	return 0;
@@ -634,11 +643,11 @@ static int packm_deflate(struct packm *w, const void *p, size_t n,
 static int packm_open(struct packm *w, struct err *e)
 {
 	if (w->done)
-		return err_set(e, ERR_IO, "%s: the pack is closed", w->tmp_pack ?
-			       w->tmp_pack : w->dir);
+		return err_set(e, ERR_IO, "%s: the pack is closed", w->f.tmp_pack ?
+			       w->f.tmp_pack : w->f.dir);
 	if (w->n >= UINT32_MAX)
 		return err_set(e, ERR_IO, "%s: too many objects for one pack",
-			       w->tmp_pack);
+			       w->f.tmp_pack);
 	return 0;
 }
 
@@ -652,7 +661,7 @@ int packm_add(struct packm *w, enum obj_type type, const struct oid *id,
 	if (packm_open(w, e) < 0)
 		return -1;
 	if (!kind)
-		return err_set(e, ERR_IO, "%s: no object type %d", w->tmp_pack,
+		return err_set(e, ERR_IO, "%s: no object type %d", w->f.tmp_pack,
 			       (int)type);
 	if (packm_find(w, id))
 		return 0;
@@ -683,7 +692,7 @@ int packm_add_delta(struct packm *w, const struct oid *id,
 	b = packm_find(w, base);
 	if (!b)
 		return err_set(e, ERR_IO, "%s: the base %s of a delta is not in the pack",
-			       w->tmp_pack, oid_hex(base, hex));
+			       w->f.tmp_pack, oid_hex(base, hex));
 	/* the distance back to the base: 7 bits a byte, high first, each
 	 * byte but the last with its top bit set and one less (so that no
 	 * two encodings mean the same) */
@@ -736,8 +745,8 @@ static int packm_trailer(struct packm *w, unsigned char *trailer,
 	if (ofile_flush(w->o, e) < 0)
 		return -1;
 	if (pwrite(w->o->fd, count, 4, 8) != 4)
-		return err_errno(e, ERR_IO, "cannot write %s", w->tmp_pack);
-	EVP_DigestInit_ex(w->sha, EVP_sha1(), NULL);
+		return err_errno(e, ERR_IO, "cannot write %s", w->f.tmp_pack);
+	EVP_DigestInit_ex(w->f.sha, EVP_sha1(), NULL);
 	while (at < w->off) {
 		size_t k = w->off - at < PACKW_BUF ? (size_t)(w->off - at) : PACKW_BUF;
 		ssize_t r = pread(w->o->fd, w->zbuf, k, (off_t)at);
@@ -745,14 +754,14 @@ static int packm_trailer(struct packm *w, unsigned char *trailer,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return r < 0 ? err_errno(e, ERR_IO, "cannot read %s", w->tmp_pack) :
+			return r < 0 ? err_errno(e, ERR_IO, "cannot read %s", w->f.tmp_pack) :
 				       err_set(e, ERR_IO, "%s: shorter than written",
-					       w->tmp_pack);
-		EVP_DigestUpdate(w->sha, w->zbuf, (size_t)r);
+					       w->f.tmp_pack);
+		EVP_DigestUpdate(w->f.sha, w->zbuf, (size_t)r);
 		at += (uint64_t)r;
 	}
-	EVP_DigestFinal_ex(w->sha, trailer, &n);
-	return write_all(w->o->fd, trailer, OID_RAW, w->tmp_pack, e);
+	EVP_DigestFinal_ex(w->f.sha, trailer, &n);
+	return write_all(w->o->fd, trailer, OID_RAW, w->f.tmp_pack, e);
 }
 
 int packm_commit(struct packm *w, struct buf *name, struct err *e)
@@ -761,16 +770,16 @@ int packm_commit(struct packm *w, struct buf *name, struct err *e)
 	int r;
 
 	if (w->done)
-		return err_set(e, ERR_IO, "%s: the pack is closed", w->tmp_pack ?
-			       w->tmp_pack : w->dir);
+		return err_set(e, ERR_IO, "%s: the pack is closed", w->f.tmp_pack ?
+			       w->f.tmp_pack : w->f.dir);
 	w->done = 1;
 	if (packm_trailer(w, trailer, e) < 0 ||
-	    sync_close(&w->o->fd, w->tmp_pack, e) < 0)
+	    sync_close(&w->o->fd, w->f.tmp_pack, e) < 0)
 		return -1;
 	qsort(w->ents, w->n, sizeof(*w->ents), by_id);
-	if (idx_write(w->dir, w->ents, w->n, trailer, w->sha, &w->tmp_idx, e) < 0)
+	if (idx_write(w->f.dir, w->ents, w->n, trailer, w->f.sha, &w->f.tmp_idx, e) < 0)
 		return -1;
-	r = give_names(w->dir, trailer, &w->tmp_pack, &w->tmp_idx, name, e);
+	r = give_names(w->f.dir, trailer, &w->f.tmp_pack, &w->f.tmp_idx, name, e);
 	return r;	/* 0 or -1: packm_free removes what is left */
 }
 
@@ -780,17 +789,8 @@ void packm_free(struct packm *w)
 		return;
 	if (w->o && w->o->fd >= 0)
 		close(w->o->fd);
-	if (w->tmp_pack)
-		unlink(w->tmp_pack);
-	if (w->tmp_idx)
-		unlink(w->tmp_idx);
-	if (w->z_live)
-		deflateEnd(&w->z);
-	EVP_MD_CTX_free(w->sha);
+	pack_files_release(&w->f);
 	free(w->o);
-	free(w->tmp_pack);
-	free(w->tmp_idx);
-	free(w->dir);
 	free(w->ents);
 	free(w->scratch);
 	free(w);

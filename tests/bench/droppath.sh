@@ -85,24 +85,7 @@ done
 commits() { git -C "$1" rev-list --exclude='refs/migrate/*' --all | wc -l; }
 
 say "sizes, as left and after git repack -a -d -f"
-kib() { du -sk "$1" | cut -f1; }
-mib() { calc "round($1 / 1024, 1)"; }
-declare -A obj rp rpt
-objects() { case $1 in runto) echo "$WORK/runto/.git/objects" ;; *) echo "$WORK/$1/objects" ;; esac; }
-for r in peer runip runto; do
-	obj[$r]=$(kib "$(objects "$r")")
-	t0=$(now)
-	git -C "$WORK/$r" repack -a -d -f -q
-	rpt[$r]=$(calc "round($(now) - $t0)")
-	rp[$r]=$(kib "$(objects "$r")")
-done
-
-ratio() { calc "round($(cat "$WORK/peer.wall") / $(cat "$WORK/$1.wall"), 2)"; }
-row() {
-	printf '| %s | %s | %s× | %s | %s | %s | %s MiB | %s MiB (%s s) | %s |\n' "$2" "$(bench_wall "$1")" \
-		"$(ratio "$1")" "$(awk '{ printf "%.1f", $1 + $2 }' "$WORK/$1.cpu")" "$(bench_cores "$1")" \
-		"$(bench_cpu_each "$1")" "$(mib "${obj[$1]}")" "$(mib "${rp[$1]}")" "${rpt[$1]}" "$(bench_rss "$1")"
-}
+bench_sizes peer runip runto
 cat <<EOF
 
 gitk dropped from git's history to v1.6.0 ($(commits "$SRC") commits, $(git -C "$SRC" for-each-ref | wc -l) refs;
@@ -111,9 +94,9 @@ load average $load0 before, $load1 after:
 
 | pipeline | wall s | speed-up over filter-repo | CPU s | CPU / wall (cores busy, of $(nproc)) | CPU s of each process | objects after | after \`git repack -a -d -f\` (its time) | peak RSS of each process, MiB |
 |---|---|---|---|---|---|---|---|---|
-$(row peer "\`git filter-repo --path gitk --invert-paths\` (ends with gc)")
-$(row runip "\`migrate run --in-place\` (originals kept, not repacked)")
-$(row runto "\`migrate run --to\` (packed: git repack -a -d)")
+$(bench_peer_row peer "\`git filter-repo --path gitk --invert-paths\` (ends with gc)")
+$(bench_peer_row runip "\`migrate run --in-place\` (originals kept, not repacked)")
+$(bench_peer_row runto "\`migrate run --to\` (packed: git repack -a -d)")
 
 Every ref names what it names after filter-repo ($(wc -l <"$WORK/peer.refs") refs, tags peeled;
 master: $(git -C "$WORK/peer" rev-parse master)); git fsck --connectivity-only passes in each.

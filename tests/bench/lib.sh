@@ -132,3 +132,35 @@ bench_rss() {
 
 # bench_load: the load average now (1, 5, 15 minutes).
 bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# bench_sizes NAME...: for each pipeline NAME (its repository WORK/NAME,
+# or WORK/NAME/.git when it has a work tree), the KiB of its objects as
+# left (obj[NAME]), then after git repack -a -d -f (rp[NAME]) and that
+# repack's seconds (rpt[NAME]).
+declare -A obj rp rpt
+bench_kib() { du -sk "$1" | cut -f1; }
+bench_mib() { calc "round($1 / 1024, 1)"; }
+bench_sizes() {
+	local r o t0
+	for r in "$@"; do
+		o="$WORK/$r/objects"
+		[ -d "$o" ] || o="$WORK/$r/.git/objects"
+		obj[$r]=$(bench_kib "$o")
+		t0=$(now)
+		git -C "$WORK/$r" repack -a -d -f -q
+		rpt[$r]=$(calc "round($(now) - $t0)")
+		rp[$r]=$(bench_kib "$o")
+	done
+}
+
+# bench_peer_row NAME LABEL: a table row of pipeline NAME against the
+# peer's (WORK/peer.wall): wall, speed-up, CPU, cores busy, CPU of each
+# process, objects as left and after git repack -a -d -f (bench_sizes),
+# peak RSS.
+bench_peer_row() {
+	printf '| %s | %s | %s× | %s | %s | %s | %s MiB | %s MiB (%s s) | %s |\n' "$2" "$(bench_wall "$1")" \
+		"$(calc "round($(cat "$WORK/peer.wall") / $(cat "$WORK/$1.wall"), 2)")" \
+		"$(awk '{ printf "%.1f", $1 + $2 }' "$WORK/$1.cpu")" "$(bench_cores "$1")" \
+		"$(bench_cpu_each "$1")" "$(bench_mib "${obj[$1]}")" "$(bench_mib "${rp[$1]}")" "${rpt[$1]}" \
+		"$(bench_rss "$1")"
+}

@@ -94,24 +94,7 @@ git -C "$WORK/peer" grep -q 'bugs.example.org' "$BR" &&
 	{ echo "FAILED: filter-repo left bugs.example.org in $BR" >&2; exit 1; }
 
 say "sizes, as left and after git repack -a -d -f"
-kib() { du -sk "$1" | cut -f1; }
-mib() { calc "round($1 / 1024, 1)"; }
-declare -A obj rp rpt
-objects() { case $1 in runto) echo "$WORK/runto/.git/objects" ;; *) echo "$WORK/$1/objects" ;; esac; }
-for r in peer runto runip pipe; do
-	obj[$r]=$(kib "$(objects "$r")")
-	t0=$(now)
-	git -C "$WORK/$r" repack -a -d -f -q
-	rpt[$r]=$(calc "round($(now) - $t0)")
-	rp[$r]=$(kib "$(objects "$r")")
-done
-
-ratio() { calc "round($(cat "$WORK/peer.wall") / $(cat "$WORK/$1.wall"), 2)"; }
-row() {
-	printf '| %s | %s | %s× | %s | %s | %s | %s MiB | %s MiB (%s s) | %s |\n' "$2" "$(bench_wall "$1")" \
-		"$(ratio "$1")" "$(awk '{ printf "%.1f", $1 + $2 }' "$WORK/$1.cpu")" "$(bench_cores "$1")" \
-		"$(bench_cpu_each "$1")" "$(mib "${obj[$1]}")" "$(mib "${rp[$1]}")" "${rpt[$1]}" "$(bench_rss "$1")"
-}
+bench_sizes peer runto runip pipe
 cat <<EOF
 
 Replace-text, tracker corpus ($(git -C "$SRC" rev-list --all | wc -l) commits, final data/CVE/list
@@ -121,10 +104,10 @@ load average $load0 before, $load1 after:
 
 | pipeline | wall s | speed-up over filter-repo | CPU s | CPU / wall (cores busy, of $(nproc)) | CPU s of each process | objects after | after \`git repack -a -d -f\` (its time) | peak RSS of each process, MiB |
 |---|---|---|---|---|---|---|---|---|
-$(row peer "\`git filter-repo --replace-text\` (ends with gc)")
-$(row runto "\`migrate run --to\` (packed: git repack -a -d)")
-$(row runip "\`migrate run --in-place\` (originals kept, not repacked)")
-$(row pipe "hand pipeline, \`--no-data\` (fast-import's pack; borrows the mirror's objects)")
+$(bench_peer_row peer "\`git filter-repo --replace-text\` (ends with gc)")
+$(bench_peer_row runto "\`migrate run --to\` (packed: git repack -a -d)")
+$(bench_peer_row runip "\`migrate run --in-place\` (originals kept, not repacked)")
+$(bench_peer_row pipe "hand pipeline, \`--no-data\` (fast-import's pack; borrows the mirror's objects)")
 
 Every branch has filter-repo's commit id ($BR: $after); git fsck
 --connectivity-only passes in each.
