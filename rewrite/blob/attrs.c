@@ -219,8 +219,8 @@ static int wants_lfs(struct blobs *b, const char *path, size_t len,
 	p = pointers_find(b, id);
 	if (p && p->kind == POINTER_LFS)
 		return 1;
-	/* a part of a split file: text this run wrote (inline, so in no
-	 * repository), never LFS */
+	/* a part of a split file: text this run wrote (inline, or in a
+	 * pack made.c has not named yet), never LFS */
 	r = splits_is_part(b, path, len, id, e);
 	if (r)
 		return r < 0 ? -1 : 0;
