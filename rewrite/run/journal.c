@@ -558,7 +558,11 @@ size_t state_clean(const char *state, const char *store)
 				free(p);
 			} else if (file_is_temp(de->d_name) ||
 				   ends_with(de->d_name, ".new") ||
-				   ends_with(de->d_name, ".prev")) {
+				   ends_with(de->d_name, ".prev") ||
+				   /* git's lock on one (fast-import's marks,
+				    * killed while it wrote them): the next
+				    * fast-import would refuse to write */
+				   ends_with(de->d_name, ".new.lock")) {
 				n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 			}
 		}

@@ -149,11 +149,12 @@ head -c 1000 /dev/zero >"$TMPD/put-$$-0-1"	# this shell: alive
 echo junk >"$S/commit-map.new.tmp-AbC123"
 echo junk >"$S/tips.tmp-xYz789"
 echo junk >"$S/commit-map.new"
+echo junk >"$S/import-marks.new.lock"	# fast-import killed writing its marks
 echo "keep me" >"$S/notes.txt"
 cp "$S/commit-map" "$SCRATCH/map.before"
 "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$R" --in-place 2>"$SCRATCH/err" || die "the run after the leftovers failed: $(cat "$SCRATCH/err")"
-grep -q "removed 4 file(s) an interrupted run left" "$SCRATCH/err" || die "no message about the leftovers: $(cat "$SCRATCH/err")"
-for f in "$TMPD/put-$dead-0-1" "$S/commit-map.new.tmp-AbC123" "$S/tips.tmp-xYz789" "$S/commit-map.new" "$S/import.git"; do
+grep -q "removed 5 file(s) an interrupted run left" "$SCRATCH/err" || die "no message about the leftovers: $(cat "$SCRATCH/err")"
+for f in "$TMPD/put-$dead-0-1" "$S/commit-map.new.tmp-AbC123" "$S/tips.tmp-xYz789" "$S/commit-map.new" "$S/import-marks.new.lock" "$S/import.git"; do
 	[ ! -e "$f" ] || die "$f is still there"
 done
 [ -e "$TMPD/put-$$-0-1" ] || die "the temp file of a live process was removed"
@@ -162,6 +163,6 @@ grep -q junk "$S/commit-map" && die "the junk .new map was used"
 [ "$(($(wc -l <"$S/commit-map") - $(wc -l <"$SCRATCH/map.before")))" = 1 ] ||
 	die "the map did not grow by the one new commit"
 git -C "$R" fsck --no-progress >/dev/null 2>&1 || die "git fsck fails after the run"
-info "leftovers: dead process's store temp file, temp and .new state files removed; live one and others kept"
+info "leftovers: dead process's store temp file, temp and .new state files, fast-import's marks lock removed; live one and others kept"
 EOF
 test_done
