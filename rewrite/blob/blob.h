@@ -187,6 +187,9 @@ uint64_t blobs_conversions(const struct blobs *b);
 /* The bytes of blob contents read from the repositories so far (the
  * stream's own are counted by its reader): progress's "MB read". */
 uint64_t blobs_bytes_read(const struct blobs *b);
+/* Of those, the bytes the pool's threads read (--threads): the summary
+ * line's "MB read ahead". */
+uint64_t blobs_bytes_read_ahead(const struct blobs *b);
 /* The LFS store's directory; NULL when nothing is stored (no lfs rule,
  * or a dry run). */
 const char *blobs_store(const struct blobs *b);

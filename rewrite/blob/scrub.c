@@ -123,6 +123,17 @@ static struct scrub_rule *rule_of(struct scrub *s, const struct rule *rule)
 	return NULL;
 }
 
+int scrub_seen(const struct blobs *b, const struct rule *rule,
+	       const struct oid *id)
+{
+	struct scrub_rule *sr = b->scrub ? rule_of(b->scrub, rule) : NULL;
+	struct scrub_memo *m = NULL;
+
+	if (sr)
+		HASH_FIND(hh, sr->memo, id->hash, OID_RAW, m);
+	return m != NULL;
+}
+
 int scrub_content(struct blobs *b, const struct rule *rule,
 		  struct blob_info *bi, struct blob_info **out, struct err *e)
 {

@@ -179,6 +179,9 @@ struct content {
 };
 int content_open(struct blobs *b, struct blob_info *bi,
 		 struct content *c, struct err *e);
+/* 1 when content_open reads bi from the repository (no copy of it is at
+ * hand: held, stored, aside, an LFS file). */
+int blob_from_repository(const struct blobs *b, const struct blob_info *bi);
 /* Bytes read, 0 at the end, -1 on error. */
 ssize_t content_read(struct content *c, char *dst, size_t cap,
 		     struct err *e);
@@ -392,6 +395,11 @@ struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
 int pool_take_unlfs(struct blobs *b, const struct oid *id,
 		    const struct ptr_oid *lfs, uint64_t size,
 		    struct lfs_found *found);
+/* replace-text: id's content (size bytes), read ahead by the pool, moved
+ * into out (whose old memory goes): 1, or 0 when the caller must read it
+ * itself. The job is gone either way. */
+int pool_take_read(struct blobs *b, const struct oid *id, uint64_t size,
+		   struct buf *out);
 /* Stops the pool; every put it holds is aborted (temp files removed). */
 void pool_free(struct blobs *b);
 /* The bytes the workers read from the repository so far. */
@@ -481,5 +489,9 @@ void scrub_free(struct blobs *b);
  */
 int scrub_content(struct blobs *b, const struct rule *rule,
 		  struct blob_info *bi, struct blob_info **out, struct err *e);
+/* 1 when rule (a replace-text rule) has replaced the content id already:
+ * scrub_content reads it no more. */
+int scrub_seen(const struct blobs *b, const struct rule *rule,
+	       const struct oid *id);
 
 #endif

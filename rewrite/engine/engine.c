@@ -1341,7 +1341,8 @@ static struct progress_counts progress_counts(const struct rw *rw)
 		rw->commits_seen,
 		rw->blobs ? blobs_conversions(rw->blobs) : 0,
 		stream_reader_offset(rw->in) +
-			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0)
+			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0),
+		rw->blobs ? blobs_bytes_read_ahead(rw->blobs) : 0
 	};
 	return n;
 }

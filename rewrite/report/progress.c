@@ -43,6 +43,9 @@ static void progress_line(const struct progress *p, const struct progress_counts
 	fprintf(stderr, " commits, %.1f MB read, %.1f MB/s, %llu converted",
 		mb, secs > 0 ? mb / secs : 0.0,
 		(unsigned long long)c->converted);
+	/* what the other threads read (--threads), when they read */
+	if (final && c->ahead)
+		fprintf(stderr, ", %.1f MB read ahead", (double)c->ahead / 1e6);
 	if (final)
 		fprintf(stderr, ", done in %.1f s.\n", secs);
 	else if (total && c->commits && c->commits < total)

@@ -142,6 +142,7 @@ struct progress {
 
 struct progress_counts {
 	uint64_t commits, converted, bytes;
+	uint64_t ahead;		/* of bytes, read by other threads */
 };
 
 /* On when want > 0, or want == 0 and stderr is a terminal; never quiet. */
