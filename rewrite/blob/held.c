@@ -323,14 +323,6 @@ int blobs_read(struct blobs *b, struct blob_mark *m, const struct oid *orig,
 }
 
 
-int blob_from_repository(const struct blobs *b, const struct blob_info *bi)
-{
-	/* content_open's order, up to its read from the repository */
-	return !bi->held && !(bi->converted && b->store) &&
-	       !(bi->annex_key && b->annex_store) && !bi->aside &&
-	       !bi->lfs_path;
-}
-
 int content_open(struct blobs *b, struct blob_info *bi,
 			struct content *c, struct err *e)
 {

@@ -43,9 +43,10 @@
  * scrub_content asks for the content (blob_read_all), takes the bytes
  * instead of reading them itself; the replace itself stays on the main
  * thread (a replace set has scratch buffers). Jobs that read hold at most
- * READ_AHEAD_MAX bytes in all, counted from the queue on: a line whose
- * blob does not fit waits (the look-ahead stops there) until jobs are
- * taken or dropped.
+ * READ_AHEAD_MAX bytes of blobs in all, counted from the queue on: a line
+ * whose blob does not fit waits (the look-ahead stops there) until jobs
+ * are taken or dropped. Their buffers are reused (SPARES); one grown from
+ * a smaller spare may have up to half again the blob's size.
  *
  * Threads: the job list and each job's state and result are shared,
  * under p->lock; the table by id, the look-ahead and the scanner's
@@ -439,12 +440,12 @@ static int will_convert(struct blobs *b, struct pool *p,
 	if (blob_decide(b->rules, l->path.ptr, l->path.len, mode, *size, 0,
 			&rule, &action, &ignored) < 0)
 		return 0;
-	/* read whole by blob_read_all, unless a copy is at hand or the rule
+	/* read whole by blob_read_all, unless a copy is at hand or a rule
 	 * replaced this content already */
 	if (action == BLOB_REPLACE_TEXT)
 		return *size <= READ_AHEAD_MAX &&
-		       (!bi || blob_from_repository(b, bi)) &&
-		       !scrub_seen(b, rule, id) ? 3 : 0;
+		       (!bi || (blob_from_repository(b, bi) && !bi->replaced)) ?
+		       3 : 0;
 	/* a blob small enough to be a pointer already is the main thread's
 	 * to convert (place() reads it to know); an unlfs one is a job */
 	if (action == BLOB_LFS && *size >= PTR_LFS_POINTER_MAX)

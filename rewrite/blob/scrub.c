@@ -123,17 +123,6 @@ static struct scrub_rule *rule_of(struct scrub *s, const struct rule *rule)
 	return NULL;
 }
 
-int scrub_seen(const struct blobs *b, const struct rule *rule,
-	       const struct oid *id)
-{
-	struct scrub_rule *sr = b->scrub ? rule_of(b->scrub, rule) : NULL;
-	struct scrub_memo *m = NULL;
-
-	if (sr)
-		HASH_FIND(hh, sr->memo, id->hash, OID_RAW, m);
-	return m != NULL;
-}
-
 int scrub_content(struct blobs *b, const struct rule *rule,
 		  struct blob_info *bi, struct blob_info **out, struct err *e)
 {
@@ -163,6 +152,7 @@ int scrub_content(struct blobs *b, const struct rule *rule,
 	if (r > 0 && !(*out = blob_made(b, s->out.ptr, s->out.len, e)))
 		return -1;
 	buf_reset(&s->view);
+	bi->replaced = 1;
 	m = xcalloc(1, sizeof(*m));
 	m->id = bi->id;
 	m->out = *out;

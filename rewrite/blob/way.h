@@ -63,6 +63,10 @@ struct blob_info {
 	 * blob named again, at another path, needs not be read again: a
 	 * full-data stream has let go of it and may have no repository */
 	struct unlfs_obj *unlfs_obj;
+	/* a replace-text rule read it whole (scrub.c): the pool does not
+	 * read it ahead again (another rule may still read it: then the
+	 * main thread reads it itself) */
+	int replaced;
 };
 
 /* Blobs (by mark, or by content alone) waiting to be written. */
@@ -180,8 +184,16 @@ struct content {
 int content_open(struct blobs *b, struct blob_info *bi,
 		 struct content *c, struct err *e);
 /* 1 when content_open reads bi from the repository (no copy of it is at
- * hand: held, stored, aside, an LFS file). */
-int blob_from_repository(const struct blobs *b, const struct blob_info *bi);
+ * hand: held, stored, aside, an LFS file): its order, up to that read.
+ * Inline: held.c and pool.c both ask, and pool.c calls nothing of
+ * held.c's (held.c takes from the pool). */
+static inline int blob_from_repository(const struct blobs *b,
+				       const struct blob_info *bi)
+{
+	return !bi->held && !(bi->converted && b->store) &&
+	       !(bi->annex_key && b->annex_store) && !bi->aside &&
+	       !bi->lfs_path;
+}
 /* Bytes read, 0 at the end, -1 on error. */
 ssize_t content_read(struct content *c, char *dst, size_t cap,
 		     struct err *e);
@@ -489,9 +501,5 @@ void scrub_free(struct blobs *b);
  */
 int scrub_content(struct blobs *b, const struct rule *rule,
 		  struct blob_info *bi, struct blob_info **out, struct err *e);
-/* 1 when rule (a replace-text rule) has replaced the content id already:
- * scrub_content reads it no more. */
-int scrub_seen(const struct blobs *b, const struct rule *rule,
-	       const struct oid *id);
 
 #endif
