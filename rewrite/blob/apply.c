@@ -257,6 +257,11 @@ uint64_t blobs_bytes_read(const struct blobs *b)
 	return b->dst != b->src ? n + odb_bytes_read(b->dst) : n;
 }
 
+uint64_t blobs_bytes_read_ahead(const struct blobs *b)
+{
+	return pool_bytes_read(b);
+}
+
 const char *blobs_store(const struct blobs *b)
 {
 	return b->store ? ptr_store_dir(b->store) : NULL;

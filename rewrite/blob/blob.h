@@ -192,6 +192,9 @@ void blobs_acted(const struct blobs *b, uint64_t *replaced, uint64_t *split,
 /* The bytes of blob contents read from the repositories so far (the
  * stream's own are counted by its reader): progress's "MB read". */
 uint64_t blobs_bytes_read(const struct blobs *b);
+/* Of those, the bytes the pool's threads read (--threads): the summary
+ * line's "MB read ahead". */
+uint64_t blobs_bytes_read_ahead(const struct blobs *b);
 /* The LFS store's directory; NULL when nothing is stored (no lfs rule,
  * or a dry run). */
 const char *blobs_store(const struct blobs *b);

@@ -37,6 +37,17 @@
  * done job holds its finished pack under temp names (on disk, not in
  * memory), and a job dropped removes them.
  *
+ * replace-text (issue 29): an M line of a blob a replace-text rule will
+ * take is a job too. The worker reads the whole blob into memory (its own
+ * reader: inflate, delta chain, SHA-1 check) and the main thread, when
+ * scrub_content asks for the content (blob_read_all), takes the bytes
+ * instead of reading them itself; the replace itself stays on the main
+ * thread (a replace set has scratch buffers). Jobs that read hold at most
+ * READ_AHEAD_MAX bytes of blobs in all, counted from the queue on: a line
+ * whose blob does not fit waits (the look-ahead stops there) until jobs
+ * are taken or dropped. Their buffers are reused (SPARES); one grown from
+ * a smaller spare may have up to half again the blob's size.
+ *
  * Threads: the job list and each job's state and result are shared,
  * under p->lock; the table by id, the look-ahead and the scanner's
  * reader are the main thread's alone.
@@ -50,6 +61,19 @@
 #define POOL_JOBS_PER_WORKER 16
 #define AHEAD_BYTES ((size_t)8 << 20)
 #define WORKER_DELTA_LIMIT ((uint64_t)256 << 20)
+/* the blobs read whole ahead, in memory, in all */
+#define READ_AHEAD_MAX ((uint64_t)256 << 20)
+/* buffers of read jobs kept for the next ones (fresh pages for every
+ * version of a 5 MB file cost more in page faults than the copy saves):
+ * at most SPARES of at most SPARE_CAP_MAX each */
+#define SPARES 4
+#define SPARE_CAP_MAX ((size_t)32 << 20)
+
+enum job_kind {
+	JOB_PUT,	/* into a put on the store (LFS) */
+	JOB_UNLFS,	/* a pointer to take back: found, not put */
+	JOB_READ	/* read whole into memory (replace-text) */
+};
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
@@ -57,8 +81,9 @@ struct job {
 	struct oid id;
 	uint64_t size;
 	uint64_t off;		/* the stream offset of the M line that asked */
+	enum job_kind kind;
 	struct ptr_put *put;	/* the worker's while it runs */
-	int unlfs;		/* a pointer to take back: found, not put */
+	struct buf data;	/* read: the content (the worker's while it runs) */
 	struct ptr_oid lfs;	/* unlfs: the pointer's object */
 	uint64_t lfs_size;
 	struct lfs_found found;	/* unlfs: what the worker found */
@@ -92,6 +117,14 @@ struct pool {
 	char *const *dirs;		/* unlfs: the stores, in order */
 	size_t ndirs;
 	uint64_t bytes_read;		/* by the workers (lock held) */
+	uint64_t read_held;		/* sizes of the read jobs alive (main) */
+	/* a read the look-ahead decided and that did not fit in
+	 * READ_AHEAD_MAX yet (main) */
+	int waiting;
+	struct oid wait_id;
+	uint64_t wait_size, wait_off;
+	struct buf spare[SPARES];	/* (lock held) */
+	size_t nspare;
 };
 
 /* Unlinks j from the list (lock held). */
@@ -134,6 +167,62 @@ static int job_run(struct worker *w, struct job *j)
 	}
 	pack_stream_close(s);
 	return n == 0 && !cancel && total == size;
+}
+
+/* Keeps the memory of b for a read job to come, or frees it; b is empty
+ * after (lock held). */
+static void spare_put(struct pool *p, struct buf *b)
+{
+	if (b->cap && b->cap <= SPARE_CAP_MAX && p->nspare < SPARES) {
+		p->spare[p->nspare++] = *b;
+		buf_init(b, b->max);
+		return;
+	}
+	buf_release(b);
+}
+
+/* Gives b (empty) the memory of a spare: one with room for size bytes,
+ * else the largest, which the read grows (by half again: a file that
+ * grows at every version finds room in it next time). Lock held. */
+static void spare_get(struct pool *p, struct buf *b, uint64_t size)
+{
+	size_t i, best = SPARES, max = b->max;
+
+	for (i = 0; i < p->nspare; i++) {
+		if (p->spare[i].cap > size) {
+			best = i;
+			break;
+		}
+		if (best == SPARES || p->spare[i].cap > p->spare[best].cap)
+			best = i;
+	}
+	if (best == SPARES)
+		return;
+	*b = p->spare[best];
+	buf_reset(b);
+	b->max = max;
+	p->spare[best] = p->spare[--p->nspare];
+}
+
+/* Reads j's blob whole into j->data; 1 when it is all there (the reader
+ * checked its SHA-1). */
+static int read_job_run(struct worker *w, struct job *j)
+{
+	struct err e = ERR_INIT;
+	enum obj_type type;
+	int ok;
+
+	pthread_mutex_lock(&w->p->lock);
+	spare_get(w->p, &j->data, j->size);
+	pthread_mutex_unlock(&w->p->lock);
+	ok = pack_odb_read(w->db, &j->id, &type, &j->data, &e) == 1 &&
+	     type == OBJ_BLOB && j->data.len == j->size;
+	pthread_mutex_lock(&w->p->lock);
+	w->p->bytes_read += j->data.len;
+	if (!ok)
+		spare_put(w->p, &j->data);
+	pthread_mutex_unlock(&w->p->lock);
+	return ok;
 }
 
 struct running {
@@ -188,7 +277,8 @@ static void *worker_main(void *arg)
 		}
 		j->state = JOB_RUNNING;
 		pthread_mutex_unlock(&p->lock);
-		ok = j->unlfs ? unlfs_job_run(w, j) : job_run(w, j);
+		ok = j->kind == JOB_UNLFS ? unlfs_job_run(w, j) :
+		     j->kind == JOB_READ ? read_job_run(w, j) : job_run(w, j);
 		pthread_mutex_lock(&p->lock);
 		j->ok = ok;
 		j->state = JOB_DONE;
@@ -220,7 +310,7 @@ static struct pool *pool_start(struct blobs *b)
 	struct pack_odb *scan_db;
 	struct pool *p;
 
-	if ((!b->has_lfs && !b->lfs_dirs) || !n || !b->in ||
+	if ((!b->has_lfs && !b->lfs_dirs && !b->scrub) || !n || !b->in ||
 	    odb_native_fork(b->src, &scan_db, &ignored) != 1)
 		return NULL;
 	p = xcalloc(1, sizeof(*p));
@@ -258,10 +348,13 @@ static void job_drop(struct pool *p, struct job *j)
 {
 	pthread_mutex_lock(&p->lock);
 	list_unlink(p, j);
+	spare_put(p, &j->data);
 	pthread_mutex_unlock(&p->lock);
 	HASH_DEL(p->byid, j);
 	ptr_put_abort(j->put);
 	lfs_found_release(&j->found);
+	if (j->kind == JOB_READ)
+		p->read_held -= j->size;
 	free(j);
 	p->live--;
 }
@@ -309,8 +402,9 @@ static int unlfs_pointer(struct pool *p, const struct oid *id,
 }
 
 /* The job the parse, at the M line l of a commit on branch l->ref, will
- * want: 1 an LFS conversion, 2 an unlfs one (*lfs, *lfs_size set); 0
- * none, or maybe none. */
+ * want: 1 an LFS conversion, 2 an unlfs one (*lfs, *lfs_size set), 3 a
+ * read for a replace-text rule (a binary blob is left alone only once
+ * read: the read is wasted then); 0 none, or maybe none. */
 static int will_convert(struct blobs *b, struct pool *p,
 			const struct stream_cmd *l, struct oid *id,
 			uint64_t *size, struct ptr_oid *lfs, uint64_t *lfs_size)
@@ -336,15 +430,22 @@ static int will_convert(struct blobs *b, struct pool *p,
 		return 0;
 	if (rules_blob_count(b->rules) && rules_match_blob(b->rules, id->hash))
 		return 0;
-	/* a small blob can only be an unlfs job: without unlfs rules no rule
-	 * is matched for it here (the main thread matches it anyway) */
+	/* a small blob can only be an unlfs or a read job: without those
+	 * rules no rule is matched for it here (the main thread matches it
+	 * anyway) */
 	if (pack_odb_info(p->scan_db, id, &type, size, &ignored) != 1 ||
 	    type != OBJ_BLOB || *size == 0 ||
-	    (*size < PTR_LFS_POINTER_MAX && !p->ndirs))
+	    (*size < PTR_LFS_POINTER_MAX && !p->ndirs && !b->scrub))
 		return 0;
 	if (blob_decide(b->rules, l->path.ptr, l->path.len, mode, *size, 0,
 			&rule, &action, &ignored) < 0)
 		return 0;
+	/* read whole by blob_read_all, unless a copy is at hand or a rule
+	 * replaced this content already */
+	if (action == BLOB_REPLACE_TEXT)
+		return *size <= READ_AHEAD_MAX &&
+		       (!bi || (blob_from_repository(b, bi) && !bi->replaced)) ?
+		       3 : 0;
 	/* a blob small enough to be a pointer already is the main thread's
 	 * to convert (place() reads it to know); an unlfs one is a job */
 	if (action == BLOB_LFS && *size >= PTR_LFS_POINTER_MAX)
@@ -355,9 +456,9 @@ static int will_convert(struct blobs *b, struct pool *p,
 	return 0;
 }
 
-static void queue(struct blobs *b, struct pool *p, const struct oid *id,
-		  uint64_t size, uint64_t off, const struct ptr_oid *lfs,
-		  uint64_t lfs_size)
+static void queue(struct blobs *b, struct pool *p, enum job_kind kind,
+		  const struct oid *id, uint64_t size, uint64_t off,
+		  const struct ptr_oid *lfs, uint64_t lfs_size)
 {
 	struct err ignored = ERR_INIT;
 	struct job *j = xcalloc(1, sizeof(*j));
@@ -365,10 +466,14 @@ static void queue(struct blobs *b, struct pool *p, const struct oid *id,
 	j->id = *id;
 	j->size = size;
 	j->off = off;
-	if (lfs) {
-		j->unlfs = 1;
+	j->kind = kind;
+	buf_init(&j->data, 0);
+	if (kind == JOB_UNLFS) {
 		j->lfs = *lfs;
 		j->lfs_size = lfs_size;
+	} else if (kind == JOB_READ) {
+		j->data.max = (size_t)size;	/* size <= READ_AHEAD_MAX */
+		p->read_held += size;
 	} else if (ptr_put_begin(b->store, &j->put, &ignored) < 0) {
 		free(j);	/* the main thread meets it again itself */
 		return;
@@ -386,8 +491,32 @@ static void queue(struct blobs *b, struct pool *p, const struct oid *id,
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* 1 when a read of size bytes fits in what read jobs may hold. */
+static int read_fits(const struct pool *p, uint64_t size)
+{
+	return p->read_held + size <= READ_AHEAD_MAX;
+}
+
+/* The read that waited for room: dropped when the parse passed its line,
+ * queued when it fits now. 1 when it still waits. */
+static int read_waiting(struct blobs *b, struct pool *p, uint64_t before)
+{
+	if (!p->waiting)
+		return 0;
+	if (p->wait_off < before) {
+		p->waiting = 0;
+		return 0;
+	}
+	if (!read_fits(p, p->wait_size) || p->live >= p->max_live)
+		return 1;
+	p->waiting = 0;
+	queue(b, p, JOB_READ, &p->wait_id, p->wait_size, p->wait_off, NULL, 0);
+	return 0;
+}
+
 void blobs_ahead(struct blobs *b, uint64_t before)
 {
+	static const enum job_kind kinds[] = { 0, JOB_PUT, JOB_UNLFS, JOB_READ };
 	struct pool *p = b->pool;
 	struct ptr_oid lfs;
 	uint64_t size, off, lfs_size;
@@ -403,15 +532,28 @@ void blobs_ahead(struct blobs *b, uint64_t before)
 			return;
 	}
 	expire(p, before);
+	if (read_waiting(b, p, before))
+		return;
 	while (p->live < p->max_live &&
-	       stream_reader_ahead(b->in, AHEAD_BYTES, &p->look, &off) > 0)
-		if ((k = will_convert(b, p, &p->look, &id, &size, &lfs, &lfs_size)))
-			queue(b, p, &id, size, off, k == 2 ? &lfs : NULL, lfs_size);
+	       stream_reader_ahead(b->in, AHEAD_BYTES, &p->look, &off) > 0) {
+		k = will_convert(b, p, &p->look, &id, &size, &lfs, &lfs_size);
+		if (k == 3 && !read_fits(p, size)) {
+			/* the look-ahead stops here until there is room */
+			p->waiting = 1;
+			p->wait_id = id;
+			p->wait_size = size;
+			p->wait_off = off;
+			return;
+		}
+		if (k)
+			queue(b, p, kinds[k], &id, size, off, &lfs, lfs_size);
+	}
 }
 
 /* The job for id, taken from the workers (waited for if running), or
  * NULL. */
-static struct job *take(struct blobs *b, const struct oid *id, int unlfs)
+static struct job *take(struct blobs *b, const struct oid *id,
+			enum job_kind kind)
 {
 	struct pool *p = b->pool;
 	struct job *j;
@@ -419,7 +561,7 @@ static struct job *take(struct blobs *b, const struct oid *id, int unlfs)
 	if (!p)
 		return NULL;
 	HASH_FIND(hh, p->byid, id->hash, OID_RAW, j);
-	if (!j || j->unlfs != unlfs)
+	if (!j || j->kind != kind)
 		return NULL;
 	pthread_mutex_lock(&p->lock);
 	job_settle(p, j);	/* not started: the caller reads it itself */
@@ -431,7 +573,7 @@ int pool_take_unlfs(struct blobs *b, const struct oid *id,
 		    const struct ptr_oid *lfs, uint64_t size,
 		    struct lfs_found *found)
 {
-	struct job *j = take(b, id, 1);
+	struct job *j = take(b, id, JOB_UNLFS);
 	int ok;
 
 	if (!j)
@@ -448,7 +590,7 @@ int pool_take_unlfs(struct blobs *b, const struct oid *id,
 
 struct ptr_put *pool_take(struct blobs *b, const struct oid *id)
 {
-	struct job *j = take(b, id, 0);
+	struct job *j = take(b, id, JOB_PUT);
 	struct ptr_put *put = NULL;
 
 	if (!j)
@@ -459,6 +601,29 @@ struct ptr_put *pool_take(struct blobs *b, const struct oid *id)
 	}
 	job_drop(b->pool, j);
 	return put;
+}
+
+int pool_take_read(struct blobs *b, const struct oid *id, uint64_t size,
+		   struct buf *out)
+{
+	struct job *j = take(b, id, JOB_READ);
+	struct buf t;
+	int ok;
+
+	if (!j)
+		return 0;
+	ok = j->ok && j->size == size && j->data.len <= out->max;
+	if (ok) {	/* out gets the bytes, the job out's old memory */
+		t = *out;
+		out->ptr = j->data.ptr;
+		out->len = j->data.len;
+		out->cap = j->data.cap;
+		j->data.ptr = t.ptr;
+		j->data.len = t.len;
+		j->data.cap = t.cap;
+	}
+	job_drop(b->pool, j);
+	return ok;
 }
 
 uint64_t pool_bytes_read(const struct blobs *b)
@@ -496,6 +661,8 @@ void pool_free(struct blobs *b)
 		lfs_check_release(&p->w[i].check);
 	}
 	free(p->w);
+	for (i = 0; i < p->nspare; i++)
+		buf_release(&p->spare[i]);
 	pack_odb_free(p->scan_db);
 	stream_cmd_release(&p->look);
 	buf_release(&p->ptr);

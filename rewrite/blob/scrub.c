@@ -152,6 +152,7 @@ int scrub_content(struct blobs *b, const struct rule *rule,
 	if (r > 0 && !(*out = blob_made(b, s->out.ptr, s->out.len, e)))
 		return -1;
 	buf_reset(&s->view);
+	bi->replaced = 1;
 	m = xcalloc(1, sizeof(*m));
 	m->id = bi->id;
 	m->out = *out;

@@ -63,6 +63,10 @@ struct blob_info {
 	 * blob named again, at another path, needs not be read again: a
 	 * full-data stream has let go of it and may have no repository */
 	struct unlfs_obj *unlfs_obj;
+	/* a replace-text rule read it whole (scrub.c): the pool does not
+	 * read it ahead again (another rule may still read it: then the
+	 * main thread reads it itself) */
+	int replaced;
 };
 
 /* Blobs (by mark, or by content alone) waiting to be written. */
@@ -180,6 +184,17 @@ struct content {
 };
 int content_open(struct blobs *b, struct blob_info *bi,
 		 struct content *c, struct err *e);
+/* 1 when content_open reads bi from the repository (no copy of it is at
+ * hand: held, stored, aside, an LFS file): its order, up to that read.
+ * Inline: held.c and pool.c both ask, and pool.c calls nothing of
+ * held.c's (held.c takes from the pool). */
+static inline int blob_from_repository(const struct blobs *b,
+				       const struct blob_info *bi)
+{
+	return !bi->held && !(bi->converted && b->store) &&
+	       !(bi->annex_key && b->annex_store) && !bi->aside &&
+	       !bi->lfs_path;
+}
 /* Bytes read, 0 at the end, -1 on error. */
 ssize_t content_read(struct content *c, char *dst, size_t cap,
 		     struct err *e);
@@ -395,6 +410,11 @@ struct ptr_put *pool_take(struct blobs *b, const struct oid *id);
 int pool_take_unlfs(struct blobs *b, const struct oid *id,
 		    const struct ptr_oid *lfs, uint64_t size,
 		    struct lfs_found *found);
+/* replace-text: id's content (size bytes), read ahead by the pool, moved
+ * into out (whose old memory goes): 1, or 0 when the caller must read it
+ * itself. The job is gone either way. */
+int pool_take_read(struct blobs *b, const struct oid *id, uint64_t size,
+		   struct buf *out);
 /* Stops the pool; every put it holds is aborted (temp files removed). */
 void pool_free(struct blobs *b);
 /* The bytes the workers read from the repository so far. */

@@ -1342,7 +1342,8 @@ static struct progress_counts progress_counts(const struct rw *rw)
 		rw->blobs ? blobs_conversions(rw->blobs) : 0,
 		stream_reader_offset(rw->in) +
 			(rw->blobs ? blobs_bytes_read(rw->blobs) : 0),
-		0, 0, 0
+		0, 0, 0,
+		rw->blobs ? blobs_bytes_read_ahead(rw->blobs) : 0
 	};
 
 	if (rw->blobs)

@@ -52,6 +52,9 @@ static void progress_line(const struct progress *p, const struct progress_counts
 		fprintf(stderr, ", %llu split", (unsigned long long)c->split);
 	if (c->dropped)
 		fprintf(stderr, ", %llu dropped", (unsigned long long)c->dropped);
+	/* what the other threads read (--threads), when they read */
+	if (final && c->ahead)
+		fprintf(stderr, ", %.1f MB read ahead", (double)c->ahead / 1e6);
 	if (final)
 		fprintf(stderr, ", done in %.1f s.\n", secs);
 	else if (total && c->commits && c->commits < total)

@@ -144,6 +144,7 @@ struct progress_counts {
 	uint64_t commits, converted, bytes;
 	/* files the rules changed otherwise, so far (each version counts) */
 	uint64_t replaced, split, dropped;
+	uint64_t ahead;		/* of bytes, read by other threads */
 };
 
 /* On when want > 0, or want == 0 and stderr is a terminal; never quiet. */
