@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,72 +65,119 @@ void gitcmd_chomp(struct buf *b)
 }
 
 /*
- * In the child: in_fd, out_fd and err_fd become its stdin, stdout and
- * stderr (in_fd -1: /dev/null; out_fd or err_fd -1: inherited), the
- * "NAME=value" strings of env join its environment, and git runs (or,
- * prog given, prog with args as its whole argv: man for `migrate help`);
- * never returns. Every other descriptor of ours is close-on-exec, so the child
- * holds no pipe end but its own three.
+ * env (NAME=value strings, NULL-terminated) over our own environment: a
+ * new array of pointers (ours and env's strings, not copies), each NAME
+ * of env in place of our own.
  */
-static void child_exec(const char *prog, const char *dir,
-		       const struct gitargv *args, const char *const *env,
-		       int in_fd, int out_fd, int err_fd)
+static char **env_over(const char *const *env)
 {
-	char **argv = xcalloc(args->n + 4, sizeof(*argv));
-	int fd[3] = { in_fd, out_fd, err_fd };
-	size_t i, k = 0;
+	size_t n = 0, m = 0, k = 0, i, j;
+	char **v;
 
-	/* ignored signals stay ignored across exec: give git its default */
-	signal(SIGPIPE, SIG_DFL);
-	for (; env && *env; env++)
-		if (putenv((char *)*env) != 0)
-			_exit(127);
-	if (fd[0] < 0)
-		fd[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd[0] < 0)
-		_exit(127);
-	/* a descriptor that is itself 0, 1 or 2 (we were started with one
-	 * closed) is first copied above 2: no dup2 below then overwrites one
-	 * still to be placed, and each dup2 clears close-on-exec */
-	for (i = 0; i < 3; i++)
-		if (fd[i] >= 0 && fd[i] <= 2 &&
-		    (fd[i] = fcntl(fd[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			_exit(127);
-	for (i = 0; i < 3; i++)
-		if (fd[i] >= 0 && dup2(fd[i], (int)i) < 0)
-			_exit(127);
-	if (prog) {
-		for (i = 0; i < args->n; i++)
-			argv[k++] = args->v[i];
-		execvp(prog, argv);
-		_exit(127);
+	while (environ[n])
+		n++;
+	while (env[m])
+		m++;
+	v = xcalloc(n + m + 1, sizeof(*v));
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < m; j++) {
+			size_t len = strcspn(env[j], "=");
+			if (!strncmp(environ[i], env[j], len) &&
+			    environ[i][len] == '=')
+				break;
+		}
+		if (j == m)
+			v[k++] = environ[i];
 	}
-	argv[k++] = "git";
-	if (dir) {
-		argv[k++] = "-C";
-		argv[k++] = xstrdup(dir); /* freed by exec */
-	}
-	for (i = 0; i < args->n; i++)
-		argv[k++] = args->v[i];
-	execvp("git", argv);
-	_exit(127);
+	for (j = 0; j < m; j++)
+		v[k++] = (char *)env[j];
+	return v;
 }
 
-/* The one fork of migrate: child_exec in the child; *pid in the parent. */
+/*
+ * The one place migrate starts a program: in_fd, out_fd and err_fd become
+ * its stdin, stdout and stderr (in_fd -1: /dev/null; out_fd or err_fd -1:
+ * inherited), the "NAME=value" strings of env join its environment, and
+ * git runs (or, prog given, prog with args as its whole argv: man for
+ * `migrate help`). Every other descriptor of ours is close-on-exec, so the
+ * child holds no pipe end but its own three.
+ *
+ * posix_spawn, not fork: a writer or pool thread may hold the allocator's
+ * lock at the moment of a fork, and a forked child that allocates before
+ * its exec then waits for it forever (and we, reading its pipe, with it).
+ * Everything the child needs is made here, before it exists.
+ */
 static int spawn_prog(pid_t *pid, const char *prog, const char *dir,
 		      const struct gitargv *args, const char *const *env,
 		      int in_fd, int out_fd, int err_fd, struct err *e)
 {
-	pid_t p;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t dfl;
+	char **argv = xcalloc(args->n + 4, sizeof(*argv)), **envp = environ;
+	int fd[3] = { in_fd, out_fd, err_fd }, own[3] = { -1, -1, -1 };
+	size_t i, k = 0;
+	int rc = 0, t;
 
-	fflush(NULL);
-	p = fork();
-	if (p < 0)
-		return err_errno(e, ERR_IO, "fork");
-	if (p == 0)
-		child_exec(prog, dir, args, env, in_fd, out_fd, err_fd);
-	*pid = p;
-	return 0;
+	if (fd[0] < 0 &&
+	    (fd[0] = own[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		free(argv);
+		return err_errno(e, ERR_IO, "/dev/null");
+	}
+	/* a descriptor that is itself 0, 1 or 2 (we were started with one
+	 * closed) is first copied above 2: no dup2 of the child then
+	 * overwrites one still to be placed */
+	for (i = 0; i < 3 && rc == 0; i++) {
+		if (fd[i] < 0 || fd[i] > 2)
+			continue;
+		if ((t = fcntl(fd[i], F_DUPFD_CLOEXEC, 3)) < 0) {
+			rc = err_errno(e, ERR_IO, "fcntl");
+			break;
+		}
+		if (own[i] >= 0)
+			close(own[i]);
+		fd[i] = own[i] = t;
+	}
+	if (!prog) {
+		argv[k++] = "git";
+		if (dir) {
+			argv[k++] = "-C";
+			argv[k++] = (char *)dir;
+		}
+	}
+	for (i = 0; i < args->n; i++)
+		argv[k++] = args->v[i];
+	if (env && rc == 0)
+		envp = env_over(env);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	/* ignored signals stay ignored across exec: give the child SIGPIPE's
+	 * default */
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			posix_spawn_file_actions_adddup2(&fa, fd[i], (int)i);
+	if (rc == 0) {
+		fflush(NULL);
+		if ((t = posix_spawnp(pid, prog ? prog : "git", &fa, &at,
+				      argv, envp)) != 0) {
+			errno = t;
+			rc = err_errno(e, ERR_IO, "cannot run %s",
+				       prog ? prog : "git");
+		}
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	for (i = 0; i < 3; i++)
+		if (own[i] >= 0)
+			close(own[i]);
+	if (envp != environ)
+		free(envp);
+	free(argv);
+	return rc;
 }
 
 static int spawn(pid_t *pid, const char *dir, const struct gitargv *args,
@@ -140,7 +188,7 @@ static int spawn(pid_t *pid, const char *dir, const struct gitargv *args,
 }
 
 /* `man ARGS...` to its end (quiet: its output to /dev/null); its exit
- * status, 127 when there is no man, -1 when it could not be started. */
+ * status, or -1 when it could not be started (no man). */
 static int run_man(const struct gitargv *args, int quiet)
 {
 	struct err e = ERR_INIT;

@@ -2,10 +2,15 @@
  * test_gitcmd.c - rewrite/git/gitcmd.c, the one place that starts a
  * process, against real git: the piped long-lived child (odb.c's
  * `git cat-file --batch-command`), also when this process has its stdin
- * closed, and the git and common directories of a linked work tree.
+ * closed, the git and common directories of a linked work tree, git
+ * started while other threads allocate (a forked child that allocated
+ * before its exec could wait forever for a lock one of them held), and
+ * the environment given to a child.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +133,94 @@ static void test_dirs(void **state)
 	assert_non_null(strstr(e.msg, "is not a git repository (git: not a git repository"));
 }
 
+static volatile int allocating;
+
+/* Allocates and frees in batches (so that the allocator's caches drain
+ * and fill again, under its locks), small and large, until allocating
+ * is 0. */
+static void *allocate(void *arg)
+{
+	void *p[256];
+	size_t n = (size_t)arg, i;
+
+	while (allocating) {
+		for (i = 0; i < 256; i++) {
+			n = n * 6364136223846793005u + 1442695040888963407u;
+			p[i] = malloc(i % 64 ? 16 + (n >> 33) % 4096 : 1 << 20);
+		}
+		for (i = 0; i < 256; i++)
+			free(p[i]);
+	}
+	return NULL;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "test_gitcmd: git started beside allocating "
+				  "threads never ended (a child waiting for a "
+				  "lock between fork and exec?)\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(2);
+}
+
+static void test_spawn_beside_threads(void **state)
+{
+	pthread_t t[3];
+	size_t i;
+
+	(void)state;
+	signal(SIGALRM, on_alarm);
+	alarm(120);
+	allocating = 1;
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, allocate,
+						(void *)(i + 1)), 0);
+	for (i = 0; i < 300; i++) {
+		struct err e = ERR_INIT;
+		char *got = NULL;
+
+		assert_int_equal(gitcmd_git_dir(repo, &got, &e), 0);
+		free(got);
+	}
+	allocating = 0;
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	alarm(0);
+}
+
+static void test_spawn_env(void **state)
+{
+	static const char *const env[] = { "GIT_COMMITTER_NAME=other",
+					   "GIT_COMMITTER_DATE=@1700000000 +0100",
+					   NULL };
+	struct gitargv a = GITARGV_INIT;
+	struct err e = ERR_INIT;
+	char got[256];
+	int p[2];
+	pid_t pid;
+	ssize_t n;
+
+	(void)state;
+	gitargv_push(&a, "var");
+	gitargv_push(&a, "GIT_COMMITTER_IDENT");
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(gitcmd_spawn_env(&pid, repo, &a, env, -1, p[1], &e), 0);
+	close(p[1]);
+	n = read(p[0], got, sizeof(got) - 1);
+	close(p[0]);
+	assert_int_equal(gitcmd_wait(pid, &e), 0);
+	assert_true(n > 0);
+	got[n] = '\0';
+	/* NAME given: env's, in place of ours; EMAIL not given: ours */
+	assert_string_equal(got, "other <t@example.org> 1700000000 +0100\n");
+	assert_string_equal(getenv("GIT_COMMITTER_NAME"), "t");
+	assert_null(getenv("GIT_COMMITTER_DATE"));
+	gitargv_clear(&a);
+}
+
 static int setup(void **state)
 {
 	static char global[sizeof(dir) + 16];
@@ -172,6 +265,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spawn_piped),
 		cmocka_unit_test(test_dirs),
+		cmocka_unit_test(test_spawn_beside_threads),
+		cmocka_unit_test(test_spawn_env),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
