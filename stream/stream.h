@@ -214,6 +214,12 @@ int stream_writer_hold(struct stream_writer *w);
 int stream_writer_release(struct stream_writer *w, uint64_t upto,
 			  struct err *e);
 size_t stream_writer_held(const struct stream_writer *w);
+/* Items with inline data (M or N inline) written so far. */
+uint64_t stream_writer_inlines(const struct stream_writer *w);
+/* A memory writer forgets what it was given after position pos (a
+ * stream_writer_pos taken earlier, outside any data). 0, or -1 for an
+ * fd writer or a position it is not past. */
+int stream_writer_cut(struct stream_writer *w, uint64_t pos);
 
 /*
  * Appends path to out quoted as fast-export quotes it (docs/FORMATS.md 2.4):

@@ -36,6 +36,7 @@ struct stream_writer {
 	int in_data;		/* between data_begin and data_end */
 	uint64_t data_left;
 	uint64_t produced;	/* bytes given to the writer so far */
+	uint64_t inlines;	/* items with inline data */
 	int holding;
 	struct buf held;	/* fd mode, holding: bytes not written yet */
 	uint64_t held_from;	/* the position of held's first byte */
@@ -354,6 +355,7 @@ int stream_write_data_begin(struct stream_writer *w,
 		return err_set(e, ERR_IO, "writing %s: cannot format a command", w->name);
 	if (put_line(w, e) < 0)
 		return -1;
+	w->inlines += c->kind != STREAM_BLOB;
 	w->in_data = 1;
 	w->data_left = len;
 	return 0;
@@ -400,6 +402,23 @@ int stream_writer_flush(struct stream_writer *w, struct err *e)
 uint64_t stream_writer_pos(const struct stream_writer *w)
 {
 	return w->produced;
+}
+
+uint64_t stream_writer_inlines(const struct stream_writer *w)
+{
+	return w->inlines;
+}
+
+int stream_writer_cut(struct stream_writer *w, uint64_t pos)
+{
+	if (w->fd >= 0 || w->in_data || pos > w->produced ||
+	    w->produced != w->mem.len)
+		return -1;
+	w->mem.len = (size_t)pos;
+	if (w->mem.ptr)
+		w->mem.ptr[pos] = '\0';
+	w->produced = pos;
+	return 0;
 }
 
 int stream_writer_hold(struct stream_writer *w)

@@ -784,6 +784,18 @@ int blobs_commit_end(struct blobs *b, int keep_text, struct err *e)
 	return r == 0 ? made_tick(b, e) : r;
 }
 
+int blobs_stores_trees(const struct blobs *b)
+{
+	return b->made != NULL;
+}
+
+int blobs_store_tree(struct blobs *b, const struct oid *id,
+		     const struct oid *from, const char *path, size_t len,
+		     const struct buf *body, struct err *e)
+{
+	return made_put_tree(b, id, from, path, len, body, e);
+}
+
 int blobs_sync(struct blobs *b, struct err *e)
 {
 	return made_drain(b, e);

@@ -253,6 +253,15 @@ int blobs_commit_end(struct blobs *b, int keep_text, struct err *e);
 /* The commit is written with this id. */
 void blobs_commit_written(struct blobs *b, const struct oid *id);
 
+/* 1 when the run's writer stores the trees the engine makes too
+ * (blobs_store_tree: id, the tree it was made from or NULL, the
+ * directory's path, the raw bytes); the stream then names them by id,
+ * held back until their packs have names. 0 or -1 with e set. */
+int blobs_stores_trees(const struct blobs *b);
+int blobs_store_tree(struct blobs *b, const struct oid *id,
+		     const struct oid *from, const char *path, size_t len,
+		     const struct buf *body, struct err *e);
+
 /* Writes the blobs read since the last commit that no commit decided on
  * (a tag or a later commit may name them); lets go of the rest. */
 int blobs_flush(struct blobs *b, struct err *e);

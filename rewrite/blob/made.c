@@ -48,10 +48,19 @@
 #define MADE_BASES ((size_t)256 << 20)
 #define MADE_DEPTH 50
 #define MADE_MAX ((uint64_t)64 << 20)
+/* a tree's path among the bases starts with this byte, which no path of
+ * a file does: a directory's versions are not a file's */
+#define TREE_KEY '\001'
+/* a directory's versions kept as bases: the one a tree was made from (its
+ * parent commit's) is among the last few, branches interleaving */
+#define TREE_RING 8
 
 struct made_job {
 	struct oid id;
-	char *path;		/* NULL: the end of a segment */
+	enum obj_type type;	/* OBJ_BLOB or OBJ_TREE */
+	struct oid from;	/* a tree's: the version it was made from */
+	char *path;		/* NULL: the end of a segment; a tree's
+				 * starts with TREE_KEY */
 	size_t path_len;
 	struct buf data;
 	struct made_job *next;
@@ -76,6 +85,8 @@ struct made_base {
 	char *path;
 	size_t path_len;
 	struct made_ver last, spine;
+	struct made_ver *ring;	/* a directory's: its last TREE_RING */
+	unsigned ring_next;
 	UT_hash_handle hh;
 	struct made_base *prev, *next;	/* least recently used first */
 };
@@ -105,6 +116,7 @@ struct made {
 	uint64_t seg_bytes;	/* the open one's */
 	uint64_t reported;	/* pack bytes the report counts already */
 	/* the writer's */
+	struct pack_odb *have;	/* the target's objects (NULL: not read) */
 	char *objects_dir;
 	char *list;		/* blob.h made_list, or NULL */
 	int level;
@@ -119,16 +131,25 @@ struct made {
 
 static size_t base_size(const struct made_base *base)
 {
-	return base->last.data.len + base->spine.data.len;
+	size_t n = base->last.data.len + base->spine.data.len, i;
+
+	for (i = 0; base->ring && i < TREE_RING; i++)
+		n += base->ring[i].data.len;
+	return n;
 }
 
 static void base_drop(struct made *m, struct made_base *base)
 {
+	size_t i;
+
 	HASH_DEL(m->bases, base);
 	DL_DELETE(m->lru, base);
 	m->base_bytes -= base_size(base);
 	buf_release(&base->last.data);
 	buf_release(&base->spine.data);
+	for (i = 0; base->ring && i < TREE_RING; i++)
+		buf_release(&base->ring[i].data);
+	free(base->ring);
 	free(base->path);
 	free(base);
 }
@@ -148,9 +169,99 @@ static int try_delta(struct made *m, const struct made_ver *v,
 {
 	m->delta.len = 0;
 	return v->depth < MADE_DEPTH &&
-	       delta_create((const unsigned char *)v->data.ptr, v->data.len,
-			    (const unsigned char *)job->data.ptr, job->data.len,
-			    job->data.len / 2, &m->delta) == 1;
+	       (job->type == OBJ_TREE ? delta_create_tree : delta_create)(
+			(const unsigned char *)v->data.ptr, v->data.len,
+			(const unsigned char *)job->data.ptr, job->data.len,
+			job->data.len / 2, &m->delta) == 1;
+}
+
+/* A new path's bases (the path taken from job). */
+static struct made_base *base_new(struct made *m, struct made_job *job)
+{
+	struct made_base *base = xcalloc(1, sizeof(*base));
+	size_t i;
+
+	base->path = job->path;
+	base->path_len = job->path_len;
+	job->path = NULL;
+	buf_init(&base->last.data, SIZE_MAX / 2);
+	buf_init(&base->spine.data, SIZE_MAX / 2);
+	if (job->type == OBJ_TREE) {
+		base->ring = xcalloc(TREE_RING, sizeof(*base->ring));
+		for (i = 0; i < TREE_RING; i++)
+			buf_init(&base->ring[i].data, SIZE_MAX / 2);
+	}
+	HASH_ADD_KEYPTR(hh, m->bases, base->path, base->path_len, base);
+	return base;
+}
+
+/* base was used: the most recently, and the bases stay in their bound */
+static void base_used(struct made *m, struct made_base *base)
+{
+	m->base_bytes += base_size(base);
+	DL_APPEND(m->lru, base);
+	while (m->base_bytes > MADE_BASES && m->lru && m->lru != base)
+		base_drop(m, m->lru);
+}
+
+/*
+ * Stores job's tree as a delta against the version of its directory it
+ * was made from (its parent commit's) when the ring holds it, else the
+ * latest; whole when neither pays. Its bytes join the ring.
+ */
+static int store_tree(struct made *m, struct made_job *job, struct err *e)
+{
+	struct made_base *base;
+	struct made_ver *against = NULL, *slot;
+	struct err ignored = ERR_INIT;
+	enum obj_type type;
+	uint64_t size;
+	unsigned depth, i, k;
+
+	/* a tree the target has (a directory as the history had it), as
+	 * git fast-import, is not stored again */
+	if (m->have && pack_odb_info(m->have, &job->id, &type, &size,
+				     &ignored) == 1)
+		return 0;
+	HASH_FIND(hh, m->bases, job->path, job->path_len, base);
+	for (i = 0; base && i < TREE_RING && !against; i++) {
+		k = (base->ring_next + TREE_RING - 1 - i) % TREE_RING;
+		if (base->ring[k].data.len && oid_eq(&base->ring[k].id, &job->from))
+			against = &base->ring[k];
+	}
+	if (!against && base)
+		against = &base->ring[(base->ring_next + TREE_RING - 1) % TREE_RING];
+	/* a full chain: the spine, as for blobs */
+	if (against && against->depth >= MADE_DEPTH)
+		against = base->spine.data.len ? &base->spine : NULL;
+	if (against && !try_delta(m, against, job))
+		against = NULL;
+	if (against ? packm_add_delta(m->pack, &job->id, &against->id,
+				      m->delta.ptr, m->delta.len, e) :
+		      packm_add(m->pack, OBJ_TREE, &job->id, job->data.ptr,
+				job->data.len, e))
+		return -1;
+	depth = against ? against->depth + 1 : 0;
+	if (!base) {
+		base = base_new(m, job);
+	} else {
+		DL_DELETE(m->lru, base);
+	}
+	m->base_bytes -= base_size(base);
+	if (!against || against == &base->spine) {
+		base->spine.id = job->id;
+		base->spine.depth = depth;
+		base->spine.data.len = 0;
+		buf_add(&base->spine.data, job->data.ptr, job->data.len);
+	}
+	slot = &base->ring[base->ring_next++ % TREE_RING];
+	buf_release(&slot->data);
+	slot->data = job->data;	/* taken */
+	buf_init(&job->data, SIZE_MAX / 2);
+	slot->id = job->id;
+	slot->depth = depth;
+	base_used(m, base);
+	return 0;
 }
 
 /* Stores job's blob, a delta against its path's last version or spine
@@ -165,6 +276,8 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 		return -1;
 	if (packm_has(m->pack, &job->id))
 		return 0;
+	if (job->type == OBJ_TREE)
+		return store_tree(m, job, e);
 	HASH_FIND(hh, m->bases, job->path, job->path_len, base);
 	/* the spine only when the last chain is full: a delta too large
 	 * against the last version is larger still against an older one */
@@ -176,17 +289,11 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 	}
 	if (against ? packm_add_delta(m->pack, &job->id, &against->id,
 				      m->delta.ptr, m->delta.len, e) :
-		      packm_add(m->pack, OBJ_BLOB, &job->id, job->data.ptr,
+		      packm_add(m->pack, job->type, &job->id, job->data.ptr,
 				job->data.len, e))
 		return -1;
 	if (!base) {
-		base = xcalloc(1, sizeof(*base));
-		base->path = job->path;
-		base->path_len = job->path_len;
-		job->path = NULL;
-		buf_init(&base->last.data, SIZE_MAX / 2);
-		buf_init(&base->spine.data, SIZE_MAX / 2);
-		HASH_ADD_KEYPTR(hh, m->bases, base->path, base->path_len, base);
+		base = base_new(m, job);
 	} else {
 		DL_DELETE(m->lru, base);
 	}
@@ -205,10 +312,7 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 	base->last.data = job->data;
 	base->last.id = job->id;
 	buf_init(&job->data, SIZE_MAX / 2);
-	m->base_bytes += base_size(base);
-	DL_APPEND(m->lru, base);
-	while (m->base_bytes > MADE_BASES && m->lru && m->lru != base)
-		base_drop(m, m->lru);
+	base_used(m, base);
 	return 0;
 }
 
@@ -369,8 +473,11 @@ static void seal_open(struct made *m)
 	enqueue(m, job);
 }
 
-int made_put(struct blobs *b, const struct oid *id, const char *path,
-	     size_t len, struct buf *data, struct err *e)
+/* Hands id's bytes (taken from data) to the writer, with the key of its
+ * delta bases (the path, for a tree after TREE_KEY). */
+static int put(struct blobs *b, enum obj_type type, const struct oid *id,
+	       const struct oid *from, const char *path, size_t len,
+	       struct buf *data, struct err *e)
 {
 	struct made *m = b->made;
 	struct made_job *job;
@@ -381,8 +488,12 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 		return 0;
 	if (writer_failed(m, e) < 0)
 		return -1;
-	/* the thread starts with the first blob: most runs make none */
+	/* the thread starts with the first object: most runs make none */
 	if (!m->started) {
+		struct err ignored = ERR_INIT;
+
+		if (b->dst && odb_native_fork(b->dst, &m->have, &ignored) != 1)
+			m->have = NULL;
 		if (pthread_create(&m->thread, NULL, writer, m) != 0)
 			return err_set(e, ERR_IO, "cannot start a thread");
 		m->started = 1;
@@ -397,12 +508,40 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 	HASH_ADD(hh, m->ids, id.hash, OID_RAW, known);
 	job = xcalloc(1, sizeof(*job));
 	job->id = *id;
-	job->path = xmemdup(path, len);
-	job->path_len = len;
+	job->type = type;
+	if (from)
+		job->from = *from;
+	job->path_len = len + (type == OBJ_TREE);
+	job->path = xmalloc(job->path_len);
+	if (type == OBJ_TREE)
+		job->path[0] = TREE_KEY;
+	memcpy(job->path + (type == OBJ_TREE), path, len);
 	job->data = *data;	/* taken */
 	buf_init(data, data->max);
 	m->seg_bytes += job->data.len;
 	enqueue(m, job);
+	return 0;
+}
+
+int made_put(struct blobs *b, const struct oid *id, const char *path,
+	     size_t len, struct buf *data, struct err *e)
+{
+	return put(b, OBJ_BLOB, id, NULL, path, len, data, e);
+}
+
+int made_put_tree(struct blobs *b, const struct oid *id,
+		  const struct oid *from, const char *path, size_t len,
+		  const struct buf *body, struct err *e)
+{
+	struct buf data = BUF_INIT(SIZE_MAX / 2);
+
+	if (buf_add(&data, body->ptr, body->len) < 0)
+		return err_set(e, ERR_IO, "out of memory");
+	if (put(b, OBJ_TREE, id, from, path, len, &data, e) < 0) {
+		buf_release(&data);
+		return -1;
+	}
+	buf_release(&data);
 	return 0;
 }
 
@@ -488,6 +627,7 @@ void made_free(struct blobs *b)
 	}
 	bases_clear(m);
 	packm_free(m->pack);
+	pack_odb_free(m->have);
 	HASH_ITER(hh, m->ids, id, tmp) {
 		HASH_DEL(m->ids, id);
 		free(id);

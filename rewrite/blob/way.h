@@ -388,6 +388,12 @@ int made_wants(const struct blobs *b, uint64_t size);
  */
 int made_put(struct blobs *b, const struct oid *id, const char *path,
 	     size_t len, struct buf *data, struct err *e);
+/* The same for a tree the engine made (body copied), the directory it is
+ * at its path: a delta against the version it was made from (from, NULL
+ * when none) or that directory's last version. */
+int made_put_tree(struct blobs *b, const struct oid *id,
+		  const struct oid *from, const char *path, size_t len,
+		  const struct buf *body, struct err *e);
 /* After a commit went out: lets go of the stream that names only blobs
  * in packs with names; ends the open segment when it grew large. */
 int made_tick(struct blobs *b, struct err *e);

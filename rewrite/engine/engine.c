@@ -626,6 +626,9 @@ static int do_commit(struct rw *rw, struct err *e)
 		return -1;
 	if (stream_write_cmd(rw->cout, cmd, e) < 0)
 		return -1;
+	c->changes_at = stream_writer_pos(rw->cout);
+	c->inlines_before = stream_writer_inlines(rw->cout);
+	c->has_notes = 0;
 	if (rw->prune && !rw->no_ids && c->nparents && c->norig &&
 	    c->first_none)
 		return stream_write_raw(rw->cout, "deleteall\n", 10, e);
@@ -693,6 +696,7 @@ static int do_change(struct rw *rw, struct err *e)
 	int r = 0;
 
 	rw->cur.nchanges++;
+	rw->cur.has_notes |= cmd->kind == STREAM_NOTEMODIFY;
 	if (rw->blobs && !rw->no_ids && cmd->kind != STREAM_NOTEMODIFY &&
 	    cmd->kind != STREAM_DELETEALL) {
 		r = change_with_rules(rw, e);
@@ -858,6 +862,47 @@ static int commit_pruned(struct rw *rw, struct err *e)
 	return 0;
 }
 
+/*
+ * With the trees stored by the run, the commit's changes give way to
+ * its root tree by id: fast-import writes the commit, no tree, and looks
+ * up one object rather than one per change. Not for a commit whose text
+ * carries data of its own (an inline M or N: that blob exists nowhere
+ * else) or whose branch has notes (fast-import counts them for its own
+ * fanout). 0, or -1 with e set.
+ */
+static int commit_names_root(struct rw *rw, const struct oid *tree,
+			     struct err *e)
+{
+	struct cur_commit *c = &rw->cur;
+	char line[OID_HEX + 16];
+
+	if (!rw->trees_made || rw->no_ids || c->has_notes ||
+	    c->branch->num_notes ||
+	    stream_writer_inlines(rw->cout) != c->inlines_before)
+		return 0;
+	if (stream_writer_cut(rw->cout, c->changes_at) < 0)
+		return err_set(e, ERR_IO, "internal error: cannot cut the "
+			       "commit's text");
+	memcpy(line, "M 040000 ", 9);
+	oid_hex(tree, line + 9);
+	memcpy(line + 9 + OID_HEX, " \"\"\n", 4);
+	return stream_write_raw(rw->cout, line, 9 + OID_HEX + 4, e);
+}
+
+/* tree.c's tree_made_fn: a tree the run made, to the writer. */
+static int tree_made(void *ctx, const char *path, size_t len,
+		     const struct buf *body, const struct oid *id,
+		     const struct oid *from, struct err *e)
+{
+	struct rw *rw = ctx;
+
+	if (blobs_store_tree(rw->blobs, id, from, path, len, body, e) < 0) {
+		rw->trees_failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
 static int commit_end(struct rw *rw, struct err *e)
 {
 	struct cur_commit *c = &rw->cur;
@@ -887,10 +932,12 @@ static int commit_end(struct rw *rw, struct err *e)
 			c->branch->num_notes = (uint64_t)n;
 	}
 	if (!rw->no_ids && tree_hash(rw->ts, c->root, &tree, e) < 0 &&
-	    ids_lost(rw, e) < 0)
+	    (rw->trees_failed || ids_lost(rw, e) < 0))
 		return -1;
 	if (!rw->no_ids && rw->prune && (pruned = prunable(rw, &tree, e)) < 0)
 		return err_at_input(e);
+	if (!pruned && commit_names_root(rw, &tree, e) < 0)
+		return -1;
 	if (rw->blobs) {
 		r = blobs_commit_end(rw->blobs, !pruned, e);
 		rw->cout = rw->out;
@@ -1399,6 +1446,8 @@ static int rw_stream(struct rw *rw, struct err *e)
 		};
 		if (blobs_new(&rw->blobs, &bo, &env, e) < 0)
 			return -1;
+		if ((rw->trees_made = blobs_stores_trees(rw->blobs)))
+			tree_state_on_made(rw->ts, tree_made, rw);
 		/* without rules nothing can become empty: the stream passes */
 		if (!rw->opt->no_prune_empty)
 			rw->prune = prune_new();

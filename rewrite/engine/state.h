@@ -104,6 +104,11 @@ struct cur_commit {
 				 * had_parents_pruned) */
 	struct prune_parent *pp;	/* nparents of them, final */
 	size_t pp_alloc;
+	/* trees stored by the run (rw->trees_made): where the commit's
+	 * changes begin in its text, the inline items before them, and
+	 * whether it changed notes (then its changes go as they are) */
+	uint64_t changes_at, inlines_before;
+	int has_notes;
 };
 
 struct rw {
@@ -123,6 +128,11 @@ struct rw {
 	/* where a commit's text goes: out, or with rules a buffer written
 	 * after the blobs the commit turns out to need (blob.h) */
 	struct stream_writer *cout;
+	/* the trees the commits name are stored by the run's writer (blob.h
+	 * blobs_store_tree): a commit names its root tree by id, not its
+	 * changes, and fast-import writes no tree; trees_failed: the writer
+	 * failed (not an id that cannot be computed) */
+	int trees_made, trees_failed;
 	struct blobs *blobs;	/* the rules' way for blobs; NULL: no rules */
 	struct msgids *msgids;		/* old ids in messages (msgids.c) */
 	struct replace_set *msg_replace;	/* --replace-message (messages.c) */

@@ -477,3 +477,98 @@ int delta_create(const unsigned char *base, size_t base_len,
 	}
 	return 1;
 }
+
+/* ---- trees ---- */
+
+/* The entry of a raw tree at p (before end): its length, its name (*name,
+ * *nlen) and whether it is a directory; 0 when p holds no whole entry. */
+static size_t tree_entry(const unsigned char *p, const unsigned char *end,
+			 const unsigned char **name, size_t *nlen, int *dir)
+{
+	const unsigned char *sp = memchr(p, ' ', (size_t)(end - p)), *nul;
+
+	if (!sp || !(nul = memchr(sp, '\0', (size_t)(end - sp))) ||
+	    (size_t)(end - nul) < 1 + OID_RAW)
+		return 0;
+	*dir = sp - p == 5 && !memcmp(p, "40000", 5);
+	*name = sp + 1;
+	*nlen = (size_t)(nul - sp - 1);
+	return (size_t)(nul + 1 + OID_RAW - p);
+}
+
+/* git's tree order: names compared bytewise, a directory's as if it
+ * ended in '/'. */
+static int tree_order(const unsigned char *a, size_t an, int adir,
+		      const unsigned char *b, size_t bn, int bdir)
+{
+	size_t n = an < bn ? an : bn;
+	int c = memcmp(a, b, n), ca, cb;
+
+	if (c || an == bn)
+		return c ? c : adir - bdir;
+	ca = an > n ? a[n] : adir ? '/' : 0;
+	cb = bn > n ? b[n] : bdir ? '/' : 0;
+	return ca - cb;
+}
+
+int delta_create_tree(const unsigned char *base, size_t base_len,
+		      const unsigned char *target, size_t target_len,
+		      size_t max_len, struct buf *out)
+{
+	const unsigned char *be = base + base_len, *te = target + target_len;
+	size_t bo = 0, to = 0, run_b = 0, run_t = 0, run = 0;
+	struct delta d;
+
+	if (base_len > UINT32_MAX)
+		return delta_create(base, base_len, target, target_len,
+				    max_len, out);
+	memset(&d, 0, sizeof(d));
+	d.b = base;
+	d.t = target;
+	d.bn = base_len;
+	d.tn = target_len;
+	d.out = out;
+	d.start = out->len;
+	d.limit = max_len;
+	emit_size(&d, base_len);
+	emit_size(&d, target_len);
+	/* the two lists side by side in tree order: an entry both hold, byte
+	 * for byte, is copied (runs of them at once); the target's others
+	 * are inserted */
+	while (bo < base_len && to < target_len && !d.over) {
+		const unsigned char *bname, *tname;
+		size_t bl, tl, bnl, tnl;
+		int bdir, tdir, c;
+
+		bl = tree_entry(base + bo, be, &bname, &bnl, &bdir);
+		tl = tree_entry(target + to, te, &tname, &tnl, &tdir);
+		if (!bl || !tl)
+			break;
+		if (bl == tl && !memcmp(base + bo, target + to, bl)) {
+			if (!run || run_b + run != bo || run_t + run != to) {
+				copy(&d, run_b, run_t, run);
+				run_b = bo;
+				run_t = to;
+				run = 0;
+			}
+			run += bl;
+			bo += bl;
+			to += tl;
+			continue;
+		}
+		c = tree_order(bname, bnl, bdir, tname, tnl, tdir);
+		if (c <= 0)
+			bo += bl;	/* gone, or changed: the base's is passed */
+		if (c >= 0)
+			to += tl;	/* new, or changed: inserted */
+	}
+	copy(&d, run_b, run_t, run);
+	flush_inserts(&d, d.tn);
+	if (d.over) {
+		out->len = d.start;
+		if (out->cap)
+			out->ptr[out->len] = '\0';
+		return 0;
+	}
+	return 1;
+}

@@ -464,6 +464,13 @@ int pack_delta_apply(const unsigned char *base, size_t base_len,
 int delta_create(const unsigned char *base, size_t base_len,
 		 const unsigned char *target, size_t target_len,
 		 size_t max_len, struct buf *out);
+/* The same for two versions of a raw tree: their entries walked side by
+ * side in tree order, those both hold copied, the others inserted; the
+ * delta of a tree one entry changed is a few dozen bytes, in one pass.
+ * Bytes that are not entries (a malformed tree) are inserted. */
+int delta_create_tree(const unsigned char *base, size_t base_len,
+		      const unsigned char *target, size_t target_len,
+		      size_t max_len, struct buf *out);
 
 /*
  * maps.c: the old->new commit map (loaded, extended, written in the
@@ -659,6 +666,18 @@ int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
  * changed since it was last hashed. 0 or -1 (load failure). */
 int tree_hash(struct tree_state *ts, struct tnode *root, struct oid *out,
 	      struct err *e);
+
+/*
+ * Called by tree_hash for each tree it hashes (one changed since it was
+ * last hashed), subtrees first: its directory's path below the root
+ * ("" for the root), its raw bytes (valid during the call), its id, and
+ * the id of the version it was changed from (NULL: a new directory). A
+ * non-zero return stops tree_hash, which returns -1 (e set by fn).
+ */
+typedef int (*tree_made_fn)(void *ctx, const char *path, size_t len,
+			    const struct buf *body, const struct oid *id,
+			    const struct oid *from, struct err *e);
+void tree_state_on_made(struct tree_state *ts, tree_made_fn fn, void *ctx);
 
 /* Calls fn for every file (non-directory) below root, in tree order, with
  * its full path. Stops at the first non-zero return and returns it. */

@@ -45,7 +45,8 @@ struct tnode {
 	uint32_t n;		/* entries in all chunks */
 	uint64_t gen;		/* changeable while gen == ts->gen */
 	struct oid oid;
-	unsigned char oid_valid, loaded;
+	struct oid from;	/* the version it was copied from */
+	unsigned char oid_valid, loaded, has_from;
 	struct tnode *all_next;	/* every node, for tree_state_free */
 };
 
@@ -63,6 +64,9 @@ struct arena_chunk {
 struct tree_state {
 	tree_loader_fn load;
 	void *ctx;
+	tree_made_fn made;
+	void *made_ctx;
+	struct buf made_path;	/* the directory tree_hash is in */
 	uint64_t gen;
 	struct tnode *all;
 	struct tchunk **chunks;
@@ -106,6 +110,7 @@ void tree_state_free(struct tree_state *ts)
 	}
 	obj_hash_free(ts->hash);
 	buf_release(&ts->body);
+	buf_release(&ts->made_path);
 	free(ts);
 }
 
@@ -393,6 +398,8 @@ static int node_mut(struct tree_state *ts, struct tnode **slot,
 		return -1;
 	if (t->gen != ts->gen) {
 		c = node_new(ts);
+		c->from = t->oid;
+		c->has_from = t->oid_valid;
 		c->n = t->n;
 		c->nc = c->ccap = t->nc;
 		if (t->nc) {
@@ -724,24 +731,43 @@ static size_t mode_octal(uint32_t mode, char out[12])
 	return n;
 }
 
-int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
-	      struct err *e)
+void tree_state_on_made(struct tree_state *ts, tree_made_fn fn, void *ctx)
 {
+	ts->made = fn;
+	ts->made_ctx = ctx;
+	buf_init(&ts->made_path, SIZE_MAX / 2);
+}
+
+static int hash_rec(struct tree_state *ts, struct tnode *t, struct err *e)
+{
+	size_t at = ts->made_path.len;
 	uint32_t ci, i;
 
-	if (t->oid_valid) {
-		*out = t->oid;
+	if (t->oid_valid)
 		return 0;
-	}
 	/* a sub's id depends on its bytes only, so writing it into a chunk
 	 * shared with older versions changes nothing they see */
 	for (ci = 0; ci < t->nc; ci++) {
 		struct tchunk *k = t->c[ci];
 
-		for (i = 0; i < k->n; i++)
-			if (k->e[i].sub &&
-			    tree_hash(ts, k->e[i].sub, &k->e[i].oid, e) < 0)
+		for (i = 0; i < k->n; i++) {
+			struct tentry *en = &k->e[i];
+
+			if (!en->sub || en->sub->oid_valid) {
+				if (en->sub)
+					en->oid = en->sub->oid;
+				continue;
+			}
+			if (ts->made &&
+			    ((at && buf_addch(&ts->made_path, '/') < 0) ||
+			     buf_add(&ts->made_path, en->name, en->len) < 0))
+				return err_set(e, ERR_IO, "path too long");
+			if (hash_rec(ts, en->sub, e) < 0)
 				return -1;
+			en->oid = en->sub->oid;
+			if (ts->made)
+				ts->made_path.len = at;
+		}
 	}
 	buf_reset(&ts->body);
 	for (ci = 0; ci < t->nc; ci++) {
@@ -762,6 +788,19 @@ int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
 	}
 	obj_hash_buf(ts->hash, OBJ_TREE, ts->body.ptr, ts->body.len, &t->oid);
 	t->oid_valid = 1;
+	if (ts->made && ts->made(ts->made_ctx, ts->made_path.ptr ?
+				 ts->made_path.ptr : "", at, &ts->body,
+				 &t->oid, t->has_from ? &t->from : NULL, e) != 0)
+		return -1;
+	return 0;
+}
+
+int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
+	      struct err *e)
+{
+	ts->made_path.len = 0;
+	if (hash_rec(ts, t, e) < 0)
+		return -1;
 	*out = t->oid;
 	return 0;
 }
