@@ -3,7 +3,8 @@
  * from the input a base and a target, delta_create makes a delta, which the
  * decoder (pack_delta_apply) must turn back into the target exactly; a
  * limit one byte under that delta's length must give 0 and leave the
- * buffer as it was.
+ * buffer as it was. delta_create_tree, the maker for trees, must give a
+ * delta that makes the target too, whatever the bytes (trees or not).
  *
  * The input's first byte picks how the two are made:
  *  bit 0 clear: the rest split in two where the next two bytes say;
@@ -117,6 +118,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	if (delta_create(base, bn, target, tn, len, &out) != 1 ||
 	    out.len != 1 + len)
 		abort();
+	/* the tree maker, on the same pair: any bytes, a right delta */
+	buf_reset(&out);
+	if (delta_create_tree(base, bn, target, tn, SIZE_MAX, &out) != 1 ||
+	    pack_delta_apply(base, bn, (const unsigned char *)out.ptr, out.len,
+			     (uint64_t)1 << 32, &res, &rn, &why) != 0 ||
+	    rn != tn || memcmp(res, target, tn) != 0)
+		abort();
+	free(res);
 	buf_release(&out);
 	free(base);
 	free(target);

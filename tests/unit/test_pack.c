@@ -628,6 +628,102 @@ static size_t edit_lines(const unsigned char *b, size_t bn, unsigned char *t,
 	return len;
 }
 
+/* delta_create_tree's delta from base to target: applied, it gives the
+ * target; one byte less of room gives 0. Its length. */
+static size_t tree_trip(const unsigned char *base, size_t bn,
+			const unsigned char *target, size_t tn)
+{
+	struct buf out = BUF_INIT((size_t)1 << 31);
+	unsigned char *res;
+	const char *why = NULL;
+	size_t n, len;
+
+	assert_int_equal(delta_create_tree(base, bn, target, tn, SIZE_MAX, &out), 1);
+	len = out.len;
+	assert_int_equal(pack_delta_apply(base, bn, (unsigned char *)out.ptr,
+					  len, (uint64_t)1 << 32, &res, &n, &why), 0);
+	assert_int_equal(n, tn);
+	if (tn)
+		assert_memory_equal(res, target, tn);
+	free(res);
+	out.len = 0;
+	assert_int_equal(delta_create_tree(base, bn, target, tn, len - 1, &out), 0);
+	assert_int_equal(out.len, 0);
+	buf_release(&out);
+	return len;
+}
+
+/* A raw tree of the entries "mode name" (in the order given), each id
+ * twenty bytes of its seed. */
+static size_t make_tree(unsigned char *t, const char *const *ents,
+			const unsigned char *seeds)
+{
+	size_t len = 0, i;
+
+	for (i = 0; ents[i]; i++) {
+		size_t l = strlen(ents[i]) + 1;
+
+		memcpy(t + len, ents[i], l);	/* with its NUL */
+		len += l;
+		memset(t + len, seeds[i], OID_RAW);
+		len += OID_RAW;
+	}
+	return len;
+}
+
+static void test_delta_tree(void **state)
+{
+	/* tree order: "foo" the directory sorts as "foo/", after "foo.c" */
+	static const char *const a[] = {
+		"100644 Makefile", "40000 docs", "100644 foo-bar", "100644 foo.c",
+		"40000 foo", "100755 run.sh", "120000 zlink", NULL
+	};
+	static const char *const b[] = {	/* foo-bar gone, foo0 new */
+		"100644 Makefile", "40000 docs", "100644 foo.c", "40000 foo",
+		"100644 foo0", "100755 run.sh", "120000 zlink", NULL
+	};
+	unsigned char sa[] = { 1, 2, 3, 4, 5, 6, 7 }, sb[] = { 1, 2, 4, 5, 9, 6, 7 };
+	unsigned char base[4096], target[4096], big[64 * 40], big2[64 * 40];
+	char names[64][24];
+	const char *many[65];
+	unsigned char seeds[64];
+	size_t bn, tn, i, d;
+
+	(void)state;
+	bn = make_tree(base, a, sa);
+	/* the same tree: one copy */
+	assert_true(tree_trip(base, bn, base, bn) <= 8);
+	/* one id changed: a copy, the entry, a copy */
+	memcpy(target, base, bn);
+	target[bn - 1] ^= 0xff;
+	assert_true(tree_trip(base, bn, target, bn) <= 8 + 14 + OID_RAW + 8);
+	/* an entry gone, one new, one changed (foo's id: sb[3] = 5, was 4...) */
+	tn = make_tree(target, b, sb);
+	d = tree_trip(base, bn, target, tn);
+	assert_true(d < tn / 2);
+	/* empty either side, and bytes that are not entries */
+	tree_trip(base, 0, target, tn);
+	tree_trip(base, bn, target, 0);
+	memcpy(target, "junk without a NUL", 18);
+	tree_trip(base, bn, target, 18);
+	tree_trip(target, 18, base, bn);
+	tree_trip(base, bn - 5, base, bn);	/* the last entry cut short */
+	/* 64 entries, every 8th id changed: about 8 inserts of one entry */
+	for (i = 0; i < 64; i++) {
+		snprintf(names[i], sizeof(names[i]), "100644 file%02zu", i);
+		many[i] = names[i];
+		seeds[i] = (unsigned char)i;
+	}
+	many[64] = NULL;
+	bn = make_tree(big, many, seeds);
+	for (i = 0; i < 64; i += 8)
+		seeds[i] ^= 0x80;
+	tn = make_tree(big2, many, seeds);
+	d = tree_trip(big, bn, big2, tn);
+	assert_true(d <= 8 * (14 + OID_RAW + 1 + 8) + 16);
+	assert_true(d < tn / 4);
+}
+
 static void test_delta_create(void **state)
 {
 	size_t n = 200000, len, i, m;
@@ -993,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_pack_read),
 		cmocka_unit_test(test_packw),
 		cmocka_unit_test(test_delta_create),
+		cmocka_unit_test(test_delta_tree),
 		cmocka_unit_test(test_delta_sizes),
 		cmocka_unit_test(test_delta_generated),
 		cmocka_unit_test(test_packm),
