@@ -453,6 +453,24 @@ static int pack_remove(const char *pack, struct err *e)
 	return rc;
 }
 
+/* The n ids of a pack's table not among the sorted mine, a line each
+ * into out. */
+static void not_mine(const unsigned char *ids, uint32_t n,
+		     const unsigned char *mine, size_t nmine, struct buf *out)
+{
+	char hex[OID_HEX + 1];
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct oid o;
+
+		if (bsearch(ids + (size_t)i * OID_RAW, mine, nmine, OID_RAW, oid_cmp))
+			continue;
+		memcpy(o.hash, ids + (size_t)i * OID_RAW, OID_RAW);
+		buf_printf(out, "%s\n", oid_hex(&o, hex));
+	}
+}
+
 int run_pack_new_blobs(struct run *r, struct err *e)
 {
 	struct buf list = BUF_INIT(SIZE_MAX / 2), idx = BUF_INIT(SIZE_MAX / 2);
@@ -461,8 +479,8 @@ int run_pack_new_blobs(struct run *r, struct err *e)
 	struct buf *midx = NULL;	/* the index of each made pack */
 	unsigned char *mine = NULL;	/* the ids of blobs, sorted */
 	const unsigned char *ids;
-	char *pack = NULL, *line, *nl, hex[OID_HEX + 1], **mpack = NULL;
-	uint32_t i, n = 0, *mn = NULL;
+	char *pack = NULL, *line, *nl, **mpack = NULL;
+	uint32_t n = 0, *mn = NULL;
 	size_t nmine = 0, nmade = 0, k;
 	int rc, imported;
 
@@ -517,28 +535,20 @@ int run_pack_new_blobs(struct run *r, struct err *e)
 	run_phase(&r->o, "packing the split parts again, with deltas between the versions of each");
 	if ((rc = pack_list(r, &blobs, 1, e)) < 0)
 		goto done;
-	/* fast-import's pack: the rest packed as it is, then it goes */
-	for (i = 0; imported && i < n; i++) {
-		struct oid o;
-
-		if (bsearch(ids + (size_t)i * OID_RAW, mine, nmine, OID_RAW, oid_cmp))
-			continue;
-		memcpy(o.hash, ids + (size_t)i * OID_RAW, OID_RAW);
-		buf_printf(&rest, "%s\n", oid_hex(&o, hex));
-	}
+	/* fast-import's pack and the writer's: the rest (commits, trees,
+	 * other blobs) packed as it is, its deltas kept, then they go */
+	if (imported)
+		not_mine(ids, n, mine, nmine, &rest);
+	for (k = 0; k < nmade; k++)
+		not_mine((const unsigned char *)midx[k].ptr + 8 + 1024, mn[k],
+			 mine, nmine, &rest);
 	if (rest.len && (rc = pack_list(r, &rest, 0, e)) < 0)
 		goto done;
 	if (imported && (rc = pack_remove(pack, e)) < 0)
 		goto done;
-	/* a writer's pack goes when all it holds is packed again */
-	for (k = 0; k < nmade; k++) {
-		for (i = 0; i < mn[k]; i++)
-			if (!bsearch(midx[k].ptr + 8 + 1024 + (size_t)i * OID_RAW,
-				     mine, nmine, OID_RAW, oid_cmp))
-				break;
-		if (i == mn[k] && (rc = pack_remove(mpack[k], e)) < 0)
+	for (k = 0; k < nmade; k++)
+		if ((rc = pack_remove(mpack[k], e)) < 0)
 			goto done;
-	}
 done:
 	for (k = 0; k < nmade; k++)
 		buf_release(&midx[k]);

@@ -78,7 +78,7 @@ check_trees() {
 	git -C "$repo" cat-file --batch-check='%(objecttype) %(objectname)' <"$SCRATCH/fi.objects" |
 		awk '$1 == "tree" { print $2 }' | sort >"$SCRATCH/fi.trees"
 	git -C "$repo" cat-file --batch-check='%(objecttype) %(objectname)' <"$SCRATCH/fi.objects" |
-		grep -q '^commit ' || die "fast-import's objects hold no commit"
+		awk '$1 == "commit" { f = 1 } END { exit !f }' || die "fast-import's objects hold no commit"
 	git -C "$repo" rev-list --objects refs/notes/commits | awk '{ print $1 }' | sort >"$SCRATCH/notes.objects"
 	[ -z "$(comm -23 "$SCRATCH/fi.trees" "$SCRATCH/notes.objects")" ] ||
 		die "fast-import wrote trees outside the notes: $(comm -23 "$SCRATCH/fi.trees" "$SCRATCH/notes.objects" | head -3)"
