@@ -45,6 +45,12 @@
 #define MADE_QUEUED ((size_t)256 << 20)
 #define MADE_HELD ((size_t)32 << 20)
 #define MADE_SEGMENT ((uint64_t)4 << 30)
+/* a segment of trees only is sealed from this size on, and from half of
+ * what the sealed ones held: fast-import takes the stream before it as
+ * soon as its pack is named, beside the run rather than after it, in a
+ * handful of packs (a blob's base does not cross a segment: blobs keep
+ * theirs) */
+#define MADE_STEP ((uint64_t)4 << 20)
 #define MADE_BASES ((size_t)256 << 20)
 #define MADE_DEPTH 50
 #define MADE_MAX ((uint64_t)64 << 20)
@@ -114,6 +120,11 @@ struct made {
 	int open;		/* a segment takes blobs */
 	uint64_t sealed;	/* segments ended (the open one is sealed + 1) */
 	uint64_t seg_bytes;	/* the open one's */
+	int seg_blobs;		/* the open one holds blobs */
+	uint64_t sealed_bytes;	/* the sealed ones' */
+	/* the stream before go_pos may go once segment go_seg is committed
+	 * (0: nothing waits) */
+	uint64_t go_seg, go_pos;
 	uint64_t reported;	/* pack bytes the report counts already */
 	/* the writer's */
 	struct pack_odb *have;	/* the target's objects (NULL: not read) */
@@ -124,7 +135,9 @@ struct made {
 	struct made_base *bases, *lru;
 	size_t base_bytes;
 	struct buf delta;
-	uint64_t pack_bytes;	/* of the packs committed (shared) */
+	uint64_t pack_bytes;	/* of the packs committed (shared): their
+				 * blobs' bytes, which the report counts */
+	uint64_t blob_bytes;	/* the open pack's blobs' (writer's) */
 };
 
 /* ---- the writer thread ---- */
@@ -270,6 +283,7 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 {
 	struct made_base *base;
 	struct made_ver *against = NULL;
+	uint64_t before;
 	int to_spine;
 
 	if (!m->pack && packm_begin(&m->pack, m->objects_dir, m->level, e) < 0)
@@ -287,11 +301,13 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 	} else if (base && base->spine.data.len && try_delta(m, &base->spine, job)) {
 		against = &base->spine;
 	}
+	before = packm_bytes(m->pack);
 	if (against ? packm_add_delta(m->pack, &job->id, &against->id,
 				      m->delta.ptr, m->delta.len, e) :
 		      packm_add(m->pack, job->type, &job->id, job->data.ptr,
 				job->data.len, e))
 		return -1;
+	m->blob_bytes += packm_bytes(m->pack) - before;
 	if (!base) {
 		base = base_new(m, job);
 	} else {
@@ -339,7 +355,8 @@ static int seal(struct made *m, uint64_t *packed, struct err *e)
 	bases_clear(m);
 	if (!m->pack)
 		return 0;
-	*packed = packm_bytes(m->pack);
+	*packed = m->blob_bytes;
+	m->blob_bytes = 0;
 	/* 1 named: listed; 0: a pack of these very bytes was there already
 	 * (a killed run's), not this run's to list */
 	if (packm_count(m->pack))
@@ -469,7 +486,9 @@ static void seal_open(struct made *m)
 	buf_init(&job->data, SIZE_MAX / 2);
 	m->open = 0;
 	m->sealed++;
+	m->sealed_bytes += m->seg_bytes;
 	m->seg_bytes = 0;
+	m->seg_blobs = 0;
 	enqueue(m, job);
 }
 
@@ -519,6 +538,7 @@ static int put(struct blobs *b, enum obj_type type, const struct oid *id,
 	job->data = *data;	/* taken */
 	buf_init(data, data->max);
 	m->seg_bytes += job->data.len;
+	m->seg_blobs |= type == OBJ_BLOB;
 	enqueue(m, job);
 	return 0;
 }
@@ -556,6 +576,30 @@ int made_tick(struct blobs *b, struct err *e)
 		return 0;
 	if (m->open && m->seg_bytes >= MADE_SEGMENT)
 		seal_open(m);
+	/* trees only: sealed early, the stream before them goes once their
+	 * pack is named, without waiting for it (not with unlfs: below) */
+	if (m->open && !m->seg_blobs && !b->unlfs &&
+	    m->seg_bytes >= MADE_STEP && m->seg_bytes >= m->sealed_bytes / 2) {
+		seal_open(m);
+		m->go_seg = m->sealed;
+		m->go_pos = stream_writer_pos(b->out);
+	}
+	if (m->go_seg) {
+		uint64_t committed;
+
+		pthread_mutex_lock(&m->lock);
+		committed = m->committed;
+		pthread_mutex_unlock(&m->lock);
+		if (committed >= m->go_seg) {
+			m->go_seg = 0;
+			if (stream_writer_release(b->out, m->go_pos, e) < 0)
+				return -1;
+			/* what the open segment holds is named from here on
+			 * (a pruned commit's trees, named by a later one) */
+			if (m->open)
+				stream_writer_hold(b->out);
+		}
+	}
 	/* the stream waits until it must go: a run that fails at its end
 	 * (unlfs_finish) leaves fast-import nothing to keep; too much held,
 	 * it goes (the writer waited for) rather than grow */
@@ -587,6 +631,7 @@ int made_drain(struct blobs *b, struct err *e)
 {
 	if (!b->made || made_settle(b, e) < 0)
 		return b->made ? -1 : 0;
+	b->made->go_seg = 0;
 	return stream_writer_release(b->out, stream_writer_pos(b->out), e);
 }
 
