@@ -555,9 +555,6 @@ int made_put_tree(struct blobs *b, const struct oid *id,
 {
 	struct buf data = BUF_INIT(SIZE_MAX / 2);
 
-	/* git knows the empty tree without storing it */
-	if (oid_eq(id, &oid_empty_tree))
-		return 0;
 	if (buf_add(&data, body->ptr, body->len) < 0)
 		return err_set(e, ERR_IO, "out of memory");
 	if (put(b, OBJ_TREE, id, from, path, len, &data, e) < 0) {

@@ -119,4 +119,23 @@ git -C "$SCRATCH/ip.git" fsck --no-progress --strict 2>&1 | grep -v -e '^danglin
 check_trees "$SCRATCH/ip.git" "$SCRATCH/before"
 EOF
 
+test_case "a commit left with no file names the empty tree, stored" <<'EOF'
+# git reads the empty tree without its object, git fsck does not
+git init -q "$SCRATCH/e"
+(
+	cd "$SCRATCH/e"
+	echo a >a && echo b >big.bin && git add -A && git commit -q -m one
+	git rm -q a && git commit -q -m two
+	echo c >c && git add c && git commit -q -m three
+)
+git clone -q --mirror --no-local "$SCRATCH/e" "$SCRATCH/e.git"
+printf '*.bin drop\n/c drop\n' >"$SCRATCH/e.rules"
+run_migrate run -q --no-prune-empty --rules "$SCRATCH/e.rules" --repo "$SCRATCH/e.git" --in-place ||
+	die "the run failed"
+[ "$(git -C "$SCRATCH/e.git" rev-parse 'main^{tree}')" = 4b825dc642cb6eb9a060e54bf8d69288fbee4904 ] ||
+	die "main's tree is not the empty tree"
+git -C "$SCRATCH/e.git" fsck --strict --no-dangling >"$SCRATCH/e.fsck" 2>&1 ||
+	die "git fsck: $(head -3 "$SCRATCH/e.fsck")"
+EOF
+
 test_done
