@@ -5,7 +5,10 @@
 # filter-repo --path gitk --invert-paths gives: the same commit ids, the
 # same commits pruned (gitk's own history, merged into git's, goes whole:
 # its root commits, and the merges that become degenerate). migrate's ids
-# are fast-import's (check_ids). Skipped (exit 77) without the bundle.
+# are fast-import's (check_ids). Then `migrate run --in-place`, whose
+# writer thread stores the trees and whose fast-import writes commits
+# only (made_trees.sh): the same map and refs, git fsck clean. Skipped
+# (exit 77) without the bundle.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -51,6 +54,20 @@ test_case "drop gitk: git filter-repo's commit map and refs" <<'EOF'
 	[ "$pruned" -gt 100 ] || die "only $pruned commits pruned: the test is blind"
 	info "$(wc -l <"$SCRATCH/mg.map") commits as git filter-repo maps them, $pruned pruned;" \
 		"$(wc -l <"$SCRATCH/mg.refs") refs the same"
+EOF
+
+test_case "migrate run --in-place, trees by the run: the same map and refs" <<'EOF'
+	[ -s "$SCRATCH/fr.map" ] || die "the first case did not run"
+	git clone -q --mirror "$SRC" "$SCRATCH/ip.git"
+	run_migrate run -q --rules "$SCRATCH/rules" --repo "$SCRATCH/ip.git" --in-place ||
+		die "the run failed"
+	grep -v '^old' "$SCRATCH/ip.git/migrate/commit-map" | LC_ALL=C sort >"$SCRATCH/ip.map"
+	cmp -s "$SCRATCH/fr.map" "$SCRATCH/ip.map" || die "the run's commit map differs from filter-repo's"
+	refs "$SCRATCH/ip.git" | grep -v -e '^refs/migrate/' -e '^refs/tags/junio-gpg-pub ' >"$SCRATCH/ip.refs"
+	diff "$SCRATCH/fr.refs" "$SCRATCH/ip.refs" >&2 || die "the refs differ"
+	git -C "$SCRATCH/ip.git" fsck --no-progress --no-dangling >"$SCRATCH/ip.fsck" 2>&1 ||
+		die "git fsck: $(grep -v '^warning' "$SCRATCH/ip.fsck" | head -3)"
+	info "run --in-place: filter-repo's map ($(wc -l <"$SCRATCH/ip.map") commits) and refs; git fsck clean"
 EOF
 
 test_done
