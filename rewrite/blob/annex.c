@@ -214,13 +214,9 @@ int annex_place(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		buf_set(&c->dataref.name, oid_hex(&id, hex), OID_HEX);
 		return stream_write_cmd(b->cbuf, c, e);
 	}
-	c->dataref.kind = STREAM_REF_INLINE;
 	p->written = 1;
-	if (stream_write_data_begin(b->cbuf, c, b->annex->text.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, b->annex->text.ptr, b->annex->text.len,
-			       e) < 0)
-		return -1;
-	return stream_write_data_end(b->cbuf, e);
+	return made_write_text(b, c, &id, b->annex->text.ptr,
+			       b->annex->text.len, e);
 }
 
 int blobs_annex_keys(const struct blobs *b,

@@ -889,12 +889,8 @@ static int nest_write(struct blobs *b, struct nest_file *f, struct err *e)
 				   report_est_buf(b->report, n->out.ptr, n->out.len));
 	c->kind = STREAM_MODIFY;
 	c->mode = f->mode;
-	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, n->scratch.ptr, n->scratch.len);
-	if (stream_write_data_begin(b->cbuf, c, n->out.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, n->out.ptr, n->out.len, e) < 0)
-		return -1;
-	return stream_write_data_end(b->cbuf, e);
+	return made_write_text(b, c, &id, n->out.ptr, n->out.len, e);
 }
 
 /*
@@ -1002,12 +998,8 @@ static int attrs_write(struct blobs *b, struct err *e)
 				   report_est_buf(b->report, b->at->tmp.ptr, b->at->tmp.len));
 	c->kind = STREAM_MODIFY;
 	c->mode = mode;
-	c->dataref.kind = STREAM_REF_INLINE;
 	buf_set(&c->path, ".gitattributes", 14);
-	if (stream_write_data_begin(b->cbuf, c, b->at->tmp.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, b->at->tmp.ptr, b->at->tmp.len, e) < 0)
-		return -1;
-	return stream_write_data_end(b->cbuf, e);
+	return made_write_text(b, c, &want_id, b->at->tmp.ptr, b->at->tmp.len, e);
 }
 
 /*

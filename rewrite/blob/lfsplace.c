@@ -107,10 +107,7 @@ int place_pointer(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 		buf_set(&c->dataref.name, oid_hex(&bi->ptr_id, hex), OID_HEX);
 		return stream_write_cmd(b->cbuf, c, e);
 	}
-	c->dataref.kind = STREAM_REF_INLINE;
 	bi->ptr_written = 1;
-	if (stream_write_data_begin(b->cbuf, c, bi->ptr_text.len, e) < 0 ||
-	    stream_write_bytes(b->cbuf, bi->ptr_text.ptr, bi->ptr_text.len, e) < 0)
-		return -1;
-	return stream_write_data_end(b->cbuf, e);
+	return made_write_text(b, c, &bi->ptr_id, bi->ptr_text.ptr,
+			       bi->ptr_text.len, e);
 }

@@ -64,6 +64,8 @@
 struct made_job {
 	struct oid id;
 	enum obj_type type;	/* OBJ_BLOB or OBJ_TREE */
+	int estimated;		/* the report has its estimate: its bytes in
+				 * the pack are not counted again */
 	struct oid from;	/* a tree's: the version it was made from */
 	char *path;		/* NULL: the end of a segment; a tree's
 				 * starts with TREE_KEY */
@@ -307,7 +309,8 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 		      packm_add(m->pack, job->type, &job->id, job->data.ptr,
 				job->data.len, e))
 		return -1;
-	m->blob_bytes += packm_bytes(m->pack) - before;
+	if (!job->estimated)
+		m->blob_bytes += packm_bytes(m->pack) - before;
 	if (!base) {
 		base = base_new(m, job);
 	} else {
@@ -496,7 +499,7 @@ static void seal_open(struct made *m)
  * delta bases (the path, for a tree after TREE_KEY). */
 static int put(struct blobs *b, enum obj_type type, const struct oid *id,
 	       const struct oid *from, const char *path, size_t len,
-	       struct buf *data, struct err *e)
+	       struct buf *data, int estimated, struct err *e)
 {
 	struct made *m = b->made;
 	struct made_job *job;
@@ -528,6 +531,7 @@ static int put(struct blobs *b, enum obj_type type, const struct oid *id,
 	job = xcalloc(1, sizeof(*job));
 	job->id = *id;
 	job->type = type;
+	job->estimated = estimated;
 	if (from)
 		job->from = *from;
 	job->path_len = len + (type == OBJ_TREE);
@@ -546,7 +550,7 @@ static int put(struct blobs *b, enum obj_type type, const struct oid *id,
 int made_put(struct blobs *b, const struct oid *id, const char *path,
 	     size_t len, struct buf *data, struct err *e)
 {
-	return put(b, OBJ_BLOB, id, NULL, path, len, data, e);
+	return put(b, OBJ_BLOB, id, NULL, path, len, data, 0, e);
 }
 
 int made_put_tree(struct blobs *b, const struct oid *id,
@@ -557,12 +561,40 @@ int made_put_tree(struct blobs *b, const struct oid *id,
 
 	if (buf_add(&data, body->ptr, body->len) < 0)
 		return err_set(e, ERR_IO, "out of memory");
-	if (put(b, OBJ_TREE, id, from, path, len, &data, e) < 0) {
+	if (put(b, OBJ_TREE, id, from, path, len, &data, 0, e) < 0) {
 		buf_release(&data);
 		return -1;
 	}
 	buf_release(&data);
 	return 0;
+}
+
+int made_write_text(struct blobs *b, struct stream_cmd *c,
+		    const struct oid *id, const char *data, size_t len,
+		    struct err *e)
+{
+	char hex[OID_HEX + 1];
+
+	if (made_wants(b, len)) {
+		struct buf copy = BUF_INIT(SIZE_MAX / 2);
+		int r;
+
+		if (buf_add(&copy, data, len) < 0)
+			return err_set(e, ERR_IO, "out of memory");
+		r = put(b, OBJ_BLOB, id, NULL, c->path.ptr, c->path.len, &copy,
+			1, e);
+		buf_release(&copy);
+		if (r < 0)
+			return -1;
+		c->dataref.kind = STREAM_REF_OID;
+		buf_set(&c->dataref.name, oid_hex(id, hex), OID_HEX);
+		return stream_write_cmd(b->cbuf, c, e);
+	}
+	c->dataref.kind = STREAM_REF_INLINE;
+	if (stream_write_data_begin(b->cbuf, c, len, e) < 0 ||
+	    stream_write_bytes(b->cbuf, data, len, e) < 0)
+		return -1;
+	return stream_write_data_end(b->cbuf, e);
 }
 
 int made_tick(struct blobs *b, struct err *e)

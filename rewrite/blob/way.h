@@ -394,6 +394,15 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 int made_put_tree(struct blobs *b, const struct oid *id,
 		  const struct oid *from, const char *path, size_t len,
 		  const struct buf *body, struct err *e);
+/*
+ * The M command c (its path and mode set) of a blob the rules write (a
+ * .gitattributes, a pointer: data, len bytes, its id computed, its
+ * estimate given to the report) into the commit's text: by id, the blob
+ * handed to the writer, in a run that has one; else inline.
+ */
+int made_write_text(struct blobs *b, struct stream_cmd *c,
+		    const struct oid *id, const char *data, size_t len,
+		    struct err *e);
 /* After a commit went out: lets go of the stream that names only blobs
  * in packs with names; ends the open segment when it grew large. */
 int made_tick(struct blobs *b, struct err *e);
