@@ -119,6 +119,23 @@ git -C "$SCRATCH/ip.git" fsck --no-progress --strict 2>&1 | grep -v -e '^danglin
 check_trees "$SCRATCH/ip.git" "$SCRATCH/before"
 EOF
 
+test_case "an lfs run: the .gitattributes it writes go to the writer too" <<'EOF'
+# no commit carries inline data: fast-import writes commits (and tags)
+# only, not a tree, not a blob
+git clone -q --mirror --no-local "$SRC" "$SCRATCH/lfs.git"
+ls "$SCRATCH/lfs.git/objects/pack/"*.idx >"$SCRATCH/lfs.before"
+printf '*.bin lfs\n*.txt lfs\n' >"$SCRATCH/lfs.rules"
+run_migrate run -q --rules "$SCRATCH/lfs.rules" --repo "$SCRATCH/lfs.git" --in-place ||
+	die "the lfs run failed"
+git -C "$SCRATCH/lfs.git" fsck --no-progress --strict 2>&1 | grep -v -e '^dangling' -e '^warning in tag' &&
+	die "git fsck complains" || true
+git -C "$SCRATCH/lfs.git" show main:.gitattributes | grep -q 'filter=lfs' || die "no .gitattributes on main"
+check_trees "$SCRATCH/lfs.git" "$SCRATCH/lfs.before"
+git -C "$SCRATCH/lfs.git" cat-file --batch-check='%(objecttype) %(objectname)' <"$SCRATCH/fi.objects" |
+	awk '$1 == "blob" { print $2 }' >"$SCRATCH/fi.blobs"
+[ ! -s "$SCRATCH/fi.blobs" ] || die "fast-import wrote blobs: $(head -3 "$SCRATCH/fi.blobs")"
+EOF
+
 test_case "a commit left with no file names the empty tree, stored" <<'EOF'
 # git reads the empty tree without its object, git fsck does not
 git init -q "$SCRATCH/e"
