@@ -122,7 +122,7 @@ struct made {
 	int open;		/* a segment takes blobs */
 	uint64_t sealed;	/* segments ended (the open one is sealed + 1) */
 	uint64_t seg_bytes;	/* the open one's */
-	int seg_blobs;		/* the open one holds blobs */
+	int seg_blobs;		/* the open one holds blobs the rules made */
 	uint64_t sealed_bytes;	/* the sealed ones' */
 	/* the stream before go_pos may go once segment go_seg is committed
 	 * (0: nothing waits) */
@@ -542,7 +542,9 @@ static int put(struct blobs *b, enum obj_type type, const struct oid *id,
 	job->data = *data;	/* taken */
 	buf_init(data, data->max);
 	m->seg_bytes += job->data.len;
-	m->seg_blobs |= type == OBJ_BLOB;
+	/* a record file's versions (not a .gitattributes or a pointer)
+	 * keep their bases: no early seal */
+	m->seg_blobs |= type == OBJ_BLOB && !estimated;
 	enqueue(m, job);
 	return 0;
 }

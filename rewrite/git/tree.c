@@ -698,6 +698,9 @@ int tree_copy(struct tree_state *ts, struct tnode **root, const char *src,
 	return set_entry(ts, root, dst, dlen, mode, &id, sub, e);
 }
 
+static int hash_at(struct tree_state *ts, struct tnode *t, const char *path,
+		   size_t len, struct oid *out, struct err *e);
+
 int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
 		size_t len, uint32_t *mode, struct oid *id, struct err *e)
 {
@@ -710,7 +713,7 @@ int tree_lookup(struct tree_state *ts, struct tnode *root, const char *path,
 	if (!id)
 		return 1;
 	if (en->sub)
-		return tree_hash(ts, en->sub, id, e) < 0 ? -1 : 1;
+		return hash_at(ts, en->sub, path, len, id, e) < 0 ? -1 : 1;
 	*id = en->oid;
 	return 1;
 }
@@ -795,14 +798,23 @@ static int hash_rec(struct tree_state *ts, struct tnode *t, struct err *e)
 	return 0;
 }
 
-int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
-	      struct err *e)
+/* tree_hash of t, the directory at path (len bytes; "" the root). */
+static int hash_at(struct tree_state *ts, struct tnode *t, const char *path,
+		   size_t len, struct oid *out, struct err *e)
 {
 	ts->made_path.len = 0;
+	if (ts->made && buf_add(&ts->made_path, path, len) < 0)
+		return err_set(e, ERR_IO, "path too long");
 	if (hash_rec(ts, t, e) < 0)
 		return -1;
 	*out = t->oid;
 	return 0;
+}
+
+int tree_hash(struct tree_state *ts, struct tnode *t, struct oid *out,
+	      struct err *e)
+{
+	return hash_at(ts, t, "", 0, out, e);
 }
 
 static int walk_rec(struct tree_state *ts, struct tnode *t, struct buf *path,
