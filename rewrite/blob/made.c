@@ -58,8 +58,9 @@
  * a file does: a directory's versions are not a file's */
 #define TREE_KEY '\001'
 /* a directory's versions kept as bases: the one a tree was made from (its
- * parent commit's) is among the last few, branches interleaving */
-#define TREE_RING 8
+ * parent commit's) is among the last few dozen, branches interleaving
+ * (on git's history, 8 found it for a third fewer trees) */
+#define TREE_RING 64
 
 struct made_job {
 	struct oid id;

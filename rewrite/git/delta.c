@@ -557,6 +557,18 @@ int delta_create_tree(const unsigned char *base, size_t base_len,
 			continue;
 		}
 		c = tree_order(bname, bnl, bdir, tname, tnl, tdir);
+		if (c == 0 && bl == tl &&
+		    !memcmp(base + bo, target + to, bl - OID_RAW)) {
+			/* the same entry, another id: its mode and name are
+			 * copied (with what came before), the id inserted */
+			if (!run || run_b + run != bo || run_t + run != to) {
+				copy(&d, run_b, run_t, run);
+				run_b = bo;
+				run_t = to;
+				run = 0;
+			}
+			run += bl - OID_RAW;
+		}
 		if (c <= 0)
 			bo += bl;	/* gone, or changed: the base's is passed */
 		if (c >= 0)

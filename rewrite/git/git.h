@@ -465,9 +465,10 @@ int delta_create(const unsigned char *base, size_t base_len,
 		 const unsigned char *target, size_t target_len,
 		 size_t max_len, struct buf *out);
 /* The same for two versions of a raw tree: their entries walked side by
- * side in tree order, those both hold copied, the others inserted; the
- * delta of a tree one entry changed is a few dozen bytes, in one pass.
- * Bytes that are not entries (a malformed tree) are inserted. */
+ * side in tree order, those both hold copied (an entry whose id alone
+ * changed: its mode and name too), the others inserted; the delta of a
+ * tree one id changed is about 30 bytes, in one pass. Bytes that are not
+ * entries (a malformed tree) are inserted. */
 int delta_create_tree(const unsigned char *base, size_t base_len,
 		      const unsigned char *target, size_t target_len,
 		      size_t max_len, struct buf *out);
