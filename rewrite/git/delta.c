@@ -439,6 +439,39 @@ static void walk(struct delta *d, size_t bi, size_t ti, size_t tend)
 	}
 }
 
+/* d set up for a delta from base to target appended to out (at most
+ * max_len bytes), the two sizes said. */
+static void delta_begin(struct delta *d, const unsigned char *base,
+			size_t base_len, const unsigned char *target,
+			size_t target_len, size_t max_len, struct buf *out)
+{
+	memset(d, 0, sizeof(*d));
+	d->b = base;
+	d->t = target;
+	/* a copy's offset has 4 bytes: a base past 4 GiB is read up to there */
+	d->bn = (uint64_t)base_len > UINT32_MAX ? (size_t)UINT32_MAX : base_len;
+	d->tn = target_len;
+	d->out = out;
+	d->start = out->len;
+	d->limit = max_len;
+	emit_size(d, base_len);
+	emit_size(d, target_len);
+}
+
+/* The target's bytes not said yet inserted: 1, or 0 (out as it was) when
+ * the delta passed its limit. */
+static int delta_end(struct delta *d)
+{
+	flush_inserts(d, d->tn);
+	if (d->over) {
+		d->out->len = d->start;
+		if (d->out->cap)
+			d->out->ptr[d->out->len] = '\0';
+		return 0;
+	}
+	return 1;
+}
+
 int delta_create(const unsigned char *base, size_t base_len,
 		 const unsigned char *target, size_t target_len,
 		 size_t max_len, struct buf *out)
@@ -446,18 +479,8 @@ int delta_create(const unsigned char *base, size_t base_len,
 	struct delta d;
 	size_t p, s, n;
 
-	memset(&d, 0, sizeof(d));
-	d.b = base;
-	d.t = target;
-	/* a copy's offset has 4 bytes: a base past 4 GiB is read up to there */
-	d.bn = (uint64_t)base_len > UINT32_MAX ? (size_t)UINT32_MAX : base_len;
-	d.tn = target_len;
-	d.out = out;
-	d.start = out->len;
-	d.limit = max_len;
+	delta_begin(&d, base, base_len, target, target_len, max_len, out);
 	d.credit = (uint64_t)d.bn + target_len + WIN_MAX;
-	emit_size(&d, base_len);
-	emit_size(&d, target_len);
 	/* what the two share at their start and at their end */
 	n = d.bn < d.tn ? d.bn : d.tn;
 	p = same_fwd(base, target, n);
@@ -468,14 +491,7 @@ int delta_create(const unsigned char *base, size_t base_len,
 	if (p + s < d.bn)
 		walk(&d, p, p, d.tn - s);
 	copy(&d, d.bn - s, d.tn - s, s);
-	flush_inserts(&d, d.tn);
-	if (d.over) {
-		out->len = d.start;
-		if (out->cap)
-			out->ptr[out->len] = '\0';
-		return 0;
-	}
-	return 1;
+	return delta_end(&d);
 }
 
 /* ---- trees ---- */
@@ -511,27 +527,39 @@ static int tree_order(const unsigned char *a, size_t an, int adir,
 	return ca - cb;
 }
 
+/* Bytes the base and the target share, copied as one: a run, extended
+ * while it goes on in both. */
+struct span {
+	size_t b, t, n;
+};
+
+/* n bytes at bo in the base are the target's at to: the span grows, or
+ * the last one is copied and this one starts. */
+static void span_add(struct delta *d, struct span *sp, size_t bo, size_t to,
+		     size_t n)
+{
+	if (!sp->n || sp->b + sp->n != bo || sp->t + sp->n != to) {
+		copy(d, sp->b, sp->t, sp->n);
+		sp->b = bo;
+		sp->t = to;
+		sp->n = 0;
+	}
+	sp->n += n;
+}
+
 int delta_create_tree(const unsigned char *base, size_t base_len,
 		      const unsigned char *target, size_t target_len,
 		      size_t max_len, struct buf *out)
 {
 	const unsigned char *be = base + base_len, *te = target + target_len;
-	size_t bo = 0, to = 0, run_b = 0, run_t = 0, run = 0;
+	struct span sp = { 0, 0, 0 };
+	size_t bo = 0, to = 0;
 	struct delta d;
 
 	if (base_len > UINT32_MAX)
 		return delta_create(base, base_len, target, target_len,
 				    max_len, out);
-	memset(&d, 0, sizeof(d));
-	d.b = base;
-	d.t = target;
-	d.bn = base_len;
-	d.tn = target_len;
-	d.out = out;
-	d.start = out->len;
-	d.limit = max_len;
-	emit_size(&d, base_len);
-	emit_size(&d, target_len);
+	delta_begin(&d, base, base_len, target, target_len, max_len, out);
 	/* the two lists side by side in tree order: an entry both hold, byte
 	 * for byte, is copied (runs of them at once); the target's others
 	 * are inserted */
@@ -545,42 +573,22 @@ int delta_create_tree(const unsigned char *base, size_t base_len,
 		if (!bl || !tl)
 			break;
 		if (bl == tl && !memcmp(base + bo, target + to, bl)) {
-			if (!run || run_b + run != bo || run_t + run != to) {
-				copy(&d, run_b, run_t, run);
-				run_b = bo;
-				run_t = to;
-				run = 0;
-			}
-			run += bl;
+			span_add(&d, &sp, bo, to, bl);
 			bo += bl;
 			to += tl;
 			continue;
 		}
 		c = tree_order(bname, bnl, bdir, tname, tnl, tdir);
+		/* the same entry, another id: its mode and name are copied
+		 * (with what came before), the id inserted */
 		if (c == 0 && bl == tl &&
-		    !memcmp(base + bo, target + to, bl - OID_RAW)) {
-			/* the same entry, another id: its mode and name are
-			 * copied (with what came before), the id inserted */
-			if (!run || run_b + run != bo || run_t + run != to) {
-				copy(&d, run_b, run_t, run);
-				run_b = bo;
-				run_t = to;
-				run = 0;
-			}
-			run += bl - OID_RAW;
-		}
+		    !memcmp(base + bo, target + to, bl - OID_RAW))
+			span_add(&d, &sp, bo, to, bl - OID_RAW);
 		if (c <= 0)
 			bo += bl;	/* gone, or changed: the base's is passed */
 		if (c >= 0)
 			to += tl;	/* new, or changed: inserted */
 	}
-	copy(&d, run_b, run_t, run);
-	flush_inserts(&d, d.tn);
-	if (d.over) {
-		out->len = d.start;
-		if (out->cap)
-			out->ptr[out->len] = '\0';
-		return 0;
-	}
-	return 1;
+	copy(&d, sp.b, sp.t, sp.n);
+	return delta_end(&d);
 }

@@ -563,11 +563,14 @@ static unsigned char *records(size_t n, unsigned seed)
 	return p;	/* n bytes of it are used */
 }
 
-/* Makes a delta from base to target, checks what delta_create says of it
+typedef int (*delta_maker)(const unsigned char *, size_t,
+			   const unsigned char *, size_t, size_t, struct buf *);
+
+/* Makes a delta from base to target with make, checks what it says of it
  * against max (0 when the delta was larger, out as it was), applies it and
  * compares. The delta's length. */
-static size_t round_trip(const unsigned char *base, size_t bn,
-			 const unsigned char *target, size_t tn)
+static size_t trip(delta_maker make, const unsigned char *base, size_t bn,
+		   const unsigned char *target, size_t tn)
 {
 	struct buf out = BUF_INIT((size_t)1 << 31);
 	unsigned char *res;
@@ -576,7 +579,7 @@ static size_t round_trip(const unsigned char *base, size_t bn,
 
 	/* appended after what out holds */
 	assert_int_equal(buf_adds(&out, "kept"), 0);
-	assert_int_equal(delta_create(base, bn, target, tn, SIZE_MAX, &out), 1);
+	assert_int_equal(make(base, bn, target, tn, SIZE_MAX, &out), 1);
 	assert_memory_equal(out.ptr, "kept", 4);
 	len = out.len - 4;
 	if (pack_delta_apply((unsigned char *)out.ptr + 4, len, base, 0, 0,
@@ -590,13 +593,19 @@ static size_t round_trip(const unsigned char *base, size_t bn,
 	free(res);
 	/* one byte short of it: not made, out unchanged */
 	out.len = 4;
-	assert_int_equal(delta_create(base, bn, target, tn, len - 1, &out), 0);
+	assert_int_equal(make(base, bn, target, tn, len - 1, &out), 0);
 	assert_int_equal(out.len, 4);
 	assert_int_equal(out.ptr[4], '\0');
-	assert_int_equal(delta_create(base, bn, target, tn, len, &out), 1);
+	assert_int_equal(make(base, bn, target, tn, len, &out), 1);
 	assert_int_equal(out.len, 4 + len);
 	buf_release(&out);
 	return len;
+}
+
+static size_t round_trip(const unsigned char *base, size_t bn,
+			 const unsigned char *target, size_t tn)
+{
+	return trip(delta_create, base, bn, target, tn);
 }
 
 /* target = base with lines changed, inserted and deleted every so often */
@@ -628,29 +637,10 @@ static size_t edit_lines(const unsigned char *b, size_t bn, unsigned char *t,
 	return len;
 }
 
-/* delta_create_tree's delta from base to target: applied, it gives the
- * target; one byte less of room gives 0. Its length. */
 static size_t tree_trip(const unsigned char *base, size_t bn,
 			const unsigned char *target, size_t tn)
 {
-	struct buf out = BUF_INIT((size_t)1 << 31);
-	unsigned char *res;
-	const char *why = NULL;
-	size_t n, len;
-
-	assert_int_equal(delta_create_tree(base, bn, target, tn, SIZE_MAX, &out), 1);
-	len = out.len;
-	assert_int_equal(pack_delta_apply(base, bn, (unsigned char *)out.ptr,
-					  len, (uint64_t)1 << 32, &res, &n, &why), 0);
-	assert_int_equal(n, tn);
-	if (tn)
-		assert_memory_equal(res, target, tn);
-	free(res);
-	out.len = 0;
-	assert_int_equal(delta_create_tree(base, bn, target, tn, len - 1, &out), 0);
-	assert_int_equal(out.len, 0);
-	buf_release(&out);
-	return len;
+	return trip(delta_create_tree, base, bn, target, tn);
 }
 
 /* A raw tree of the entries "mode name" (in the order given), each id
