@@ -326,7 +326,8 @@ static int place_attrs(struct blobs *b, struct stream_cmd *c, uint32_t mode,
 	if (action == BLOB_REPLACE_TEXT) {
 		report_rule(b->report, rule_index(b->rules, rule), c->path.ptr,
 			    c->path.len, &bi->id, bi->size, bi->est);
-		if (scrub_content(b, rule, out, &out, e) < 0)
+		if (scrub_content(b, rule, c->path.ptr, c->path.len, out,
+				  &out, e) < 0)
 			return -1;
 	}
 	return place_keep(b, c, mode, out == bi ? m : NULL, out, e);
@@ -421,7 +422,8 @@ static int place(struct blobs *b, struct stream_cmd *c, struct blob_mark *m,
 			return -1;
 		return place_keep(b, c, mode, content == bi ? m : NULL, content, e);
 	case BLOB_REPLACE_TEXT:
-		if (scrub_content(b, rule, bi, &content, e) < 0)
+		if (scrub_content(b, rule, c->path.ptr, c->path.len, bi,
+				  &content, e) < 0)
 			return -1;
 		b->replaced += content != bi;
 		return place_keep(b, c, mode, content == bi ? m : NULL, content, e);

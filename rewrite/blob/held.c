@@ -266,7 +266,7 @@ io:
 }
 
 struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
-			     struct err *e)
+			     uint64_t est, struct err *e)
 {
 	struct blob_info *bi;
 	struct held *h;
@@ -290,7 +290,7 @@ struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 	bi->held = h;
 	/* made.c's packs count as written (blobs_sync), not estimated: a
 	 * delta is a fraction of what the blob deflates to */
-	bi->est = made_wants(b, n) ? 0 : report_est_buf(b->report, p, n);
+	bi->est = made_wants(b, n) ? 0 : est;
 	return bi;
 }
 

@@ -240,10 +240,11 @@ void blob_forget_copy(struct blobs *b, struct blob_info *bi);
  * The blob of the n bytes at p, which this run makes (a replace-text
  * result): known already, or new with a held copy (in memory up to
  * HELD_IN_MEMORY or when made.c takes it, else spooled) and its packed
- * estimate. NULL with e set when it cannot be spooled.
+ * estimate est (0 when made.c takes it). NULL with e set when it cannot
+ * be spooled.
  */
 struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
-			     struct err *e);
+			     uint64_t est, struct err *e);
 
 /*
  * held.c: the pointer blobs this run made, LFS and git-annex alike, by
@@ -515,9 +516,12 @@ void scrub_free(struct blobs *b);
  * The blob a replace-text rule puts where bi was: bi itself when no
  * expression matches or bi is binary (a NUL in its first 8 KiB) and the
  * rule does not say binary=yes; else the replaced text, a new blob.
- * Each content is replaced once per rule, whatever its paths.
+ * Each content is replaced once per rule, whatever its paths; path (the
+ * first it is at) is where its packed size is estimated, against the
+ * result before it there.
  */
-int scrub_content(struct blobs *b, const struct rule *rule,
-		  struct blob_info *bi, struct blob_info **out, struct err *e);
+int scrub_content(struct blobs *b, const struct rule *rule, const char *path,
+		  size_t len, struct blob_info *bi, struct blob_info **out,
+		  struct err *e);
 
 #endif

@@ -591,7 +591,9 @@ static void write_json(struct report *r, const struct report_totals *t,
 		   "\"estimate_note\":\"size on disk in the source (deltas included) "
 		   "of the blobs it has; zlib deflate of the first 1 MiB, scaled, of "
 		   "the others (split parts: at the ratio of their file's first 1 MiB "
-		   "of parts)\"},\n"
+		   "of parts; a replace-text result: the delta against its path's "
+		   "previous result, deflated, when less than half of it; what "
+		   "migrate run stored itself: its packs' bytes)\"},\n"
 		   "\"commits_rewritten\":%llu,\"refs_changed\":%llu,\n\"largest\":[",
 		   (unsigned long long)r->in_bytes, (unsigned long long)r->out_bytes,
 		   (unsigned long long)r->in_packed, (unsigned long long)r->out_packed,

@@ -12,6 +12,9 @@
 #  - a blob the run made and reads back before its pack is named (a
 #    .gitattributes that replace-text changed, read for an lfs rule) is
 #    read right;
+#  - the preview (run --dry-run) estimates the replaced versions' packed
+#    size as deltas too: within 3x of what the run stores (estimated
+#    whole, it was 40x);
 #  - nothing of the writer's is left behind (temp packs), and a run killed
 #    while the writer works is finished by the next (run_kill_split.sh
 #    kills split runs, whose parts take the same way).
@@ -62,6 +65,8 @@ CASE
 test_case "in place: the replaced versions in packs of the run's own, as deltas" <<'CASE'
 cp -a "$SRC" "$SCRATCH/inplace"
 git -C "$SCRATCH/inplace" repack -a -d -q
+run_migrate run -q --dry-run --in-place --rules "$SCRATCH/rules" --repo "$SCRATCH/inplace" \
+	--report-json "$SCRATCH/dry.json" || die "the preview failed"
 before=$(ls "$SCRATCH/inplace/.git/objects/pack/"*.pack)
 bytes0=$(pack_bytes "$SCRATCH/inplace/.git")
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$SCRATCH/inplace" --in-place ||
@@ -103,6 +108,15 @@ git=$(cat "$SCRATCH/adf.bytes")
 python3 -c "import sys; sys.exit(not ($added <= 1.5 * $git))" ||
 	die "the run added $added bytes of packs; git packs the whole new history into $git"
 info "in place: $ours changed versions in the run's packs, $deltas as deltas; $added bytes added (git -adf of all: $git)"
+# the preview's estimate of the new history's blobs, against the run's
+python3 - "$SCRATCH/dry.json" "$SCRATCH/inplace/.git/migrate/report.json" <<'PY' ||
+import json, sys
+dry = json.load(open(sys.argv[1]))["history"]["packed_estimate_after"]
+real = json.load(open(sys.argv[2]))["history"]["packed_estimate_after"]
+print("info: packed after: the preview estimated %d bytes, the run %d" % (dry, real))
+sys.exit(not (real / 3 <= dry <= real * 3))
+PY
+	die "the preview's packed estimate is more than 3x off the run's"
 CASE
 
 test_case "a made blob read back before its pack has a name" <<'CASE'
