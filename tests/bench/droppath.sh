@@ -101,11 +101,5 @@ $(bench_peer_row runto "\`migrate run --to\` (packed: git repack -a -d)")
 Every ref names what it names after filter-repo ($(wc -l <"$WORK/peer.refs") refs, tags peeled;
 master: $(git -C "$WORK/peer" rev-parse master)); git fsck --connectivity-only passes in each.
 
-Phases (\`migrate run --progress\`; filter-repo's "now repacking/cleaning" line):
-
-| run | phase | wall s | share | CPU s | CPU / wall |
-|---|---|---|---|---|---|
-$(bench_phase_rows peer "the rewrite (fast-export, filter-repo, fast-import)" | sed 's/^/| filter-repo /')
-$(bench_phase_rows runip "the stream (fast-export, migrate, fast-import)" | sed 's/^/| run --in-place /')
-$(bench_phase_rows runto "the stream (fast-export, migrate, fast-import)" | sed 's/^/| run --to /')
+$(bench_phase_table "runip:run --in-place" "runto:run --to")
 EOF

@@ -111,6 +111,22 @@ bench_phase_rows() {
 		"$WORK/$1.phases"
 }
 
+# bench_phase_table RUN:LABEL...: the phases table of a run against git
+# filter-repo (named peer, its rewrite before "now repacking/cleaning"),
+# then each RUN's rows, labelled LABEL, its stream first
+bench_phase_table() {
+	local run
+	echo 'Phases (`migrate run --progress`; filter-repo'"'"'s "now repacking/cleaning" line):'
+	echo
+	echo '| run | phase | wall s | share | CPU s | CPU / wall |'
+	echo '|---|---|---|---|---|---|'
+	bench_phase_rows peer "the rewrite (fast-export, filter-repo, fast-import)" | sed 's/^/| filter-repo /'
+	for run in "$@"; do
+		bench_phase_rows "${run%%:*}" "the stream (fast-export, migrate, fast-import)" |
+			sed "s/^/| ${run#*:} /"
+	done
+}
+
 # the system's python: a version manager's shim (pyenv) takes seconds
 # to start on a loaded machine
 BENCH_PYTHON=python3

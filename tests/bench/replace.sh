@@ -112,11 +112,5 @@ $(bench_peer_row pipe "hand pipeline, \`--no-data\` (fast-import's pack; borrows
 Every branch has filter-repo's commit id ($BR: $after); git fsck
 --connectivity-only passes in each.
 
-Phases (\`migrate run --progress\`; filter-repo's "now repacking/cleaning" line):
-
-| run | phase | wall s | share | CPU s | CPU / wall |
-|---|---|---|---|---|---|
-$(bench_phase_rows peer "the rewrite (fast-export, filter-repo, fast-import)" | sed 's/^/| filter-repo /')
-$(bench_phase_rows runto "the stream (fast-export, migrate, fast-import)" | sed 's/^/| run --to /')
-$(bench_phase_rows runip "the stream (fast-export, migrate, fast-import)" | sed 's/^/| run --in-place /')
+$(bench_phase_table "runto:run --to" "runip:run --in-place")
 EOF

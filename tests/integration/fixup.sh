@@ -28,6 +28,12 @@
 # a file the attributes mark is committed as it is, as in a repository
 # where git-lfs was not installed, which is what --fixup repairs.
 
+# the history builders' helpers: f PATH TEXT writes a file of the
+# repository $S (the builder's own, by bash's dynamic scope), c MSG commits
+# everything
+f() { mkdir -p "$(dirname "$S/$1")"; printf '%s\n' "$2" >"$S/$1"; }
+c() { git -C "$S" add -A && git -C "$S" commit -q -m "$1"; }
+
 # history SRC: files added before their pattern, patterns added later and
 # removed later, a file that is a pointer already, an empty file, an
 # executable one, `*.bin -filter` below keep/, a nested sub/.gitattributes,
@@ -35,8 +41,6 @@
 history() {
 	local S="$1"
 	git init -q -b main "$S"
-	f() { mkdir -p "$(dirname "$S/$1")"; printf '%s\n' "$2" >"$S/$1"; }
-	c() { git -C "$S" add -A && git -C "$S" commit -q -m "$1"; }
 	f a.bin "a one"; f sub/s.bin "s one"; f sub/notes.txt "notes"; f t.txt "text"
 	f sub/deep/d.bin "d one"; f keep/k.bin "k one"; f keep/inner/i.bin "i one"
 	f run.bin "exec"; chmod +x "$S/run.bin"
@@ -70,8 +74,6 @@ history() {
 plain() {
 	local S="$1"
 	git init -q -b main "$S"
-	f() { mkdir -p "$(dirname "$S/$1")"; printf '%s\n' "$2" >"$S/$1"; }
-	c() { git -C "$S" add -A && git -C "$S" commit -q -m "$1"; }
 	f .gitattributes "*.bin filter=lfs diff=lfs merge=lfs -text"
 	f docs/.gitattributes "*.png filter=lfs diff=lfs merge=lfs -text"
 	f keep/.gitattributes "*.bin -filter"
@@ -95,8 +97,6 @@ plain() {
 tricky() {
 	local S="$1"
 	git init -q -b main "$S"
-	f() { mkdir -p "$(dirname "$S/$1")"; printf '%s\n' "$2" >"$S/$1"; }
-	c() { git -C "$S" add -A && git -C "$S" commit -q -m "$1"; }
 	printf '%s\n' '[attr]big filter=lfs diff=lfs merge=lfs -text' '*.iso big' \
 		'docs/*.pdf filter=lfs' '"sp ace.bin" filter=lfs' \
 		'**/assets/** filter=lfs' '*.tmp filter=lfs' '*.tmp !filter' \
