@@ -15,7 +15,7 @@
  * fast-import answers, and at the end, once the run's own checks passed
  * (a run that fails there leaves fast-import nothing to keep). The blobs
  * handed over since the last pack was named are a segment; it also ends
- * when its bytes pass MADE_SEGMENT, or when one of its blobs is read back
+ * when its pack passes MADE_SEGMENT, or when one of its blobs is read back
  * (made_settle: named, the stream still held). Deltas never cross a
  * segment: a pack holds the bases of its deltas.
  *
@@ -40,8 +40,10 @@
 #include "way.h"
 
 /* bounds: bytes of the jobs waiting; of the stream held; of a segment's
- * objects; of the bases kept; a blob larger than MADE_MAX goes into the
- * stream as before */
+ * pack as written (its objects' bytes would end a segment of a history's
+ * versions of one file, and start its deltas over from a whole copy,
+ * every 4 GiB read); of the bases kept; a blob larger than MADE_MAX goes
+ * into the stream as before */
 #define MADE_QUEUED ((size_t)256 << 20)
 #define MADE_HELD ((size_t)32 << 20)
 #define MADE_SEGMENT ((uint64_t)4 << 30)
@@ -141,6 +143,7 @@ struct made {
 	uint64_t pack_bytes;	/* of the packs committed (shared): their
 				 * blobs' bytes, which the report counts */
 	uint64_t blob_bytes;	/* the open pack's blobs' (writer's) */
+	uint64_t open_bytes;	/* the open pack's bytes so far (shared) */
 };
 
 /* ---- the writer thread ---- */
@@ -415,6 +418,7 @@ static void *writer(void *arg)
 			m->failed = 1;
 			m->err = e;
 		}
+		m->open_bytes = m->pack ? packm_bytes(m->pack) : 0;
 		if (is_seal && rc >= 0 && !failed) {
 			m->committed++;
 			m->pack_bytes += packed;
@@ -600,13 +604,25 @@ int made_write_text(struct blobs *b, struct stream_cmd *c,
 	return stream_write_data_end(b->cbuf, e);
 }
 
+/* The open segment's pack bytes as written so far (0 while the writer
+ * still works on sealed ones). */
+static uint64_t open_bytes(struct made *m)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->committed == m->sealed ? m->open_bytes : 0;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
 int made_tick(struct blobs *b, struct err *e)
 {
 	struct made *m = b->made;
 
 	if (!m)
 		return 0;
-	if (m->open && m->seg_bytes >= MADE_SEGMENT)
+	if (m->open && open_bytes(m) >= MADE_SEGMENT)
 		seal_open(m);
 	/* trees only: sealed early, the stream before them goes once their
 	 * pack is named, without waiting for it (not with unlfs: below) */
