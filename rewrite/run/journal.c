@@ -411,6 +411,8 @@ int journal_finish(const struct journal *j, int recovering, size_t *locks,
 	*locks = recovering ? remove_locks(j) : 0;
 	if (move_refs(j, 1, !recovering, e) < 0)
 		return -2;
+	if (j->refs_moved)
+		j->refs_moved(j->refs_moved_arg);
 	if (reset_worktrees(j, e) < 0 ||
 	    commit_files(j, e) < 0)
 		return -1;

@@ -175,15 +175,50 @@ int run_unborrow(struct run *r, struct err *e)
  * target borrowed into one pack (reusing the source's deltas), then the
  * alternate goes: the result depends on nothing and needs no gc.
  */
+static void repack_args(struct gitargv *a)
+{
+	gitargv_push(a, "repack");
+	gitargv_push(a, "-a");
+	gitargv_push(a, "-d");
+	gitargv_push(a, "-q");
+}
+
+void run_dissociate_start(void *arg)
+{
+	struct run *r = arg;
+	struct gitargv a = GITARGV_INIT;
+	struct err ignored = ERR_INIT;
+
+	if (!r->alternates || r->repack)
+		return;
+	run_phase(&r->o, "checking out the work tree, beside git repack -a -d "
+		  "packing the new repository on its own");
+	repack_args(&a);
+	/* not started: run_dissociate runs it after the check-out */
+	if (gitcmd_spawn(&r->repack, r->dst, &a, -1, -1, &ignored) < 0)
+		r->repack = 0;
+	gitargv_clear(&a);
+}
+
 int run_dissociate(struct run *r, struct err *e)
 {
+	struct gitargv a = GITARGV_INIT;
 	int rc;
 
 	if (!r->alternates)
 		return 0;
-	run_phase(&r->o, "packing the new repository on its own (git repack -a -d)");
-	rc = gitcmd_runl(r->dst, 1, NULL, e, "repack", "-a", "-d", "-q",
-			 (char *)NULL);
+	if (r->repack) {
+		rc = gitcmd_wait(r->repack, e);
+		r->repack = 0;
+		if (rc > 0)
+			rc = err_set(e, ERR_IO, "git -C %s repack -a -d -q failed "
+				     "(exit status %d)", r->dst, rc);
+	} else {
+		run_phase(&r->o, "packing the new repository on its own (git repack -a -d)");
+		repack_args(&a);
+		rc = gitcmd_ok(r->dst, &a, NULL, NULL, e);
+		gitargv_clear(&a);
+	}
 	if (rc == 0)
 		rc = run_unborrow(r, e);
 	if (rc < 0) {

@@ -469,6 +469,11 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (rc < 0)
 		return -1;
 	run_phase(&r->o, "moving the refs and the work tree");
+	/* --to: the repack that ends the run goes beside the check-out */
+	if (r->j.worktree) {
+		r->j.refs_moved = run_dissociate_start;
+		r->j.refs_moved_arg = r;
+	}
 	rc = journal_finish(&r->j, 0, &locks, e);
 	if (rc == -2) {
 		journal_drop(&r->j);

@@ -53,6 +53,10 @@ struct journal {
 	size_t nrefs, refs_alloc;
 	char **files;		/* state files: <state>/<name>.new -> <name> */
 	size_t nfiles;
+	/* journal_finish calls it once the refs moved, before the work
+	 * trees are reset (may be NULL) */
+	void (*refs_moved)(void *arg);
+	void *refs_moved_arg;
 };
 
 void journal_add_ref(struct journal *j, const char *name,
@@ -77,7 +81,8 @@ int journal_load(struct journal *j, const char *state, struct err *e);
  * index.lock) are removed first and *locks counts them. A ref that holds
  * neither its old nor its new value is an error and nothing moves.
  * journal_finish returns -2 when its ref transaction failed (no ref
- * moved), -1 when a later step failed (the journal stays).
+ * moved), -1 when a later step failed (the journal stays). j->refs_moved,
+ * when set, is called once the refs moved.
  */
 int journal_finish(const struct journal *j, int recovering, size_t *locks,
 		   struct err *e);
@@ -198,6 +203,9 @@ struct run {
 	char *alternates;
 	struct buf alt_before;
 	int alt_had;
+	/* --to: the `git repack -a -d` started beside the check-out of the
+	 * work tree (run_dissociate_start; 0: none) */
+	pid_t repack;
 	struct gitrefs src_before, dst_before;
 	struct rw_stats stats;	/* the filter's, for the ending lines */
 	struct gitargv revs;
@@ -307,7 +315,12 @@ int run_unborrow(struct run *r, struct err *e);
  * --to, after the refs moved: one `git repack -a -d` copies what the
  * target borrowed into one pack (reusing the source's deltas), then the
  * alternate goes: the result depends on nothing and needs no gc.
+ * run_dissociate_start starts that repack (arg: the struct run) as soon
+ * as the refs moved, beside the check-out of the work tree, each on a
+ * core of its own (git's readers find objects a repack moves);
+ * run_dissociate waits for it, or runs it when none was started.
  */
+void run_dissociate_start(void *arg);
 int run_dissociate(struct run *r, struct err *e);
 /*
  * unlfs: the files taken back went into packs of their own, one each

@@ -299,6 +299,13 @@ void run_release(struct run *r)
 {
 	int i;
 
+	if (r->repack) {
+		struct err ignored = ERR_INIT;
+
+		/* a run that failed after the refs moved: the repack it
+		 * started goes on to its end (a pack more, nothing lost) */
+		(void)gitcmd_wait(r->repack, &ignored);
+	}
 	if (r->dry_dir)
 		(void)remove_tree(r->dry_dir);
 	free(r->dry_dir);
