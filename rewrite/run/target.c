@@ -13,11 +13,49 @@
 
 #include "run.h"
 
+/* git init of the target (again: a killed run may have left only its
+ * mark, or a repository git init completes without touching what it
+ * holds). */
+static int init_to(const struct run *r, struct err *e)
+{
+	struct gitargv a = GITARGV_INIT;
+	int rc;
+
+	gitargv_push(&a, "init");
+	gitargv_push(&a, "-q");
+	gitargv_push(&a, r->o.to);
+	rc = gitcmd_ok(NULL, &a, NULL, NULL, e);
+	gitargv_clear(&a);
+	return rc;
+}
+
+/* The mark of a target this run makes, <to>/.git/migrate/source, written
+ * before git init: a run killed at any moment after leaves a target the
+ * next run from the same source knows as its own and finishes. */
+static int mark_to(const struct run *r, struct err *e)
+{
+	char *git = path_join(r->o.to, ".git");
+	char *state = path_join(git, "migrate");
+	struct buf src = BUF_INIT(BUF_MAX_DEFAULT);
+	int rc = 0;
+
+	if ((r->made_to < 0 && mkdir(r->o.to, 0777) < 0) ||
+	    (mkdir(git, 0777) < 0 && errno != EEXIST) ||
+	    (mkdir(state, 0777) < 0 && errno != EEXIST))
+		rc = err_errno(e, ERR_IO, "%s: cannot create", r->o.to);
+	buf_printf(&src, "%s\n", r->src_gitdir);
+	if (rc == 0)
+		rc = run_write_small(state, "source", src.ptr, e);
+	buf_release(&src);
+	free(state);
+	free(git);
+	return rc;
+}
+
 /* --to NEWDIR: a fresh repository, or the target of an earlier run from
  * the same source. */
 static int setup_to(struct run *r, struct err *e)
 {
-	struct gitargv a = GITARGV_INIT;
 	struct buf src = BUF_INIT(1 << 20);
 	char *srcfile;
 	int has = run_dir_has_entries(r->o.to), rc;
@@ -36,6 +74,11 @@ static int setup_to(struct run *r, struct err *e)
 			rc = err_set(e, ERR_USAGE, "%s was migrated from %s, "
 				     "not from %s", r->o.to, src.ptr, r->src_gitdir);
 		buf_release(&src);
+		/* marked, killed before git init was done */
+		srcfile = path_join(r->o.to, ".git/HEAD");
+		if (rc > 0 && !r->o.f.dry_run && !file_exists(srcfile))
+			rc = init_to(r, e);
+		free(srcfile);
 		if (rc < 0)
 			return -1;
 	} else if (r->o.f.dry_run) {
@@ -55,12 +98,7 @@ static int setup_to(struct run *r, struct err *e)
 			r->made_to = 1;
 			r->to_mode = st.st_mode & 07777;
 		}
-		gitargv_push(&a, "init");
-		gitargv_push(&a, "-q");
-		gitargv_push(&a, r->o.to);
-		rc = gitcmd_ok(NULL, &a, NULL, NULL, e);
-		gitargv_clear(&a);
-		if (rc < 0)
+		if (mark_to(r, e) < 0 || init_to(r, e) < 0)
 			return -1;
 	}
 	if (gitcmd_git_dir(r->dst, &r->dst_gitdir, e) < 0)
@@ -173,6 +211,23 @@ void run_packs_kept(const struct run *r)
  * or rolled back with --rollback; with no journal, what a killed run left
  * (temp files, the side repository, unfinished state files) goes.
  */
+static size_t to_locks_clean(const struct run *r)
+{
+	static const char *const names[] = {
+		"HEAD.lock", "ORIG_HEAD.lock", "index.lock", "config.lock",
+		"packed-refs.lock",
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = path_join(r->dst_gitdir, names[i]);
+
+		n += unlink(p) == 0;
+		free(p);
+	}
+	return n;
+}
+
 static int recover(struct run *r, struct err *e)
 {
 	struct journal j;
@@ -183,6 +238,10 @@ static int recover(struct run *r, struct err *e)
 		return -1;
 	if (!found) {
 		n = run_clean_all(r);
+		/* a first --to run killed in git's hands (the HEAD it copies,
+		 * the config it sets): the target is this run's alone */
+		if (r->o.to && r->first)
+			n += to_locks_clean(r);
 		if (n && !r->o.f.quiet)
 			fprintf(stderr, "migrate run: removed %zu file(s) an interrupted "
 				"run left in %s and %s/tmp; no ref had moved\n", n,

@@ -32,14 +32,23 @@
 # data.bin: the writer thread stores the results, and the stream waits for
 # their packs; the same checks as split.
 #
+# With KILL_MODE=to (run_kill_to.sh) each run is `migrate run --to NEWDIR`
+# with the replace-text rule: the target is made, borrows the source's
+# objects, gets the writer's packs, fast-import's, its refs, its work
+# tree, and ends repacked on its own (git repack -a -d beside the
+# check-out). The refs compared are the target's ("all old": it has none,
+# or is not there); after every next run the target is as an
+# uninterrupted run leaves it (one pack, no alternate, git fsck clean, the
+# same refs and commit map) and the source's refs are as before.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
 # (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split,
-# replace).
+# replace, to).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # run_kill_unlfs.sh runs this script: its cases report under its own name
 case "${KILL_MODE:-lfs}" in
-unlfs | split | replace) TEST_NAME=run_kill_$KILL_MODE ;;
+unlfs | split | replace | to) TEST_NAME=run_kill_$KILL_MODE ;;
 esac
 
 NREFS="${KILL_REFS:-600}"
@@ -85,15 +94,38 @@ fi
 if [ "$MODE" = split ]; then
 	printf "data.bin split record='^(\\\\w)' into='parts/{1}.txt'\n" >"$SCRATCH/rules"
 fi
-if [ "$MODE" = replace ]; then
+if [ "$MODE" = replace ] || [ "$MODE" = to ]; then
 	printf 'content==>CONTENT\nregex:commit (\\d+)==>change \\1\n' >"$SCRATCH/exprs"
 	printf 'data.bin replace-text=%s\n' "$SCRATCH/exprs" >"$SCRATCH/rules"
 fi
-refs_of "$P" >"$SCRATCH/old.refs"
-[ "$(wc -l <"$SCRATCH/old.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/old.refs") refs"
+refs_of "$P" >"$SCRATCH/src.refs"
+[ "$(wc -l <"$SCRATCH/src.refs")" -eq $((NREFS + 1)) ] || die "the test repository has $(wc -l <"$SCRATCH/src.refs") refs"
+# the refs before: the repository's, or with --to the target's (none)
+if [ "$MODE" = to ]; then
+	: >"$SCRATCH/old.refs"
+else
+	cp "$SCRATCH/src.refs" "$SCRATCH/old.refs"
+fi
 
-copy() { rm -rf "$2" && cp -a "$1" "$2"; }
-run_in_place() { "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --in-place -q "${@:2}"; }
+# copy SRC DST: DST a copy of SRC (with --to, no target of an earlier try)
+copy() { rm -rf "$2" "$2.to" && cp -a "$1" "$2"; }
+# the repository a run on REPO writes: REPO, or with --to REPO.to
+target() { if [ "$MODE" = to ]; then echo "$1.to"; else echo "$1"; fi; }
+# the refs a run on REPO wrote (none when its target is not there)
+refs_written() {
+	local t
+	t=$(target "$1")
+	if [ -d "$t" ]; then refs_of "$t"; fi
+}
+# run_argv REPO: RUN_ARGV, the command of a run on REPO
+run_argv() {
+	RUN_ARGV=("$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --in-place -q)
+	[ "$MODE" != to ] || RUN_ARGV=("$MIGRATE" run --rules "$SCRATCH/rules" --repo "$1" --to "$1.to" -q)
+}
+run_in_place() {
+	run_argv "$1"
+	"${RUN_ARGV[@]}" "${@:2}"
+}
 
 # --- the uninterrupted run, and its time ----------------------------------------
 test_case "an uninterrupted run (its refs, maps and tips are what every try must end with)" <<'EOF'
@@ -101,8 +133,8 @@ copy "$P" "$SCRATCH/ref"
 start=$(date +%s%N)
 run_in_place "$SCRATCH/ref" || die "the uninterrupted run failed"
 took_ms=$((($(date +%s%N) - start) / 1000000))
-refs_of "$SCRATCH/ref" >"$SCRATCH/new.refs"
-for f in commit-map ref-map tips; do cp "$SCRATCH/ref/.git/migrate/$f" "$SCRATCH/ref.$f"; done
+refs_written "$SCRATCH/ref" >"$SCRATCH/new.refs"
+for f in commit-map ref-map tips; do cp "$(target "$SCRATCH/ref")/.git/migrate/$f" "$SCRATCH/ref.$f"; done
 echo "$took_ms" >"$SCRATCH/took_ms"
 info "an uninterrupted run: ${took_ms} ms, $(wc -l <"$SCRATCH/new.refs") refs after (backups included)"
 EOF
@@ -113,14 +145,21 @@ same_state() {
 	local f files=(commit-map)
 	[ "$3" = first ] && files+=(ref-map tips)
 	for f in "${files[@]}"; do
-		cmp -s "$SCRATCH/ref.$f" "$1/.git/migrate/$f" || die "try $2: $f differs from an uninterrupted run's"
+		cmp -s "$SCRATCH/ref.$f" "$(target "$1")/.git/migrate/$f" || die "try $2: $f differs from an uninterrupted run's"
 	done
-	diff -u "$SCRATCH/new.refs" <(refs_of "$1") >/dev/null || die "try $2: refs differ from an uninterrupted run's"
+	diff -u "$SCRATCH/new.refs" <(refs_written "$1") >/dev/null || die "try $2: refs differ from an uninterrupted run's"
+	if [ "$MODE" = to ]; then
+		diff -u "$SCRATCH/src.refs" <(refs_of "$1") >/dev/null || die "try $2: the source's refs changed"
+	fi
 }
 
-# no identity entries, no leftovers, a clean work tree at HEAD
+# no identity entries, no leftovers, a clean work tree at HEAD (of the
+# repository REPO's run writes)
 sane() {
-	local w="$1" try="$2"
+	local w try="$2"
+	w=$(target "$1")
+	# --to rolled back: the target has no ref, nothing to check in it
+	[ -n "$(refs_written "$1")" ] || [ "$MODE" != to ] || return 0
 	if [ -e "$w/.git/migrate/commit-map" ]; then
 		awk 'NR > 1 && $1 == $2 { bad = 1 } END { exit bad }' "$w/.git/migrate/commit-map" ||
 			die "try $try: the commit map holds an identity entry"
@@ -139,7 +178,14 @@ sane() {
 		git -C "$w" fsck --connectivity-only >/dev/null 2>&1 ||
 			die "try $try: fsck: $(git -C "$w" fsck --connectivity-only 2>&1 | head -3)"
 	fi
-	if [ "$MODE" = split ] || [ "$MODE" = replace ]; then
+	if [ "$MODE" = to ]; then
+		# on its own and packed: the source's objects copied, one pack
+		[ ! -e "$w/.git/objects/info/alternates" ] ||
+			die "try $try: the target still borrows: $(cat "$w/.git/objects/info/alternates")"
+		[ "$(find "$w/.git/objects/pack" -name '*.pack' | wc -l)" -eq 1 ] ||
+			die "try $try: the target has $(find "$w/.git/objects/pack" -name '*.pack' | wc -l) packs, not one"
+	fi
+	if [ "$MODE" = split ] || [ "$MODE" = replace ] || [ "$MODE" = to ]; then
 		local idx
 		[ ! -e "$w/.git/migrate/new-blobs" ] || die "try $try: the list of parts is left"
 		[ -z "$(find "$w/.git/objects/pack" -name 'tmp_migrate_*')" ] ||
@@ -155,7 +201,7 @@ sane() {
 			git -C "$w" ls-tree -r --name-only HEAD | grep -q '^parts/b.txt$' ||
 				die "try $try: HEAD has no part parts/b.txt"
 		fi
-		if [ "$MODE" = replace ] && [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
+		if [ "$MODE" != split ] && [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
 			git -C "$w" show HEAD:data.bin | grep -q 'binary CONTENT of change 60' ||
 				die "try $try: HEAD's data.bin is not replaced: $(git -C "$w" show HEAD:data.bin | head -c 60)"
 		fi
@@ -170,16 +216,17 @@ kill_try() {
 	local t="$1" delay_ms="$2" pid state kind
 	[ -s "$SCRATCH/took_ms" ] || die "no uninterrupted run to compare with (the first case failed)"
 	copy "$P" "$W"
-	setsid "$MIGRATE" run --rules "$SCRATCH/rules" --repo "$W" --in-place -q 2>/dev/null &
+	run_argv "$W"
+	setsid "${RUN_ARGV[@]}" 2>/dev/null &
 	pid=$!
 	sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
 	kill -9 -- "-$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	# no journal: nothing moved yet, or everything did
-	if [ ! -e "$W/.git/migrate/journal" ]; then
-		if diff -q "$SCRATCH/old.refs" <(refs_of "$W") >/dev/null; then
+	if [ ! -e "$(target "$W")/.git/migrate/journal" ]; then
+		if diff -q "$SCRATCH/old.refs" <(refs_written "$W") >/dev/null; then
 			state=old
-		elif diff -q "$SCRATCH/new.refs" <(refs_of "$W") >/dev/null; then
+		elif diff -q "$SCRATCH/new.refs" <(refs_written "$W") >/dev/null; then
 			state=new
 		else
 			die "try $t (killed after ${delay_ms} ms): no journal, but the refs are mixed"
@@ -193,9 +240,10 @@ kill_try() {
 	if [ "$state" = journal ] && [ $((t % 2)) = 1 ]; then
 		kind=first
 		run_in_place "$W" --rollback 2>"$SCRATCH/err" || die "try $t: --rollback failed: $(cat "$SCRATCH/err")"
-		diff -u "$SCRATCH/old.refs" <(refs_of "$W") >/dev/null || die "try $t: the refs are not all old after --rollback"
-		[ ! -e "$W/.git/migrate/commit-map" ] || die "try $t: --rollback left the commit map of the run"
-		[ "$(git -C "$W" rev-parse HEAD)" = "$(git -C "$P" rev-parse HEAD)" ] || die "try $t: HEAD is not old after --rollback"
+		diff -u "$SCRATCH/old.refs" <(refs_written "$W") >/dev/null || die "try $t: the refs are not all old after --rollback"
+		[ ! -e "$(target "$W")/.git/migrate/commit-map" ] || die "try $t: --rollback left the commit map of the run"
+		[ "$MODE" = to ] || [ "$(git -C "$W" rev-parse HEAD)" = "$(git -C "$P" rev-parse HEAD)" ] ||
+			die "try $t: HEAD is not old after --rollback"
 		sane "$W" "$t"
 	fi
 	# the next run: finishes an interrupted one, or runs (again) to the end
