@@ -37,12 +37,13 @@
  * done job holds its finished pack under temp names (on disk, not in
  * memory), and a job dropped removes them.
  *
- * replace-text (issue 29): an M line of a blob a replace-text rule will
- * take is a job too. The worker reads the whole blob into memory (its own
- * reader: inflate, delta chain, SHA-1 check) and the main thread, when
- * scrub_content asks for the content (blob_read_all), takes the bytes
- * instead of reading them itself; the replace itself stays on the main
- * thread (a replace set has scratch buffers). Jobs that read hold at most
+ * replace-text and split (issue 29): an M line of a blob a replace-text
+ * or split rule will take is a job too. The worker reads the whole blob
+ * into memory (its own reader: inflate, delta chain, SHA-1 check) and the
+ * main thread, when scrub_content or the split asks for the content
+ * (blob_read_all), takes the bytes instead of reading them itself; the
+ * replace and the split themselves stay on the main thread (a replace
+ * set has scratch buffers, a split its cache of the last version). Jobs that read hold at most
  * READ_AHEAD_MAX bytes of blobs in all, counted from the queue on: a line
  * whose blob does not fit waits (the look-ahead stops there) until jobs
  * are taken or dropped. Their buffers are reused (SPARES); one grown from
@@ -116,6 +117,7 @@ struct pool {
 	struct buf ptr;			/* a pointer read for the decision */
 	char *const *dirs;		/* unlfs: the stores, in order */
 	size_t ndirs;
+	int reads;			/* a rule reads blobs whole */
 	uint64_t bytes_read;		/* by the workers (lock held) */
 	uint64_t read_held;		/* sizes of the read jobs alive (main) */
 	/* a read the look-ahead decided and that did not fit in
@@ -303,14 +305,27 @@ static size_t pool_size(int threads)
  * to look ahead in. Else (and on any failure to start) none, and convert()
  * reads every blob itself.
  */
+/* A rule reads the blobs it takes whole, on the main thread: a
+ * replace-text rule (scrub.c) or a split (splits.c). */
+static int rules_read_whole(const struct blobs *b)
+{
+	size_t i;
+
+	for (i = 0; !b->scrub && i < rules_count(b->rules); i++)
+		if (rules_rule_action(rules_get(b->rules, i)) == RULES_SPLIT)
+			return 1;
+	return b->scrub != NULL;
+}
+
 static struct pool *pool_start(struct blobs *b)
 {
 	size_t i, n = pool_size(b->opt.threads);
 	struct err ignored = ERR_INIT;
 	struct pack_odb *scan_db;
 	struct pool *p;
+	int reads = rules_read_whole(b);
 
-	if ((!b->has_lfs && !b->lfs_dirs && !b->scrub) || !n || !b->in ||
+	if ((!b->has_lfs && !b->lfs_dirs && !reads) || !n || !b->in ||
 	    odb_native_fork(b->src, &scan_db, &ignored) != 1)
 		return NULL;
 	p = xcalloc(1, sizeof(*p));
@@ -322,6 +337,7 @@ static struct pool *pool_start(struct blobs *b)
 	buf_init(&p->ptr, PTR_LFS_POINTER_MAX);
 	p->dirs = b->lfs_dirs;
 	p->ndirs = b->n_lfs_dirs;
+	p->reads = reads;
 	p->w = xcalloc(n, sizeof(*p->w));
 	p->nworkers = n;
 	p->max_live = n * POOL_JOBS_PER_WORKER;
@@ -435,14 +451,15 @@ static int will_convert(struct blobs *b, struct pool *p,
 	 * anyway) */
 	if (pack_odb_info(p->scan_db, id, &type, size, &ignored) != 1 ||
 	    type != OBJ_BLOB || *size == 0 ||
-	    (*size < PTR_LFS_POINTER_MAX && !p->ndirs && !b->scrub))
+	    (*size < PTR_LFS_POINTER_MAX && !p->ndirs && !p->reads))
 		return 0;
 	if (blob_decide(b->rules, l->path.ptr, l->path.len, mode, *size, 0,
 			&rule, &action, &ignored) < 0)
 		return 0;
 	/* read whole by blob_read_all, unless a copy is at hand or a rule
-	 * replaced this content already */
-	if (action == BLOB_REPLACE_TEXT)
+	 * replaced this content already (a split reads every version it
+	 * splits through blob_view) */
+	if (action == BLOB_REPLACE_TEXT || action == BLOB_SPLIT)
 		return *size <= READ_AHEAD_MAX &&
 		       (!bi || (blob_from_repository(b, bi) && !bi->replaced)) ?
 		       3 : 0;

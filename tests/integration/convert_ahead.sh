@@ -264,6 +264,17 @@ sys.exit(0 if m1 and len(m4) > len(m1) and not m1 - g1 and not m4 - g4 else 1)
 PY
 EOF
 
+# rt_run NAME THREADS [OPTIONS]: the history of the replace-text case
+# through its rule (RT_RULES=sp: the split case's), as filter does
+rt_run() {
+	local name="$1" t="$2" rc=0
+	shift 2
+	(cd "$SCRATCH/rt" && "$MIGRATE" --rules "$SCRATCH/${RT_RULES:-rt}.rules" --threads="$t" \
+		--commit-map "$SCRATCH/$name.$t.map" "$@" \
+		<"$SCRATCH/rt.fe" >"$SCRATCH/$name.$t.out" 2>"$SCRATCH/$name.$t.err") || rc=$?
+	echo "$rc" >"$SCRATCH/$name.$t.rc"
+}
+
 test_case "replace-text: the workers read the blobs ahead; stream, map and messages equal on 1, 2 and 4 threads" <<'EOF'
 # issue 29: a text file that changes at every commit, under a
 # replace-text rule; a binary file the rule leaves alone once read (the
@@ -306,15 +317,6 @@ git -C "$SCRATCH/rt" repack -adfq --depth=50 --window=50
 git -C "$SCRATCH/rt" fast-export --no-data "${EXPORT_FLAGS[@]}" --all >"$SCRATCH/rt.fe"
 printf 'SECRET==>REDACTED\nregex:key=[0-9]+==>key=***\n' >"$SCRATCH/rt.exprs"
 printf '* replace-text=%s\n' "$SCRATCH/rt.exprs" >"$SCRATCH/rt.rules"
-# rt_run NAME THREADS [OPTIONS]: the export through the rule, as filter does
-rt_run() {
-	local name="$1" t="$2" rc=0
-	shift 2
-	(cd "$SCRATCH/rt" && "$MIGRATE" --rules "$SCRATCH/rt.rules" --threads="$t" \
-		--commit-map "$SCRATCH/$name.$t.map" "$@" \
-		<"$SCRATCH/rt.fe" >"$SCRATCH/$name.$t.out" 2>"$SCRATCH/$name.$t.err") || rc=$?
-	echo "$rc" >"$SCRATCH/$name.$t.rc"
-}
 for t in 1 2 4; do
 	rt_run rt "$t"
 	[ "$(cat "$SCRATCH/rt.$t.rc")" = 0 ] || { cat "$SCRATCH/rt.$t.err" >&2; die "rt: failed with $t threads"; }
@@ -342,6 +344,32 @@ for try in 1 2 3; do
 done
 [ -n "$ahead" ] || die "the workers read nothing ahead, three runs: $(tail -1 "$SCRATCH/rtp.2.err")"
 info "replace-text on 1, 2 and 4 threads: the same stream, map and messages; 2 threads: $ahead MB read ahead"
+EOF
+
+test_case "split: the workers read the versions ahead; stream, map and messages equal on 1, 2 and 4 threads" <<'EOF'
+# issue 29: the versions of records.txt (the replace-text case's history)
+# split by the third digit of their lines; the workers read them whole,
+# the main thread splits: the output is one thread's
+[ -e "$SCRATCH/rt.fe" ] || die "no history (the replace-text case failed)"
+printf "/records.txt split record='^\\d\\d(\\d)' into='parts/{1}.txt'\n" >"$SCRATCH/sp.rules"
+for t in 1 2 4; do
+	RT_RULES=sp rt_run sp "$t"
+	[ "$(cat "$SCRATCH/sp.$t.rc")" = 0 ] || { cat "$SCRATCH/sp.$t.err" >&2; die "sp: failed with $t threads"; }
+done
+same sp
+[ "$(grep -ac '^M 100644 inline parts/[0-9].txt$' "$SCRATCH/sp.1.out")" -gt 100 ] ||
+	die "sp: few parts written: $(grep -c ' parts/' "$SCRATCH/sp.1.out")"
+grep -aq ' records.txt$' "$SCRATCH/sp.1.out" && die "sp: records.txt left whole"
+# the summary line of two threads says what they read ahead (three runs
+# at most: the workers race the main thread)
+for try in 1 2 3; do
+	RT_RULES=sp rt_run spp 2 --progress
+	cmp -s "$SCRATCH/spp.2.out" "$SCRATCH/sp.1.out" || die "spp: the stream differs with --progress"
+	ahead=$(sed -n 's/.*, \([0-9.]*\) MB read ahead, done in.*/\1/p' "$SCRATCH/spp.2.err")
+	[ -z "$ahead" ] || break
+done
+[ -n "$ahead" ] || die "the workers read nothing ahead for the split, three runs: $(tail -1 "$SCRATCH/spp.2.err")"
+info "split on 1, 2 and 4 threads: the same stream, map and messages; 2 threads: $ahead MB read ahead"
 EOF
 
 test_done
