@@ -43,11 +43,12 @@
  * main thread, when scrub_content or the split asks for the content
  * (blob_read_all), takes the bytes instead of reading them itself; the
  * replace and the split themselves stay on the main thread (a replace
- * set has scratch buffers, a split its cache of the last version). Jobs that read hold at most
- * READ_AHEAD_MAX bytes of blobs in all, counted from the queue on: a line
- * whose blob does not fit waits (the look-ahead stops there) until jobs
- * are taken or dropped. Their buffers are reused (SPARES); one grown from
- * a smaller spare may have up to half again the blob's size.
+ * set has scratch buffers, a split its cache of the last version). Jobs
+ * that read hold at most READ_AHEAD_MAX bytes of blobs in all, counted
+ * from the queue on: a line whose blob does not fit waits (the look-ahead
+ * stops there) until jobs are taken or dropped. Their buffers are reused
+ * (SPARES); one grown from a smaller spare may have up to half again the
+ * blob's size.
  *
  * Threads: the job list and each job's state and result are shared,
  * under p->lock; the table by id, the look-ahead and the scanner's
@@ -299,12 +300,6 @@ static size_t pool_size(int threads)
 	return n > 1 ? (size_t)n : 0;
 }
 
-/*
- * The pool, when it can serve: rules that convert to LFS, more than one
- * thread, a source repository the native reader reads, a stream reader
- * to look ahead in. Else (and on any failure to start) none, and convert()
- * reads every blob itself.
- */
 /* A rule reads the blobs it takes whole, on the main thread: a
  * replace-text rule (scrub.c) or a split (splits.c). */
 static int rules_read_whole(const struct blobs *b)
@@ -317,6 +312,12 @@ static int rules_read_whole(const struct blobs *b)
 	return b->scrub != NULL;
 }
 
+/*
+ * The pool, when it can serve: rules that convert to LFS or read blobs
+ * whole, more than one thread, a source repository the native reader reads, a stream reader
+ * to look ahead in. Else (and on any failure to start) none, and convert()
+ * reads every blob itself.
+ */
 static struct pool *pool_start(struct blobs *b)
 {
 	size_t i, n = pool_size(b->opt.threads);

@@ -170,11 +170,6 @@ int run_unborrow(struct run *r, struct err *e)
 	return rc;
 }
 
-/*
- * --to, after the refs moved: one `git repack -a -d` copies what the
- * target borrowed into one pack (reusing the source's deltas), then the
- * alternate goes: the result depends on nothing and needs no gc.
- */
 static void repack_args(struct gitargv *a)
 {
 	gitargv_push(a, "repack");
@@ -200,6 +195,11 @@ void run_dissociate_start(void *arg)
 	gitargv_clear(&a);
 }
 
+/*
+ * --to, after the refs moved: one `git repack -a -d` copies what the
+ * target borrowed into one pack (reusing the source's deltas), then the
+ * alternate goes: the result depends on nothing and needs no gc.
+ */
 int run_dissociate(struct run *r, struct err *e)
 {
 	struct gitargv a = GITARGV_INIT;

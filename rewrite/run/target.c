@@ -206,11 +206,8 @@ void run_packs_kept(const struct run *r)
 	free(made);
 }
 
-/*
- * At the start, under the lock: an interrupted run (a journal) is finished,
- * or rolled back with --rollback; with no journal, what a killed run left
- * (temp files, the side repository, unfinished state files) goes.
- */
+/* The lock files a first --to run killed in git's hands left in the
+ * target it made (removed: how many). */
 static size_t to_locks_clean(const struct run *r)
 {
 	static const char *const names[] = {
@@ -228,6 +225,11 @@ static size_t to_locks_clean(const struct run *r)
 	return n;
 }
 
+/*
+ * At the start, under the lock: an interrupted run (a journal) is finished,
+ * or rolled back with --rollback; with no journal, what a killed run left
+ * (temp files, the side repository, unfinished state files) goes.
+ */
 static int recover(struct run *r, struct err *e)
 {
 	struct journal j;
