@@ -314,9 +314,9 @@ static int rules_read_whole(const struct blobs *b)
 
 /*
  * The pool, when it can serve: rules that convert to LFS or read blobs
- * whole, more than one thread, a source repository the native reader reads, a stream reader
- * to look ahead in. Else (and on any failure to start) none, and convert()
- * reads every blob itself.
+ * whole, more than one thread, a source repository the native reader
+ * reads, a stream reader to look ahead in. Else (and on any failure to
+ * start) none, and convert() reads every blob itself.
  */
 static struct pool *pool_start(struct blobs *b)
 {
