@@ -599,3 +599,190 @@ done:
 	buf_release(&rest);
 	return rc < 0 ? -1 : 0;
 }
+
+/* The packs the writer named (blob.h made_list: "made <path>" lines), in
+ * list as they are. */
+static int made_list_read(const struct run *r, struct buf *list,
+			  struct err *e)
+{
+	return file_read(r->made_packs, list, e) < 0 ? -1 : 0;
+}
+
+int run_join_made_start(struct run *r, struct err *e)
+{
+	struct buf list = BUF_INIT(SIZE_MAX / 2), ids = BUF_INIT(SIZE_MAX / 2);
+	struct buf idx = BUF_INIT(SIZE_MAX / 2), parts = BUF_INIT(SIZE_MAX / 2);
+	struct gitargv a = GITARGV_INIT;
+	const unsigned char *tab;
+	char hex[OID_HEX + 1], *line, *nl, *in = NULL, *out = NULL;
+	uint32_t n, i;
+	size_t packs = 0;
+	int rc = 0, fdin = -1, fdout = -1;
+
+	if (!r->made_packs || r->o.to || r->o.f.dry_run)
+		return 0;
+	/* split parts: run_pack_new_blobs packs the writer's packs again */
+	if (r->new_blobs && file_read(r->new_blobs, &parts, e) < 0)
+		rc = -1;
+	if (rc < 0 || parts.len || made_list_read(r, &list, e) < 0) {
+		rc = parts.len ? 0 : -1;
+		goto done;
+	}
+	for (line = list.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
+		char *pack = strchr(line, ' ');
+
+		if (!pack || pack > nl)
+			continue;
+		*nl = '\0';
+		rc = pack_ids(pack + 1, &idx, &tab, &n, e);
+		*nl = '\n';
+		for (i = 0; rc == 0 && i < n; i++) {
+			struct oid o;
+
+			memcpy(o.hash, tab + (size_t)i * OID_RAW, OID_RAW);
+			buf_printf(&ids, "%s\n", oid_hex(&o, hex));
+		}
+		packs++;
+	}
+	/* one pack, or none: nothing to join */
+	if (rc < 0 || packs < 2)
+		goto done;
+	in = path_join(r->state, "made-join.new");
+	out = path_join(r->state, "made-joined.new");
+	rc = file_write(in, &ids, e);
+	if (rc == 0 && (fdin = open(in, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = err_errno(e, ERR_IO, "%s: cannot open", in);
+	if (rc == 0 && (fdout = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				     0666)) < 0)
+		rc = err_errno(e, ERR_IO, "%s: cannot create", out);
+	gitargv_push(&a, "pack-objects");
+	gitargv_push(&a, "-q");
+	/* a name of ours until the run keeps it (run_join_made): a run
+	 * killed before leaves it to the next one to remove */
+	gitargv_pushf(&a, "%s/pack/" RUN_JOIN_BASE, r->dst_objects);
+	if (rc == 0)
+		rc = gitcmd_spawn(&r->join, r->dst, &a, fdin, fdout, e);
+	if (rc == 0) {
+		r->join_list = list;
+		buf_init(&list, SIZE_MAX / 2);
+	}
+done:
+	if (fdin >= 0)
+		close(fdin);
+	if (fdout >= 0)
+		close(fdout);
+	if (in)
+		unlink(in);
+	free(in);
+	free(out);
+	gitargv_clear(&a);
+	buf_release(&list);
+	buf_release(&ids);
+	buf_release(&idx);
+	buf_release(&parts);
+	return rc;
+}
+
+/* The joined pack's .pack and .idx are there (base: their path without
+ * the suffix). */
+static int joined_named(const char *base)
+{
+	struct buf p = BUF_INIT(PATH_MAX);
+	int ok;
+
+	buf_printf(&p, "%s.pack", base);
+	ok = file_exists(p.ptr);
+	buf_reset(&p);
+	buf_printf(&p, "%s.idx", base);
+	ok = ok && file_exists(p.ptr);
+	buf_release(&p);
+	return ok;
+}
+
+/* RUN_JOIN_BASE-<name>.{pack,rev,idx} -> pack-<name>.*, the index last
+ * (git takes a pack by its index). */
+static int joined_rename(const struct run *r, const struct buf *base,
+			 const char *name, struct err *e)
+{
+	static const char *const ext[] = { ".pack", ".rev", ".idx" };
+	struct buf from = BUF_INIT(PATH_MAX), to = BUF_INIT(PATH_MAX);
+	size_t k;
+	int rc = 0;
+
+	for (k = 0; rc == 0 && k < sizeof(ext) / sizeof(ext[0]); k++) {
+		buf_reset(&from);
+		buf_reset(&to);
+		buf_printf(&from, "%s%s", base->ptr, ext[k]);
+		buf_printf(&to, "%s/pack/pack-%s%s", r->dst_objects, name, ext[k]);
+		if (rename(from.ptr, to.ptr) < 0 && errno != ENOENT)
+			rc = err_errno(e, ERR_IO, "cannot rename %s", from.ptr);
+	}
+	buf_release(&from);
+	buf_release(&to);
+	return rc;
+}
+
+int run_join_made(struct run *r, int keep, struct err *e)
+{
+	struct buf name = BUF_INIT(BUF_MAX_DEFAULT), entry = BUF_INIT(PATH_MAX);
+	struct err why = ERR_INIT;
+	char *out = path_join(r->state, "made-joined.new"), *packdir;
+	char *line, *nl;
+	int rc = 0, status;
+
+	if (!r->join) {
+		free(out);
+		return 0;
+	}
+	status = gitcmd_wait(r->join, &why);
+	r->join = 0;
+	if (status == 0 && file_read(out, &name, &why) < 0)
+		status = -1;
+	gitcmd_chomp(&name);
+	buf_printf(&entry, "%s/pack/" RUN_JOIN_BASE "-%s", r->dst_objects,
+		   name.ptr);
+	if (status == 0 && (name.len != OID_HEX || !joined_named(entry.ptr))) {
+		err_set(&why, ERR_IO, "it said '%s', not the name of a pack it "
+			"wrote", name.ptr);
+		status = -1;
+	} else if (status > 0) {
+		err_set(&why, ERR_IO, "exit status %d", status);
+	}
+	if (status != 0 || !keep) {
+		/* the writer's packs stay as they are; what was joined goes */
+		packdir = path_join(r->dst_objects, "pack");
+		run_join_clean(packdir);
+		free(packdir);
+		if (keep)
+			fprintf(stderr, "migrate run: warning: the packs of the "
+				"writer thread were left as they are (git "
+				"pack-objects that joins them: %s)\n", why.msg);
+	} else {
+		/* listed first: a run killed from here on drops it too; then
+		 * named as git names packs, its index last */
+		FILE *f = fopen(r->made_packs, "ae");
+		int bad = !f || fprintf(f, "made %s/pack/pack-%s\n",
+					r->dst_objects, name.ptr) < 0;
+
+		if ((f && fclose(f) != 0) || bad)
+			rc = err_errno(e, ERR_IO, "cannot write %s", r->made_packs);
+		if (rc == 0)
+			rc = joined_rename(r, &entry, name.ptr, e);
+		buf_reset(&entry);
+		buf_printf(&entry, "%s/pack/pack-%s", r->dst_objects, name.ptr);
+		for (line = r->join_list.ptr; rc == 0 && line &&
+		     (nl = strchr(line, '\n')); line = nl + 1) {
+			char *pack = strchr(line, ' ');
+
+			*nl = '\0';
+			if (pack && strcmp(pack + 1, entry.ptr) != 0)
+				rc = pack_remove(pack + 1, e);
+		}
+	}
+	unlink(out);
+	free(out);
+	buf_release(&r->join_list);
+	buf_release(&name);
+	buf_release(&entry);
+	return rc;
+}

@@ -110,7 +110,7 @@ static int pipeline_result(int filter_rc, const struct err *fe, int xs,
 	return err_set(e, kind ? kind : ERR_IO, "%s", msg);
 }
 
-static int pipeline(const struct run *r, const struct rw_options *opt,
+static int pipeline(struct run *r, const struct rw_options *opt,
 		    const struct state_files *f, struct err *e)
 {
 	struct gitargv xa = GITARGV_INIT, ia = GITARGV_INIT;
@@ -152,8 +152,13 @@ static int pipeline(const struct run *r, const struct rw_options *opt,
 		close(b[0]);
 		frc = rw_filter(opt, a[0], b[1], &fe);
 		close(b[1]);
-		if (frc == 0)
+		if (frc == 0) {
+			struct err ignored = ERR_INIT;
+
 			run_phase(&r->o, "git fast-import is writing its pack");
+			/* not started: the writer's packs stay as they are */
+			(void)run_join_made_start(r, &ignored);
+		}
 		is = gitcmd_wait(ip, e);
 	} else {
 		close(b[0]);
@@ -246,6 +251,13 @@ int run_convert(struct run *r, const struct state_files *fnew,
 	if (rc == 0 && !r->o.f.dry_run) {
 		run_phase(&r->o, "checking every computed id against git fast-import's marks");
 		rc = run_verify_run(r->side, fnew, r->map_before, e);
+	}
+	if (rc == 0) {
+		rc = run_join_made(r, 1, e);
+	} else {
+		struct err ignored = ERR_INIT;
+
+		(void)run_join_made(r, 0, &ignored);
 	}
 	if (rc == 0 && !r->o.f.dry_run)
 		rc = run_pack_together(r, e);

@@ -183,6 +183,10 @@ struct run {
 	char *new_blobs;
 	/* the packs the filter's writer thread named (blob.h made_list) */
 	char *made_packs;
+	/* the `git pack-objects` joining them (run_join_made_start; 0:
+	 * none), and the list of what it joins */
+	pid_t join;
+	struct buf join_list;
 	struct buf packs_before;
 	char *before_restart;	/* --restart: where the old state was copied */
 	int lockfd;
@@ -352,6 +356,24 @@ int run_packs_before(struct run *r, struct err *e);
  * about 1.5 s of CPU on a 10 s run. 0 or -1.
  */
 int run_pack_new_blobs(struct run *r, struct err *e);
+/*
+ * --in-place: the writer's packs (its segments of trees, each named as
+ * soon as written so that fast-import takes the stream beside the run: a
+ * dozen on git's history) are joined into one by `git pack-objects`, their
+ * deltas kept, started once the stream ended: it runs beside fast-import's
+ * own end, on the core the run leaves idle there. Not with split parts
+ * (run_pack_new_blobs packs the writer's packs again, with them) nor with
+ * --to (its repack joins everything). The pack is named RUN_JOIN_BASE-*
+ * until run_join_made keeps it (listed in made_packs, renamed as git names
+ * packs, the joined ones removed) or, keep 0 (a failed run), removes it;
+ * a join that failed leaves the writer's packs as they are, with a
+ * warning. run_join_clean removes what a killed run left of one (how
+ * many files). 0 or -1.
+ */
+#define RUN_JOIN_BASE "tmp_migrate_join"
+int run_join_made_start(struct run *r, struct err *e);
+int run_join_made(struct run *r, int keep, struct err *e);
+size_t run_join_clean(const char *packdir);
 
 /* verify.c */
 /*

@@ -136,6 +136,46 @@ git -C "$SCRATCH/lfs.git" cat-file --batch-check='%(objecttype) %(objectname)' <
 [ ! -s "$SCRATCH/fi.blobs" ] || die "fast-import wrote blobs: $(head -3 "$SCRATCH/fi.blobs")"
 EOF
 
+test_case "in place, the writer's packs of many trees are joined into one, beside fast-import's end" <<'EOF'
+# a root of 2,000 files changed at each of 200 commits: about 15 MB of
+# trees, which the writer seals in several packs as they grow (so that
+# fast-import takes the stream beside the run); joined once the stream
+# ended, the run leaves two packs, fast-import's and the writer's, and
+# the manual pipeline's refs
+git init -q "$SCRATCH/wide"
+python3 - <<'PY' | git -C "$SCRATCH/wide" fast-import --quiet
+import sys
+w = sys.stdout.buffer.write
+def data(b):
+    w(b'data %d\n' % len(b) + b + b'\n')
+for c in range(200):
+    w(b'commit refs/heads/main\ncommitter T <t@x> %d +0000\n' % (1500000000 + c))
+    data(b'c%d' % c)
+    files = range(2000) if c == 0 else [c * 7 % 2000]
+    for f in files:
+        w(b'M 100644 inline f%04d\n' % f)
+        data(b'file %d at %d\n' % (f, c))
+PY
+git clone -q --mirror --no-local "$SCRATCH/wide" "$SCRATCH/wide.git"
+printf '/f0001 drop\n' >"$SCRATCH/wide.rules"
+ls "$SCRATCH/wide.git/objects/pack/"*.pack >"$SCRATCH/wide.before"
+run_migrate run -q --rules "$SCRATCH/wide.rules" --repo "$SCRATCH/wide.git" --in-place ||
+	die "the in-place run failed"
+ls "$SCRATCH/wide.git/objects/pack/"*.pack >"$SCRATCH/wide.after"
+new=$(comm -13 "$SCRATCH/wide.before" "$SCRATCH/wide.after" | wc -l)
+[ "$new" -eq 2 ] || die "the run left $new packs of its own, not 2 (fast-import's, the writer's)"
+[ -z "$(find "$SCRATCH/wide.git/objects/pack" -name 'tmp_*')" ] ||
+	die "left: $(find "$SCRATCH/wide.git/objects/pack" -name 'tmp_*' | head -3)"
+git -C "$SCRATCH/wide.git" fsck --no-progress --strict 2>&1 | grep -v '^dangling' &&
+	die "git fsck complains" || true
+git init -q "$SCRATCH/wide.manual"
+export_stream "$SCRATCH/wide" | run_migrate --rules "$SCRATCH/wide.rules" --source-repo "$SCRATCH/wide" |
+	import_stream "$SCRATCH/wide.manual" "$SCRATCH/wide.marks" || die "manual pipeline failed"
+diff -u <(refs_of "$SCRATCH/wide.manual") <(refs_of "$SCRATCH/wide.git" | grep -v ' refs/migrate/original/') ||
+	die "other refs than the manual pipeline"
+info "200 commits of 2,000 files: the run left 2 packs of its own"
+EOF
+
 test_case "a commit left with no file names the empty tree, stored" <<'EOF'
 # git reads the empty tree without its object, git fsck does not
 git init -q "$SCRATCH/e"
