@@ -5,5 +5,5 @@
 # or starts over, and the target ends as an uninterrupted run leaves it,
 # the source untouched.
 # Its cases (test_case ... test_done) are run_kill.sh's, reported under
-# this script's name. Ten kills by default.
-KILL_MODE=to KILL_TRIES="${KILL_TRIES:-10}" exec bash "$(dirname "$0")/run_kill.sh" "$@"
+# this script's name. Six kills by default.
+KILL_MODE=to KILL_TRIES="${KILL_TRIES:-6}" exec bash "$(dirname "$0")/run_kill.sh" "$@"
