@@ -116,6 +116,7 @@ void blobs_free(struct blobs *b)
 	annex_free(b);
 	unlfs_free(b);
 	scrub_free(b);
+	est_free(b);
 	pointers_free(b);
 	HASH_ITER(hh, b->byid, bi, tmp) {
 		HASH_DELETE(hh, b->byid, bi);

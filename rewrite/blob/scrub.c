@@ -32,79 +32,13 @@ struct scrub_rule {
 	struct scrub_memo *memo;
 };
 
-/* The last result at a path, the base of the next one's estimate. */
-struct est_base {
-	char *path;
-	size_t len;
-	struct buf last;
-	UT_hash_handle hh;
-};
-
-/* bytes of results kept as estimate bases; past it they all go */
-#define EST_BASES ((size_t)256 << 20)
-
 struct scrub {
 	struct replace_set **sets;	/* one per distinct file */
 	size_t nsets;
 	struct scrub_rule *rules;
 	size_t nrules;
-	struct buf view, out, delta;
-	/* without made.c's writer (a preview, the filter): each result's
-	 * packed size estimated as a delta against the path's last one */
-	struct est_base *bases;
-	size_t base_bytes;
+	struct buf view, out;
 };
-
-static void bases_free(struct scrub *s)
-{
-	struct est_base *eb, *t;
-
-	HASH_ITER(hh, s->bases, eb, t) {
-		HASH_DEL(s->bases, eb);
-		buf_release(&eb->last);
-		free(eb->path);
-		free(eb);
-	}
-	s->base_bytes = 0;
-}
-
-/*
- * The packed size of the result at p (n bytes) for path, as a pack would
- * store it: a delta against the path's last result when that delta is
- * less than half of it (deflated, as git stores a delta), else the
- * result itself, deflated (report.c's sample). The result becomes the
- * path's last.
- */
-static uint64_t estimate(struct blobs *b, struct scrub *s, const char *path,
-			 size_t len, const char *p, size_t n)
-{
-	struct est_base *eb;
-	uint64_t est;
-
-	HASH_FIND(hh, s->bases, path, len, eb);
-	s->delta.len = 0;
-	if (eb && delta_create((const unsigned char *)eb->last.ptr, eb->last.len,
-			       (const unsigned char *)p, n, n / 2, &s->delta) == 1)
-		est = report_est_buf(b->report, s->delta.ptr, s->delta.len);
-	else
-		est = report_est_buf(b->report, p, n);
-	if (s->base_bytes + n > EST_BASES) {
-		bases_free(s);
-		eb = NULL;
-	}
-	if (!eb) {
-		eb = xcalloc(1, sizeof(*eb));
-		eb->path = xmemdup(path, len);
-		eb->len = len;
-		buf_init(&eb->last, SIZE_MAX / 2);
-		HASH_ADD_KEYPTR(hh, s->bases, eb->path, eb->len, eb);
-	}
-	s->base_bytes -= eb->last.len;
-	eb->last.len = 0;
-	if (buf_add(&eb->last, p, n) == 0)
-		s->base_bytes += n;
-	return est;
-}
 
 /* The set of the file at path, loaded once. */
 static int set_for(struct scrub *s, const char *path, struct replace_set **out,
@@ -143,7 +77,6 @@ int scrub_init(struct blobs *b, struct err *e)
 			s = b->scrub = xcalloc(1, sizeof(*s));
 			buf_init(&s->view, SIZE_MAX / 2);
 			buf_init(&s->out, SIZE_MAX / 2);
-			buf_init(&s->delta, SIZE_MAX / 2);
 		}
 		s->rules = xrealloc(s->rules, (s->nrules + 1) * sizeof(*s->rules));
 		sr = memset(&s->rules[s->nrules++], 0, sizeof(*sr));
@@ -174,10 +107,8 @@ void scrub_free(struct blobs *b)
 		replace_free(s->sets[i]);
 	free(s->sets);
 	free(s->rules);
-	bases_free(s);
 	buf_release(&s->view);
 	buf_release(&s->out);
-	buf_release(&s->delta);
 	free(s);
 	b->scrub = NULL;
 }
@@ -222,7 +153,7 @@ int scrub_content(struct blobs *b, const struct rule *rule, const char *path,
 		return -1;
 	/* made.c's writer counts what it stores itself */
 	if (r > 0 && b->report && !made_wants(b, s->out.len))
-		est = estimate(b, s, path, len, s->out.ptr, s->out.len);
+		est = est_made(b, path, len, s->out.ptr, s->out.len);
 	if (r > 0 && !(*out = blob_made(b, s->out.ptr, s->out.len, est, e)))
 		return -1;
 	buf_reset(&s->view);

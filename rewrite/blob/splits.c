@@ -26,11 +26,6 @@
 #include "../../split/split.h"
 #include "way.h"
 
-/* A split file's parts are deflated for the report's estimate until this
- * much of them was; later parts are estimated at the ratio found, so a
- * long history of one file costs no deflate per version (issue 12). */
-#define EST_SAMPLE ((uint64_t)1 << 20)
-
 /* One split path: its spec, its cache of the previous version, and the
  * ids of that version's parts. */
 struct split_file {
@@ -54,9 +49,6 @@ struct split_file {
 	uint32_t mode;			/* the parts' mode: the last version's */
 	uint32_t no;			/* index, in ownership keys */
 	size_t line;			/* the rule's line */
-	/* the report's packed estimate of its parts: the bytes deflated so
-	 * far (up to EST_SAMPLE, scaled) and what they deflated to */
-	uint64_t est_in, est_out;
 	/* the version in the commit being built (NULL: absent), valid when
 	 * cur_seq is the commit's sequence number */
 	struct blob_info *cur;
@@ -102,6 +94,7 @@ struct splits {
 	struct owned *owned;
 	struct ours *ours;
 	struct buf key;
+	struct buf part;		/* a part's bytes, for the report */
 	int off;			/* no split rule: nothing to track */
 	FILE *listed;			/* blob.h new_blobs */
 	struct stream_cmd cmd;		/* the M and D lines of parts */
@@ -156,6 +149,7 @@ void splits_free(struct blobs *b)
 	obj_hash_free(s->hash);
 	buf_release(&s->path);
 	buf_release(&s->key);
+	buf_release(&s->part);
 	if (s->listed)
 		fclose(s->listed);
 	stream_cmd_release(&s->cmd);
@@ -181,6 +175,7 @@ static struct splits *splits_get(struct blobs *b)
 	stream_cmd_init(&s->cmd);
 	buf_init(&s->path, STREAM_MAX_LINE);
 	buf_init(&s->key, STREAM_MAX_LINE + OID_RAW + 8);
+	buf_init(&s->part, SIZE_MAX / 2);
 	s->off = 1;
 	rules = b->rules;
 	for (i = 0; rules && i < rules_count(rules); i++)
@@ -652,21 +647,17 @@ static int write_part(struct blobs *b, struct split_file *f, int present,
 		     &id, e) < 0)
 		return -1;
 	if (b->report) {
-		uint64_t est;
+		uint64_t est = 0;
 
-		/* made.c's packs count as written (blobs_sync) */
-		if (made_wants(b, p->size)) {
-			est = 0;
-		} else if (f->est_in < EST_SAMPLE) {
-			report_est_begin(b->report, NULL);
+		/* made.c's packs count as written (blobs_sync); else a delta
+		 * against the part's last version, as the writer stores it
+		 * (the run packs parts again, with a delta search) */
+		if (!made_wants(b, p->size)) {
+			s->part.len = 0;
 			for (i = 0; i < p->nranges; i++)
-				report_est_feed(b->report, p->ranges[i].ptr, p->ranges[i].len);
-			est = report_est_end(b->report, p->size);
-			f->est_in += p->size;
-			f->est_out += est;
-		} else {
-			est = (uint64_t)((double)f->est_out * (double)p->size /
-					 (double)f->est_in);
+				buf_add(&s->part, p->ranges[i].ptr, p->ranges[i].len);
+			est = est_made(b, p->path, p->path_len, s->part.ptr,
+				       s->part.len);
 		}
 		report_output_blob(b->report, &id, p->size, est);
 		report_split(b->report, f->path, strlen(f->path), 0, p->path, p->path_len,

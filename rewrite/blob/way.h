@@ -144,6 +144,9 @@ struct blobs {
 	/* scrub.c */
 	struct scrub *scrub;	/* NULL: no replace-text rule */
 
+	/* estimate.c */
+	struct est *est;	/* NULL: nothing estimated yet */
+
 	/* made.c */
 	struct made *made;	/* NULL: made blobs go into the stream */
 
@@ -523,5 +526,17 @@ void scrub_free(struct blobs *b);
 int scrub_content(struct blobs *b, const struct rule *rule, const char *path,
 		  size_t len, struct blob_info *bi, struct blob_info **out,
 		  struct err *e);
+
+/* ---- estimate.c: the packed size of what the rules make ---- */
+
+/*
+ * The packed size, for the report, of the blob p (n bytes) the rules made
+ * at path (len bytes), when made.c's writer does not store it: a delta
+ * against the last one made at path when less than half of it, deflated;
+ * else itself, deflated. It becomes path's last.
+ */
+uint64_t est_made(struct blobs *b, const char *path, size_t len,
+		  const char *p, size_t n);
+void est_free(struct blobs *b);
 
 #endif

@@ -9,7 +9,11 @@
 # small each split costs a whole version), `git fsck` and `git
 # verify-pack` are clean, the same commits as without the repacking (the
 # plain pipeline into fast-import), and in place the new objects are
-# packed the same way, nothing of the run's left behind.
+# packed the same way, nothing of the run's left behind. The preview
+# (run --dry-run) estimates the parts' packed size within 3x of what the
+# run reports (as deltas against each part's last version; estimated
+# whole, the preview said the split history would take more than the
+# unsplit one).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -68,6 +72,20 @@ python3 -c "import sys; sys.exit(not ($added <= 1.3 * $git))" ||
 [ -z "$(find "$SCRATCH/inplace/.git/objects/pack" -name 'tmp_*')" ] || die "a temp pack is left"
 [ ! -e "$SCRATCH/inplace/.git/migrate/new-blobs" ] || die "the list of parts is left"
 info "in place: $added bytes of packs added (git repack -a -d -f of the whole new history: $git)"
+CASE
+
+test_case "the preview's packed estimate is within 3x of the run's" <<'CASE'
+run_migrate run -q --dry-run --rules "$SCRATCH/year.rules" --repo "$SRC" --to "$SCRATCH/dry" \
+	--report-json "$SCRATCH/dry.json" || die "the preview failed"
+[ -e "$SCRATCH/new/.git/migrate/report.json" ] || die "no run to compare with (the first case failed)"
+python3 - "$SCRATCH/dry.json" "$SCRATCH/new/.git/migrate/report.json" <<'PY' ||
+import json, sys
+dry = json.load(open(sys.argv[1]))["history"]["packed_estimate_after"]
+real = json.load(open(sys.argv[2]))["history"]["packed_estimate_after"]
+print("info: packed after: the preview estimated %d bytes, the run %d" % (dry, real))
+sys.exit(not (real / 3 <= dry <= real * 3))
+PY
+	die "the preview's packed estimate is more than 3x off the run's"
 CASE
 
 test_done
