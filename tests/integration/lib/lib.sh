@@ -260,6 +260,19 @@ run_migrate() {
 }
 
 # refs_of REPO: every ref with its value, sorted ('<id> <refname>').
+# estimate_near DRY_JSON RUN_JSON: the preview's packed estimate of the
+# new history (--report-json of run --dry-run) is within 3x of the run's
+# (its report.json); dies otherwise
+estimate_near() {
+	python3 - "$1" "$2" <<'PY' || die "the preview's packed estimate is more than 3x off the run's"
+import json, sys
+dry = json.load(open(sys.argv[1]))["history"]["packed_estimate_after"]
+real = json.load(open(sys.argv[2]))["history"]["packed_estimate_after"]
+print("info: packed after: the preview estimated %d bytes, the run %d" % (dry, real))
+sys.exit(not (real / 3 <= dry <= real * 3))
+PY
+}
+
 refs_of() {
 	git -C "$1" for-each-ref --format='%(objectname) %(refname)' | LC_ALL=C sort
 }
