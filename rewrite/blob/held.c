@@ -34,20 +34,23 @@ static int aside_wanted(struct blobs *b)
 	return !odb_is_repository(b->src);
 }
 
-/* Copies what h holds to the end of the aside file. */
-static int aside_put(struct blobs *b, struct blob_info *bi, struct err *e)
+/* Copies what h holds (or, h NULL, the n bytes at p) to the end of the
+ * aside file. */
+static int aside_put(struct blobs *b, struct blob_info *bi, const struct held *h,
+		     const char *p, size_t n, struct err *e)
 {
-	struct held *h = bi->held;
-	size_t n;
-
 	if (!b->aside && !(b->aside = tmpfile()))
 		return err_errno(e, ERR_IO, "cannot make a temp file for the "
 				 "contents a later commit may name again");
 	if (fseeko(b->aside, 0, SEEK_END) != 0)
 		goto io;
 	bi->aside_off = b->aside_len;
-	if (!h->spool) {
-		if (fwrite(h->mem.ptr, 1, h->mem.len, b->aside) != h->mem.len)
+	if (!h || !h->spool) {
+		if (h) {
+			p = h->mem.ptr;
+			n = h->mem.len;
+		}
+		if (fwrite(p, 1, n, b->aside) != n)
 			goto io;
 	} else {
 		rewind(h->spool);
@@ -75,7 +78,7 @@ int held_let_go(struct blobs *b, struct blob_info *bi, struct err *e)
 	int rc = 0;
 
 	if (bi->held && !again && aside_wanted(b))
-		rc = aside_put(b, bi, e);
+		rc = aside_put(b, bi, bi->held, NULL, 0, e);
 	held_free(bi->held);
 	bi->held = NULL;
 	return rc;
@@ -274,20 +277,19 @@ struct blob_info *blob_made(struct blobs *b, const char *p, size_t n,
 
 	obj_hash_buf(b->hash, OBJ_BLOB, p, n, &id);
 	bi = blob_get(b, &id, n);
-	if (bi->held || bi->emitted)
+	if (bi->held || bi->emitted || bi->aside)
 		return bi;
-	h = xcalloc(1, sizeof(*h));
-	buf_init(&h->mem, SIZE_MAX);
-	/* made.c's writer takes it from memory: no spool */
+	/* made.c's writer takes it from memory; else a large one goes to
+	 * the one aside file (a file of its own each, a history's versions
+	 * would hold a descriptor each until the end) */
 	if (n <= HELD_IN_MEMORY || made_wants(b, n)) {
+		h = xcalloc(1, sizeof(*h));
+		buf_init(&h->mem, SIZE_MAX);
 		buf_add(&h->mem, p, n);
-	} else if (!(h->spool = tmpfile()) || fwrite(p, 1, n, h->spool) != n ||
-		   fflush(h->spool) != 0) {
-		held_free(h);
-		err_errno(e, ERR_IO, "cannot spool a blob to a temp file");
+		bi->held = h;
+	} else if (!bi->aside && aside_put(b, bi, NULL, p, n, e) < 0) {
 		return NULL;
 	}
-	bi->held = h;
 	/* made.c's packs count as written (blobs_sync), not estimated: a
 	 * delta is a fraction of what the blob deflates to */
 	bi->est = made_wants(b, n) ? 0 : est;

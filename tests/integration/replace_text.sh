@@ -277,4 +277,27 @@ for bad in '* replace-text=' '* replace-text=x binary=maybe' '* replace-text=x m
 done
 info "refusals: a bad regex (FILE:LINE, no done), a missing file, bad replace-text rules"
 EOF
+test_case "a preview of many large results holds no file open for each" <<'EOF'
+# 100 versions of a 1.2 MB text, each replaced: without a writer (a
+# preview) the results larger than 1 MiB were spooled to a temp file
+# each, open until the end: 'Too many open files' past the limit
+git init -q "$SCRATCH/many"
+python3 - <<'PY' | git -C "$SCRATCH/many" fast-import --quiet
+import sys
+w = sys.stdout.buffer.write
+body = b''.join(b'%06d a line of the record file, SECRET-%d here\n' % (k, k % 9)
+                for k in range(24000))
+for c in range(100):
+    text = body + b'version %d\n' % c
+    w(b'commit refs/heads/main\ncommitter T <t@x> %d +0000\ndata 2\nc\n' % (1500000000 + c))
+    w(b'M 100644 inline big.txt\ndata %d\n' % len(text) + text + b'\n')
+PY
+printf 'SECRET==>REDACTED\n' >"$SCRATCH/many.exprs"
+printf '* replace-text=%s\n' "$SCRATCH/many.exprs" >"$SCRATCH/many.rules"
+(ulimit -n 64 && run_migrate run --dry-run --to "$SCRATCH/many.new" --rules "$SCRATCH/many.rules" \
+	--repo "$SCRATCH/many" >"$SCRATCH/many.out" 2>"$SCRATCH/many.err") ||
+	die "the preview failed under ulimit -n 64: $(tail -2 "$SCRATCH/many.err")"
+grep -q '100 replaced' "$SCRATCH/many.err" || die "the preview did not replace 100 versions: $(tail -2 "$SCRATCH/many.err")"
+info "a preview of 100 replaced versions of 1.2 MB under ulimit -n 64"
+EOF
 test_done
