@@ -41,14 +41,21 @@
 # uninterrupted run leaves it (one pack, no alternate, git fsck clean, the
 # same refs and commit map) and the source's refs are as before.
 #
+# With KILL_MODE=wide (run_kill_wide.sh) the history also holds a
+# directory of 600 files of long names, one changed at each commit (a
+# tree of 70 KB at each), and each run drops
+# one of them in place: the writer stores the trees in several packs,
+# which git pack-objects joins beside fast-import's end (tmp_migrate_join-*
+# until kept); the same checks as split.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
 # (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split,
-# replace, to).
+# replace, to, wide).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # run_kill_unlfs.sh runs this script: its cases report under its own name
 case "${KILL_MODE:-lfs}" in
-unlfs | split | replace | to) TEST_NAME=run_kill_$KILL_MODE ;;
+unlfs | split | replace | to | wide) TEST_NAME=run_kill_$KILL_MODE ;;
 esac
 
 NREFS="${KILL_REFS:-600}"
@@ -58,6 +65,8 @@ RANDOM="${KILL_SEED:-1}"
 MODE="${KILL_MODE:-lfs}"
 
 printf '*.bin lfs\n' >"$SCRATCH/rules"
+
+WIDE_PAD=$(printf '%0100d' 0)
 
 # --- the repository: NCOMMITS commits on main, NREFS branches over them ----
 P="$SCRATCH/pristine"
@@ -71,7 +80,18 @@ git init -q "$P"
 		printf 'commit refs/heads/main\nmark :%d\n' $((100000 + c))
 		printf 'committer T <t@example.org> %d +0000\ndata 9\ncommit %d\n' $((1700000000 + c)) $((c % 10))
 		[ "$c" -gt 1 ] && printf 'from :%d\n' $((100000 + c - 1))
-		printf 'M 100644 :%d data.bin\nM 100644 :%d dir%d/notes.txt\n\n' $((2 * c - 1)) $((2 * c)) $((c % 7))
+		printf 'M 100644 :%d data.bin\nM 100644 :%d dir%d/notes.txt\n' $((2 * c - 1)) $((2 * c)) $((c % 7))
+		if [ "$MODE" = wide ]; then
+			# long names: a large tree of few files (copies of the
+			# work tree cost per file)
+			if [ "$c" = 1 ]; then
+				for ((f = 0; f < 600; f++)); do
+					printf 'M 100644 inline wide/f%04d-%s\ndata 7\nfile %02d\n' "$f" "$WIDE_PAD" $((f % 100))
+				done
+			fi
+			printf 'M 100644 inline wide/f%04d-%s\ndata 9\nchange %02d\n' $((c * 7 % 600)) "$WIDE_PAD" $((c % 100))
+		fi
+		printf '\n'
 	done
 	for ((i = 1; i <= NREFS; i++)); do
 		printf 'reset refs/heads/b%04d\nfrom :%d\n\n' "$i" $((100000 + 1 + i % NCOMMITS))
@@ -93,6 +113,9 @@ if [ "$MODE" = unlfs ]; then
 fi
 if [ "$MODE" = split ]; then
 	printf "data.bin split record='^(\\\\w)' into='parts/{1}.txt'\n" >"$SCRATCH/rules"
+fi
+if [ "$MODE" = wide ]; then
+	printf '/wide/f0001-%s drop\n' "$WIDE_PAD" >"$SCRATCH/rules"
 fi
 if [ "$MODE" = replace ] || [ "$MODE" = to ]; then
 	printf 'content==>CONTENT\nregex:commit (\\d+)==>change \\1\n' >"$SCRATCH/exprs"
@@ -185,7 +208,7 @@ sane() {
 		[ "$(find "$w/.git/objects/pack" -name '*.pack' | wc -l)" -eq 1 ] ||
 			die "try $try: the target has $(find "$w/.git/objects/pack" -name '*.pack' | wc -l) packs, not one"
 	fi
-	if [ "$MODE" = split ] || [ "$MODE" = replace ] || [ "$MODE" = to ]; then
+	if [ "$MODE" = split ] || [ "$MODE" = replace ] || [ "$MODE" = to ] || [ "$MODE" = wide ]; then
 		local idx
 		[ ! -e "$w/.git/migrate/new-blobs" ] || die "try $try: the list of parts is left"
 		[ -z "$(find "$w/.git/objects/pack" -name 'tmp_migrate_*')" ] ||
@@ -201,7 +224,8 @@ sane() {
 			git -C "$w" ls-tree -r --name-only HEAD | grep -q '^parts/b.txt$' ||
 				die "try $try: HEAD has no part parts/b.txt"
 		fi
-		if [ "$MODE" != split ] && [ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
+		if { [ "$MODE" = replace ] || [ "$MODE" = to ]; } &&
+			[ "$(git -C "$w" rev-parse HEAD)" != "$(git -C "$P" rev-parse HEAD)" ]; then
 			git -C "$w" show HEAD:data.bin | grep -q 'binary CONTENT of change 60' ||
 				die "try $try: HEAD's data.bin is not replaced: $(git -C "$w" show HEAD:data.bin | head -c 60)"
 		fi
