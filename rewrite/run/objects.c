@@ -600,14 +600,6 @@ done:
 	return rc < 0 ? -1 : 0;
 }
 
-/* The packs the writer named (blob.h made_list: "made <path>" lines), in
- * list as they are. */
-static int made_list_read(const struct run *r, struct buf *list,
-			  struct err *e)
-{
-	return file_read(r->made_packs, list, e) < 0 ? -1 : 0;
-}
-
 int run_join_made_start(struct run *r, struct err *e)
 {
 	struct buf list = BUF_INIT(SIZE_MAX / 2), ids = BUF_INIT(SIZE_MAX / 2);
@@ -624,7 +616,8 @@ int run_join_made_start(struct run *r, struct err *e)
 	/* split parts: run_pack_new_blobs packs the writer's packs again */
 	if (r->new_blobs && file_read(r->new_blobs, &parts, e) < 0)
 		rc = -1;
-	if (rc < 0 || parts.len || made_list_read(r, &list, e) < 0) {
+	/* the writer's packs: "made <path>" lines (blob.h made_list) */
+	if (rc < 0 || parts.len || file_read(r->made_packs, &list, e) < 0) {
 		rc = parts.len ? 0 : -1;
 		goto done;
 	}
