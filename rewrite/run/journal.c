@@ -525,7 +525,8 @@ size_t import_keeps_clean(const char *packdir)
 	if (!(d = open_own_dir(packdir)))
 		return 0;
 	while ((de = readdir(d))) {
-		if (packw_is_temp(de->d_name)) {
+		if (packw_is_temp(de->d_name) ||
+		    !strncmp(de->d_name, RUN_JOIN_BASE "-", strlen(RUN_JOIN_BASE) + 1)) {
 			n += unlinkat(dirfd(d), de->d_name, 0) == 0;
 			continue;
 		}

@@ -718,9 +718,10 @@ static int joined_rename(const struct run *r, const struct buf *base,
 int run_join_made(struct run *r, int keep, struct err *e)
 {
 	struct buf name = BUF_INIT(BUF_MAX_DEFAULT), entry = BUF_INIT(PATH_MAX);
-	struct err why = ERR_INIT;
-	char *out = path_join(r->state, "made-joined.new"), *packdir;
+	struct err why = ERR_INIT, ignored = ERR_INIT;
+	char *out = path_join(r->state, "made-joined.new");
 	char *line, *nl;
+	size_t len;
 	int rc = 0, status;
 
 	if (!r->join) {
@@ -742,10 +743,18 @@ int run_join_made(struct run *r, int keep, struct err *e)
 		err_set(&why, ERR_IO, "exit status %d", status);
 	}
 	if (status != 0 || !keep) {
-		/* the writer's packs stay as they are; what was joined goes */
-		packdir = path_join(r->dst_objects, "pack");
-		run_join_clean(packdir);
-		free(packdir);
+		/* the writer's packs stay as they are; what was joined goes
+		 * (each pack it named: pack.packSizeLimit may make several) */
+		for (line = name.ptr; *line; line = nl ? nl + 1 : line + len) {
+			nl = strchr(line, '\n');
+			len = nl ? (size_t)(nl - line) : strlen(line);
+			if (len != OID_HEX)
+				continue;
+			buf_reset(&entry);
+			buf_printf(&entry, "%s/pack/" RUN_JOIN_BASE "-%.*s",
+				   r->dst_objects, (int)len, line);
+			(void)pack_remove(entry.ptr, &ignored);
+		}
 		if (keep)
 			fprintf(stderr, "migrate run: warning: the packs of the "
 				"writer thread were left as they are (git "

@@ -117,7 +117,8 @@ size_t state_clean(const char *state, const char *store);
  * removes its own when it ends). A retry of the same stream writes a pack
  * of the same name and would die on the keep file ("cannot create keep
  * file"). The packs themselves stay. Also the temp files of packs the
- * filter was writing (tmp_migrate_*, rewrite/git/packw.c). Returns how
+ * filter was writing (tmp_migrate_*, rewrite/git/packw.c), and of the
+ * writer's packs joined (RUN_JOIN_BASE-*, run_join_made). Returns how
  * many it removed.
  */
 size_t import_keeps_clean(const char *packdir);
@@ -367,13 +368,12 @@ int run_pack_new_blobs(struct run *r, struct err *e);
  * until run_join_made keeps it (listed in made_packs, renamed as git names
  * packs, the joined ones removed) or, keep 0 (a failed run), removes it;
  * a join that failed leaves the writer's packs as they are, with a
- * warning. run_join_clean removes what a killed run left of one (how
- * many files). 0 or -1.
+ * warning. What a killed run left of one, import_keeps_clean removes.
+ * 0 or -1.
  */
 #define RUN_JOIN_BASE "tmp_migrate_join"
 int run_join_made_start(struct run *r, struct err *e);
 int run_join_made(struct run *r, int keep, struct err *e);
-size_t run_join_clean(const char *packdir);
 
 /* verify.c */
 /*

@@ -162,21 +162,6 @@ size_t run_drop_packs(const char *list, const struct buf *keep)
 	return n;
 }
 
-size_t run_join_clean(const char *packdir)
-{
-	struct dirent *de;
-	size_t n = 0;
-	DIR *d = opendir(packdir);
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, RUN_JOIN_BASE "-", strlen(RUN_JOIN_BASE) + 1))
-			n += unlinkat(dirfd(d), de->d_name, 0) == 0;
-	closedir(d);
-	return n;
-}
-
 /* What a killed run left: state files, the side repository, temp files of
  * the LFS store and of the git-annex one (<common-dir>/annex/tmp), packs
  * of files taken back from LFS and of the filter's writer, the list of the
@@ -201,7 +186,7 @@ size_t run_clean_all(const struct run *r)
 	free(made);
 
 	n += state_clean(r->state, r->store) + state_clean(r->state, annex) +
-	     import_keeps_clean(packs) + run_join_clean(packs);
+	     import_keeps_clean(packs);
 	free(annex);
 	free(packs);
 	free(list);
