@@ -6,8 +6,9 @@
  * included), read once for all blobs (report_disk_sizes); only blobs the
  * rules make (pointers, split parts, files unlfs brings back), or a
  * stream without a repository, are estimated by deflating them with zlib
- * as git stores objects (a sample of the first 1 MiB, scaled; split
- * parts at the ratio of their file's first 1 MiB of parts, splits.c). A
+ * as git stores objects (a sample of the first 1 MiB, scaled; a split
+ * part or a replace-text result as its delta against its path's last
+ * one, rewrite/blob/estimate.c). A
  * dry run and the real run compute them the same way.
  */
 #include <stdio.h>
@@ -590,10 +591,9 @@ static void write_json(struct report *r, const struct report_totals *t,
 		   "\"packed_estimate_before\":%llu,\"packed_estimate_after\":%llu,"
 		   "\"estimate_note\":\"size on disk in the source (deltas included) "
 		   "of the blobs it has; zlib deflate of the first 1 MiB, scaled, of "
-		   "the others (split parts: at the ratio of their file's first 1 MiB "
-		   "of parts; a replace-text result: the delta against its path's "
-		   "previous result, deflated, when less than half of it; what "
-		   "migrate run stored itself: its packs' bytes)\"},\n"
+		   "the others (a split part or a replace-text result: the delta "
+		   "against its path's previous one, deflated, when less than half "
+		   "of it; what migrate run stored itself: its packs' bytes)\"},\n"
 		   "\"commits_rewritten\":%llu,\"refs_changed\":%llu,\n\"largest\":[",
 		   (unsigned long long)r->in_bytes, (unsigned long long)r->out_bytes,
 		   (unsigned long long)r->in_packed, (unsigned long long)r->out_packed,
