@@ -2,9 +2,9 @@
  * git.h - git plumbing, the contract of rewrite/git/: object ids and
  * hashing (oid.c), child processes (gitcmd.c, the only code that starts
  * one), the git cat-file client (catfile.c), object reading (odb.c,
- * pack.c), commit-map, marks and ref-map files (maps.c), and in-memory
- * trees with their ids and raw tree objects (tree.c). Nothing here knows
- * the stream or the rules.
+ * pack.c), commit-map, marks and ref-map files (maps.c), in-memory
+ * trees with their ids and raw tree objects (tree.c), and the index's
+ * stat data (index.c). Nothing here knows the stream or the rules.
  */
 #ifndef MIGRATE_GIT_H
 #define MIGRATE_GIT_H
@@ -190,6 +190,42 @@ void gitcmd_chomp(struct buf *b);
  * no such page, or man failed: the caller then says it another way.
  */
 int gitcmd_man(const char *page);
+
+/* ---- the index (index.c) ---- */
+
+/*
+ * git's index file, versions 2-4 (docs/FORMATS.md 9.6), opened to set the
+ * stat data of entries whose files were written by another hand than
+ * git's. gitindex_open creates <gitdir>/index.lock exclusively, as git
+ * does (another git process holding it is an ERR_IO error), and reads
+ * <gitdir>/index; a malformed index is an ERR_IO error naming the byte.
+ * gitindex_commit writes the index back to the lock (only the stat fields
+ * changed, its trailer recomputed) and renames it into place; its mtime
+ * is made later than newest (if not NULL), so no entry is racily clean.
+ * gitindex_free releases the lock of an index not committed.
+ */
+struct gitindex;
+struct stat;
+struct timespec;
+
+struct gitindex_entry {
+	const char *path;	/* borrowed from the index */
+	uint32_t mode;
+	struct oid oid;
+	unsigned stage;
+	int skip_worktree;
+};
+
+int gitindex_open(struct gitindex **out, const char *gitdir, struct err *e);
+size_t gitindex_count(const struct gitindex *ix);
+/* Whether the index has the extension sig ("link": a split index). */
+int gitindex_has_ext(const struct gitindex *ix, const char sig[4]);
+void gitindex_entry(const struct gitindex *ix, size_t i,
+		    struct gitindex_entry *out);
+void gitindex_set_stat(struct gitindex *ix, size_t i, const struct stat *st);
+int gitindex_commit(struct gitindex *ix, const struct timespec *newest,
+		    struct err *e);
+void gitindex_free(struct gitindex *ix);
 
 /* ---- refs ---- */
 

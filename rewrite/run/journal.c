@@ -317,12 +317,9 @@ static int reset_worktrees(const struct journal *j, struct err *e)
 	 * reset on it (lfs.skipdownloaderrors: it writes the pointer) */
 	if (j->worktree && gitcmd_runl(j->dir, 0, &b, &ignored, "rev-parse", "-q",
 				       "--verify", "HEAD^{commit}", (char *)NULL) == 0)
-		r = gitcmd_runl(j->dir, 1, NULL, e, "-c", "lfs.skipdownloaderrors=true",
-				"reset", "-q", "--hard", (char *)NULL);
+		r = run_checkout(j->dir, j->lfs, e);
 	for (i = 0; r == 0 && i < j->nwts; i++)
-		r = gitcmd_runl(j->wts[i], 1, NULL, e, "-c",
-				"lfs.skipdownloaderrors=true", "reset", "-q",
-				"--hard", (char *)NULL);
+		r = run_checkout(j->wts[i], j->lfs, e);
 	buf_release(&b);
 	return r;
 }

@@ -434,6 +434,7 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	r->j.gitdir = xstrdup(r->dst_gitdir);
 	r->j.commondir = xstrdup(r->commondir);
 	r->j.worktree = !r->bare && (r->o.in_place || r->first || r->dst_clean);
+	r->j.lfs = r->lfs;
 	if (r->o.to && !r->first && !r->dst_clean && !r->bare && run_head_exists(r->dst))
 		fprintf(stderr, "migrate run: %s has local changes: its work tree "
 			"was left as it was\n", r->dst);

@@ -11,7 +11,7 @@
  * objects.c (side repository, borrowed objects, packs), verify.c,
  * statefiles.c (state files, the rules kept), refs.c (refusals, ref plan,
  * the journaled commit), restart.c, annexsetup.c, reset.c (RESET.md),
- * journal.c (crash safety).
+ * journal.c (crash safety), checkout.c (the work trees' check-out).
  */
 #ifndef MIGRATE_RUN_H
 #define MIGRATE_RUN_H
@@ -47,6 +47,8 @@ struct journal {
 	char *dir;		/* the repository written (git -C) */
 	char *gitdir, *commondir;
 	int worktree;		/* reset the work tree of dir */
+	int lfs;		/* the run made LFS files: run_checkout copies
+				 * them (not journaled: a recovery resets) */
 	char **wts;		/* linked work trees to reset */
 	size_t nwts;
 	struct jref *refs;
@@ -87,6 +89,16 @@ int journal_load(struct journal *j, const char *state, struct err *e);
 int journal_finish(const struct journal *j, int recovering, size_t *locks,
 		   struct err *e);
 int journal_rollback(const struct journal *j, size_t *locks, struct err *e);
+
+/*
+ * checkout.c: `git reset --hard` of the work tree at dir. lfs: the
+ * content of its LFS files is copied from the LFS store by our threads
+ * rather than piped through git-lfs's smudge one file after the other
+ * (when git-lfs is the plain `git-lfs filter-process` and no setting of
+ * its chooses what to smudge); git's reset then finds them clean and
+ * does the rest. 0, or -1 with e set.
+ */
+int run_checkout(const char *dir, int lfs, struct err *e);
 
 /* Forgets a journal whose refs never moved (its transaction failed):
  * removes the <name>.new state files and the journal. */
