@@ -294,6 +294,10 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 				   oid_hex(want, h1), oid_hex(from, h2));
 	}
 	if (r == 0 && cmds.len) {
+		/* every value is a full id: git need not look for refs of
+		 * that name (six lookups each) to warn they are ambiguous */
+		gitargv_push(&a, "-c");
+		gitargv_push(&a, "core.warnAmbiguousRefs=false");
 		gitargv_push(&a, "update-ref");
 		gitargv_push(&a, "--stdin");
 		r = gitcmd_ok(j->dir, &a, &cmds, NULL, e);
