@@ -63,14 +63,32 @@ bench_mirror() {
 	git clone -q --mirror "$SRC" "$1/.git" && git -C "$1" config core.bare false
 }
 
-# bench_timed NAME CMD...: runs CMD (a pipeline: bash -c '...') after a
-# sync; its wall time goes to WORK/NAME.wall, the peak RSS of each of its
+# bench_warm: every pipeline starts from the same page cache: a sync, the
+# cache dropped where we may (root: /proc/sys/vm/drop_caches), then SRC's
+# packs read into it. Without it, a pipeline that follows one writing
+# several GB pays for the reclaim of that cache: writing the LFS store of
+# the assets corpus then took 3.5 s of CPU in copy_folio_from_iter (perf)
+# where it takes under 1 s.
+bench_warm() {
+	local d
+	sync
+	if [ -w /proc/sys/vm/drop_caches ]; then
+		echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+	fi
+	[ -n "${SRC:-}" ] || return 0
+	for d in "$SRC/.git/objects/pack" "$SRC/objects/pack"; do
+		[ -d "$d" ] && cat "$d"/* >/dev/null 2>&1 || true
+	done
+}
+
+# bench_timed NAME CMD...: runs CMD (a pipeline: bash -c '...') after
+# bench_warm; its wall time goes to WORK/NAME.wall, the peak RSS of each of its
 # processes to WORK/NAME.rss (tests/bench/peak_rss.py --tree; the
 # looking costs ~0.1 s of CPU a second).
 bench_timed() {
 	local name="$1"
 	shift
-	sync
+	bench_warm
 	"$BENCH_PYTHON" "$ROOT/tests/bench/peak_rss.py" --tree "$WORK/$name.rss" \
 		--wall "$WORK/$name.wall" "$@"
 }
@@ -81,7 +99,7 @@ bench_timed() {
 bench_timed_phases() {
 	local name="$1"
 	shift
-	sync
+	bench_warm
 	"$BENCH_PYTHON" "$ROOT/tests/bench/peak_rss.py" --tree "$WORK/$name.rss" \
 		--wall "$WORK/$name.wall" --cpu "$WORK/$name.cpu" --phases "$WORK/$name.phases" "$@"
 }
