@@ -201,12 +201,12 @@ int gitcmd_man(const char *page);
  * <gitdir>/index; a malformed index is an ERR_IO error naming the byte.
  * gitindex_commit writes the index back to the lock (only the stat fields
  * changed, its trailer recomputed) and renames it into place; its mtime
- * is made later than newest (if not NULL), so no entry is racily clean.
+ * is made later than every mtime gitindex_set_stat was given, so no such
+ * entry is racily clean (where git compares nanoseconds).
  * gitindex_free releases the lock of an index not committed.
  */
 struct gitindex;
 struct stat;
-struct timespec;
 
 struct gitindex_entry {
 	const char *path;	/* borrowed from the index */
@@ -223,8 +223,7 @@ int gitindex_has_ext(const struct gitindex *ix, const char sig[4]);
 void gitindex_entry(const struct gitindex *ix, size_t i,
 		    struct gitindex_entry *out);
 void gitindex_set_stat(struct gitindex *ix, size_t i, const struct stat *st);
-int gitindex_commit(struct gitindex *ix, const struct timespec *newest,
-		    struct err *e);
+int gitindex_commit(struct gitindex *ix, struct err *e);
 void gitindex_free(struct gitindex *ix);
 
 /* ---- refs ---- */

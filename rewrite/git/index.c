@@ -43,6 +43,7 @@ struct gitindex {
 	size_t end;		/* of the last entry */
 	struct ix_entry *e;
 	size_t n;
+	struct timespec newest;	/* the latest mtime set */
 };
 
 static uint32_t get_be32(const unsigned char *p)
@@ -214,11 +215,19 @@ void gitindex_entry(const struct gitindex *ix, size_t i,
 	out->skip_worktree = x->skip_worktree;
 }
 
+static int ts_after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
 void gitindex_set_stat(struct gitindex *ix, size_t i, const struct stat *st)
 {
 	unsigned char *p = (unsigned char *)ix->file.ptr + ix->e[i].off;
 	uint32_t size = (uint32_t)st->st_size;
 
+	if (ts_after(&st->st_mtim, &ix->newest))
+		ix->newest = st->st_mtim;
 	/* as git records it: a size that is a multiple of 4 GiB is not 0 */
 	if (!size && st->st_size)
 		size = 0x80000000u;
@@ -233,14 +242,7 @@ void gitindex_set_stat(struct gitindex *ix, size_t i, const struct stat *st)
 	put_be32(p + 36, size);
 }
 
-static int ts_after(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec ||
-	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
-int gitindex_commit(struct gitindex *ix, const struct timespec *newest,
-		    struct err *e)
+int gitindex_commit(struct gitindex *ix, struct err *e)
 {
 	unsigned char *trailer = (unsigned char *)ix->file.ptr + ix->file.len - OID_RAW;
 	unsigned int hashlen = 0;
@@ -262,7 +264,7 @@ int gitindex_commit(struct gitindex *ix, const struct timespec *newest,
 	for (tries = 0; tries < 200; tries++) {
 		if (fstat(ix->fd, &st) < 0)
 			return err_errno(e, ERR_IO, "%s: cannot stat", ix->lock);
-		if (!newest || ts_after(&st.st_mtim, newest))
+		if (ts_after(&st.st_mtim, &ix->newest))
 			break;
 		usleep(1000);
 		if (futimens(ix->fd, NULL) < 0)

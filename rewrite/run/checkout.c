@@ -4,7 +4,7 @@
  *
  * git checks out no file with a process filter in parallel: git-lfs's
  * smudge gets the files one after the other, each through two pipes. So
- * the reset runs with GIT_LFS_SKIP_SMUDGE=1 (git-lfs writes the pointers),
+ * the reset runs with git-lfs's filter told to skip (it writes the pointers),
  * then threads copy each pointer's object from <common dir>/lfs/objects
  * over its pointer, and the index gets their stat data (as git's own
  * check-out records it), all before a second, ordinary `git reset
@@ -86,27 +86,16 @@ static int lfs_plain(const char *dir)
 	return process && !other;
 }
 
+/* skip_smudge: git-lfs writes the pointers (its filter as `git lfs
+ * install --skip-smudge` sets it; lfs_plain saw the plain one set). */
 static int reset_hard(const char *dir, int skip_smudge, struct err *e)
 {
-	static const char *const env[] = { "GIT_LFS_SKIP_SMUDGE=1", NULL };
-	struct gitargv a = GITARGV_INIT;
-	struct buf what = BUF_INIT(4096);
-	pid_t pid;
-	int rc;
-
-	gitargv_push(&a, "-c");
-	gitargv_push(&a, "lfs.skipdownloaderrors=true");
-	gitargv_push(&a, "reset");
-	gitargv_push(&a, "-q");
-	gitargv_push(&a, "--hard");
-	rc = gitcmd_spawn_env(&pid, dir, &a, skip_smudge ? env : NULL, -1, -1, e);
-	if (rc == 0 && (rc = gitcmd_wait(pid, e)) > 0) {
-		gitcmd_describe(&what, dir, &a);
-		rc = err_set(e, ERR_IO, "%s failed (exit %d)", what.ptr, rc);
-	}
-	buf_release(&what);
-	gitargv_clear(&a);
-	return rc;
+	if (skip_smudge)
+		return gitcmd_runl(dir, 1, NULL, e, "-c",
+				   "filter.lfs.process=git-lfs filter-process --skip",
+				   "reset", "-q", "--hard", (char *)NULL);
+	return gitcmd_runl(dir, 1, NULL, e, "-c", "lfs.skipdownloaderrors=true",
+			   "reset", "-q", "--hard", (char *)NULL);
 }
 
 /* The entries whose files git-lfs's skipped smudge left as pointers. */
@@ -288,13 +277,19 @@ static int fill_lfs(const char *dir, struct err *e)
 {
 	struct fills f = { 0 };
 	struct gitindex *ix = NULL;
-	struct timespec newest = { 0, 0 };
+	struct buf top = BUF_INIT(1 << 16);
 	char *gitdir = NULL, *common = NULL;
 	size_t i, done = 0;
 	int rc = gitcmd_git_dir(dir, &gitdir, e);
 
 	if (rc == 0)
 		rc = gitcmd_common_dir(dir, &common, e);
+	/* the index's paths are the work tree's (core.worktree may put it
+	 * elsewhere than dir) */
+	if (rc == 0)
+		rc = gitcmd_runl(dir, 1, &top, e, "rev-parse", "--show-toplevel",
+				 (char *)NULL);
+	gitcmd_chomp(&top);
 	if (rc == 0)
 		rc = gitindex_open(&ix, gitdir, e);
 	if (rc == 0 && gitindex_has_ext(ix, "link")) {
@@ -302,15 +297,15 @@ static int fill_lfs(const char *dir, struct err *e)
 		 * shared file; made whole again, git splits it at will */
 		gitindex_free(ix);
 		ix = NULL;
-		rc = gitcmd_runl(dir, 1, NULL, e, "-c", "core.splitIndex=false",
+		rc = gitcmd_runl(top.ptr, 1, NULL, e, "-c", "core.splitIndex=false",
 				 "update-index", "--no-split-index", (char *)NULL);
 		if (rc == 0)
 			rc = gitindex_open(&ix, gitdir, e);
 	}
 	if (rc == 0)
-		find_pointers(&f, ix, dir);
+		find_pointers(&f, ix, top.ptr);
 	if (rc == 0 && f.n)
-		rc = keep_lfs(&f, dir, e);
+		rc = keep_lfs(&f, top.ptr, e);
 	if (rc == 0 && f.n) {
 		char *store = path_join(common, "lfs/objects");
 
@@ -320,14 +315,10 @@ static int fill_lfs(const char *dir, struct err *e)
 			if (!f.v[i].done)
 				continue;
 			gitindex_set_stat(ix, f.v[i].ix, &f.v[i].st);
-			if (f.v[i].st.st_mtim.tv_sec > newest.tv_sec ||
-			    (f.v[i].st.st_mtim.tv_sec == newest.tv_sec &&
-			     f.v[i].st.st_mtim.tv_nsec > newest.tv_nsec))
-				newest = f.v[i].st.st_mtim;
 			done++;
 		}
 		if (done)
-			rc = gitindex_commit(ix, &newest, e);
+			rc = gitindex_commit(ix, e);
 		free(store);
 	}
 	gitindex_free(ix);
@@ -336,6 +327,7 @@ static int fill_lfs(const char *dir, struct err *e)
 	free(f.v);
 	free(gitdir);
 	free(common);
+	buf_release(&top);
 	return rc < 0 ? -1 : (int)(f.n > done);
 }
 

@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			gitindex_set_stat(ix, i, &st);
 	}
 	if (n % 2) {
-		if (gitindex_commit(ix, NULL, &e) < 0)
+		if (gitindex_commit(ix, &e) < 0)
 			abort();
 		gitindex_free(ix);
 		if (gitindex_open(&ix, dir, &e) < 0 || gitindex_count(ix) != count)

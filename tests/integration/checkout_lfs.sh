@@ -15,7 +15,8 @@
 # lfs.fetchexclude (the excluded file stays a pointer),
 # GIT_LFS_SKIP_SMUDGE=1 (every LFS file stays a pointer); and the index
 # forms git may have: version 4 with a split index, and a sparse
-# check-out (the file outside it is not written).
+# check-out (the file outside it is not written); and a linked work tree
+# (its own index, the store of the common directory).
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # shellcheck source=tests/integration/lib/lfs_lib.sh
@@ -147,6 +148,17 @@ GIT_TRACE_PACKET="$SCRATCH/ip.packets" run_migrate run --rules "$SCRATCH/rules" 
 check_tree "$SCRATCH/ip"
 check_stat "$SCRATCH/ip" "${LFSFILES[@]}"
 no_content_piped "$SCRATCH/ip.packets"
+EOF
+
+test_case "a linked work tree: its own index, the common store" <<'EOF'
+clone_src "$SCRATCH/lk"
+git -C "$SCRATCH/lk" branch -q side
+GIT_LFS_SKIP_SMUDGE=1 git -C "$SCRATCH/lk" worktree add -q "$SCRATCH/lk-side" side
+GIT_TRACE_PACKET="$SCRATCH/lk.packets" run_migrate run --rules "$SCRATCH/rules" \
+	--repo "$SCRATCH/lk" --in-place -q || die "run --in-place failed"
+check_tree "$SCRATCH/lk-side"
+check_stat "$SCRATCH/lk-side" "${LFSFILES[@]}"
+no_content_piped "$SCRATCH/lk.packets"
 EOF
 
 test_case "lfs.fetchexclude: the excluded file stays a pointer" <<'EOF'
