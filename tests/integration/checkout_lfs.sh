@@ -16,7 +16,9 @@
 # GIT_LFS_SKIP_SMUDGE=1 (every LFS file stays a pointer); and the index
 # forms git may have: version 4 with a split index, and a sparse
 # check-out (the file outside it is not written); and a linked work tree
-# (its own index, the store of the common directory).
+# (its own index, the store of the common directory). Last, the files of
+# a check-out are written by git's parallel workers (checkout.workers),
+# unless the user set their number.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # shellcheck source=tests/integration/lib/lfs_lib.sh
@@ -207,6 +209,27 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/sp" --in-place -q ||
 [ ! -e "$SCRATCH/sp/sub/dir/big3.bin" ] || die "the run wrote a file outside the sparse check-out"
 cmp -s "$SRC/big1.bin" "$SCRATCH/sp/big1.bin" || die "big1.bin: not the original content"
 [ -z "$(git -C "$SCRATCH/sp" status --porcelain)" ] || die "git status is not clean"
+EOF
+
+test_case "the check-out's files written by git's parallel workers" <<'EOF'
+# 150 files (git's threshold for parallel check-out is 100)
+many="$SCRATCH/many"
+git init -q "$many"
+for i in $(seq 150); do echo "$i" >"$many/f$i.txt"; done
+git -C "$many" add -A
+git -C "$many" commit -q -m many
+GIT_TRACE="$SCRATCH/many.trace" run_migrate run --rules "$SCRATCH/rules" \
+	--repo "$many" --to "$SCRATCH/many-to" -q || die "run --to failed"
+grep -q 'checkout--worker' "$SCRATCH/many.trace" ||
+	die "the check-out ran no parallel worker"
+[ -z "$(git -C "$SCRATCH/many-to" status --porcelain)" ] || die "git status is not clean"
+# the user's own checkout.workers wins
+git config --global checkout.workers 1
+GIT_TRACE="$SCRATCH/one.trace" run_migrate run --rules "$SCRATCH/rules" \
+	--repo "$many" --to "$SCRATCH/many-one" -q || die "run --to failed"
+! grep -q 'checkout--worker' "$SCRATCH/one.trace" ||
+	die "checkout.workers=1 was not kept"
+git config --global --unset checkout.workers
 EOF
 
 test_done
