@@ -156,6 +156,33 @@ static int parse(struct gitindex *ix, struct err *e)
 	return 0;
 }
 
+static void sha1(const struct buf *file, unsigned char out[OID_RAW])
+{
+	unsigned int n = 0;
+
+	if (!EVP_Digest(file->ptr, file->len - OID_RAW, out, &n, EVP_sha1(), NULL))
+		die("SHA-1 of the index failed");
+}
+
+/* The trailer is the SHA-1 of the rest (or zeros: index.skipHash): an
+ * index that fails it is corrupt, and is not written back as if sound. */
+static int verify(struct gitindex *ix, struct err *e)
+{
+	static const unsigned char zero[OID_RAW];
+	unsigned char h[OID_RAW];
+	const unsigned char *trailer;
+
+	if (ix->file.len < IX_HEADER + OID_RAW)
+		return bad(ix, 0, e, "a cut header");
+	trailer = (const unsigned char *)ix->file.ptr + ix->file.len - OID_RAW;
+	if (!memcmp(trailer, zero, OID_RAW))
+		return 0;
+	sha1(&ix->file, h);
+	if (memcmp(h, trailer, OID_RAW))
+		return bad(ix, ix->file.len - OID_RAW, e, "a checksum that does not match");
+	return 0;
+}
+
 int gitindex_open(struct gitindex **out, const char *gitdir, struct err *e)
 {
 	struct gitindex *ix = xcalloc(1, sizeof(*ix));
@@ -172,7 +199,8 @@ int gitindex_open(struct gitindex **out, const char *gitdir, struct err *e)
 		gitindex_free(ix);
 		return -1;
 	}
-	if (file_read(ix->path, &ix->file, e) < 0 || parse(ix, e) < 0) {
+	if (file_read(ix->path, &ix->file, e) < 0 || verify(ix, e) < 0 ||
+	    parse(ix, e) < 0) {
 		gitindex_free(ix);
 		return -1;
 	}
@@ -244,15 +272,11 @@ void gitindex_set_stat(struct gitindex *ix, size_t i, const struct stat *st)
 
 int gitindex_commit(struct gitindex *ix, struct err *e)
 {
-	unsigned char *trailer = (unsigned char *)ix->file.ptr + ix->file.len - OID_RAW;
-	unsigned int hashlen = 0;
 	struct stat st;
 	int tries;
 
 	/* a true trailer is what git checks (or skips: index.skipHash) */
-	if (!EVP_Digest(ix->file.ptr, ix->file.len - OID_RAW, trailer, &hashlen,
-			EVP_sha1(), NULL))
-		die("SHA-1 of the index failed");
+	sha1(&ix->file, (unsigned char *)ix->file.ptr + ix->file.len - OID_RAW);
 	if (write_full(ix->fd, ix->file.ptr, ix->file.len) < 0)
 		return err_errno(e, ERR_IO, "%s: cannot write", ix->lock);
 	/* an entry whose file is as new as the index is racily clean: git

@@ -4,18 +4,20 @@
  *
  * git checks out no file with a process filter in parallel: git-lfs's
  * smudge gets the files one after the other, each through two pipes. So
- * the reset runs with git-lfs's filter told to skip (it writes the pointers),
- * then threads copy each pointer's object from <common dir>/lfs/objects
- * over its pointer, and the index gets their stat data (as git's own
- * check-out records it), all before a second, ordinary `git reset
- * --hard`. That one finds the copied files clean, and does what we left:
- * a pointer whose object is not in the store, or names extensions, or
- * whose copy failed, is removed, so that git-lfs smudges it as before
- * (downloads it, or keeps the pointer: lfs.skipdownloaderrors). What git
- * would do itself is never guessed: when git-lfs is not the plain
+ * the reset runs with git-lfs's filter told to skip (it writes the
+ * pointers), then threads copy each pointer's object from <common
+ * dir>/lfs/objects over its pointer, and the index gets their stat data
+ * (as git's own check-out records it). What we leave -- a pointer whose
+ * object is not in the store, or names extensions, or whose copy failed
+ * -- is removed, and a second, ordinary `git reset --hard` runs: it finds
+ * the copied files clean, and git-lfs smudges the others as before
+ * (downloads them, or keeps the pointer: lfs.skipdownloaderrors). What
+ * git-lfs would decide itself is never guessed: when it is not the plain
  * `git-lfs filter-process`, or its settings choose what to smudge
- * (lfs.fetchinclude, lfs.fetchexclude, lfs.storage), the reset is the
- * ordinary one alone.
+ * (lfs.fetchinclude, lfs.fetchexclude, lfs.storage, GIT_LFS_SKIP_SMUDGE),
+ * the reset is the ordinary one alone. Every reset asks for git's
+ * parallel check-out (the files of a tree written by a worker per core),
+ * unless the user chose checkout.workers.
  */
 #include "run.h"
 
@@ -187,11 +189,13 @@ static int keep_lfs(struct fills *f, const char *dir, struct err *e)
 	p = out.ptr;
 	end = out.ptr + out.len;
 	for (i = 0; rc == 0 && i < f->n; i++) {
-		const char *path = p, *attr, *value;
+		const char *path = p, *attr = NULL, *value = NULL;
 
-		attr = path + strlen(path) + 1;
-		value = attr < end ? attr + strlen(attr) + 1 : end;
-		if (value >= end || strcmp(path, f->v[i].path + rel)) {
+		if (path < end)
+			attr = path + strlen(path) + 1;
+		if (attr && attr < end)
+			value = attr + strlen(attr) + 1;
+		if (!value || value >= end || strcmp(path, f->v[i].path + rel)) {
 			rc = err_set(e, ERR_IO, "git check-attr answered out of "
 				     "order (at %s)", f->v[i].path + rel);
 			break;
@@ -221,7 +225,7 @@ static int copy_one(const struct fills *f, struct fill *fl)
 	if (!fl->size)
 		return -1;
 	ptr_oid_hex(&fl->oid, hex);
-	obj = xmalloc(strlen(f->store) + PTR_OID_HEXSZ + 8);
+	obj = xmalloc(strlen(f->store) + sizeof("/xx/xx/") + PTR_OID_HEXSZ);
 	sprintf(obj, "%s/%.2s/%.2s/%s", f->store, hex, hex + 2, hex);
 	in = open(obj, O_RDONLY | O_CLOEXEC);
 	free(obj);

@@ -91,12 +91,15 @@ int journal_finish(const struct journal *j, int recovering, size_t *locks,
 int journal_rollback(const struct journal *j, size_t *locks, struct err *e);
 
 /*
- * checkout.c: `git reset --hard` of the work tree at dir. lfs: the
+ * checkout.c: `git reset --hard` of the work tree at dir, with git's
+ * parallel check-out unless the user set checkout.workers. lfs: the
  * content of its LFS files is copied from the LFS store by our threads
- * rather than piped through git-lfs's smudge one file after the other
- * (when git-lfs is the plain `git-lfs filter-process` and no setting of
- * its chooses what to smudge); git's reset then finds them clean and
- * does the rest. 0, or -1 with e set.
+ * and the index given their stat data, rather than each piped through
+ * git-lfs's smudge one after the other (when git-lfs is the plain
+ * `git-lfs filter-process` and no setting of its chooses what to
+ * smudge); an ordinary reset follows only for a pointer left (its
+ * object not in the store, a failed copy): git-lfs smudges it. 0, or -1
+ * with e set.
  */
 int run_checkout(const char *dir, int lfs, struct err *e);
 

@@ -135,32 +135,33 @@ clone_src_all() {
 }
 
 
+# run_checked NAME WORKTREE ARGS...: `migrate run ARGS` with the rules,
+# then WORKTREE is what it must be: check_tree, check_stat of every LFS
+# file, no_content_piped
+run_checked() {
+	local name="$1" wt="$2"
+	shift 2
+	GIT_TRACE_PACKET="$SCRATCH/$name.packets" run_migrate run --rules "$SCRATCH/rules" \
+		"$@" -q || die "migrate run $* failed"
+	check_tree "$wt"
+	check_stat "$wt" "${LFSFILES[@]}"
+	no_content_piped "$SCRATCH/$name.packets"
+}
+
 test_case "run --to: the LFS files copied, the index holds their stat" <<'EOF'
-GIT_TRACE_PACKET="$SCRATCH/to.packets" run_migrate run --rules "$SCRATCH/rules" \
-	--repo "$SRC" --to "$SCRATCH/to" -q || die "run --to failed"
-check_tree "$SCRATCH/to"
-check_stat "$SCRATCH/to" "${LFSFILES[@]}"
-no_content_piped "$SCRATCH/to.packets"
+run_checked to "$SCRATCH/to" --repo "$SRC" --to "$SCRATCH/to"
 EOF
 
 test_case "run --in-place: the same" <<'EOF'
 clone_src "$SCRATCH/ip"
-GIT_TRACE_PACKET="$SCRATCH/ip.packets" run_migrate run --rules "$SCRATCH/rules" \
-	--repo "$SCRATCH/ip" --in-place -q || die "run --in-place failed"
-check_tree "$SCRATCH/ip"
-check_stat "$SCRATCH/ip" "${LFSFILES[@]}"
-no_content_piped "$SCRATCH/ip.packets"
+run_checked ip "$SCRATCH/ip" --repo "$SCRATCH/ip" --in-place
 EOF
 
 test_case "a linked work tree: its own index, the common store" <<'EOF'
 clone_src "$SCRATCH/lk"
 git -C "$SCRATCH/lk" branch -q side
 GIT_LFS_SKIP_SMUDGE=1 git -C "$SCRATCH/lk" worktree add -q "$SCRATCH/lk-side" side
-GIT_TRACE_PACKET="$SCRATCH/lk.packets" run_migrate run --rules "$SCRATCH/rules" \
-	--repo "$SCRATCH/lk" --in-place -q || die "run --in-place failed"
-check_tree "$SCRATCH/lk-side"
-check_stat "$SCRATCH/lk-side" "${LFSFILES[@]}"
-no_content_piped "$SCRATCH/lk.packets"
+run_checked lk "$SCRATCH/lk-side" --repo "$SCRATCH/lk" --in-place
 EOF
 
 test_case "lfs.fetchexclude: the excluded file stays a pointer" <<'EOF'
