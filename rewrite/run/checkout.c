@@ -257,8 +257,17 @@ static int copy_one(const struct fills *f, struct fill *fl)
 		}
 		left -= (uint64_t)n;
 	}
-	if (left == 0)
+	if (left == 0) {
+		/* the object's time, as `cp -p` keeps it: stored during the
+		 * stream, it is mostly older than the index in whole seconds,
+		 * which is all Debian's git compares (a file as new as the
+		 * index is read again at the next git status) */
+		struct timespec times[2] = { { 0, UTIME_OMIT }, st.st_mtim };
+
 		rc = 0;
+		if (futimens(out, times) < 0)
+			rc = -1;
+	}
 	if (close(out) < 0)
 		rc = -1;
 	close(in);

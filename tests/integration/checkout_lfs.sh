@@ -4,21 +4,22 @@
 #
 # A small history with LFS candidates (one executable, one under a name
 # with spaces and non-ASCII letters), a file that was an LFS pointer
-# before the run and whose object is nowhere, and a text file that holds
-# a pointer but is no LFS file. After `run --to` and `run --in-place`:
-# every file is what git-lfs's smudge makes of it (the content, the
-# pointer kept where the object is missing, the text file as it was);
-# the index holds each LFS file's stat data as lstat(2) gives it, so git
-# reads none again; `git status` is clean and `git lfs fsck` passes; and
-# no byte of the content went through git's pipe to git-lfs
-# (GIT_TRACE_PACKET). Then what git-lfs decides itself is left to it:
-# lfs.fetchexclude (the excluded file stays a pointer),
-# GIT_LFS_SKIP_SMUDGE=1 (every LFS file stays a pointer); and the index
-# forms git may have: version 4 with a split index, and a sparse
-# check-out (the file outside it is not written); and a linked work tree
-# (its own index, the store of the common directory). Last, the files of
-# a check-out are written by git's parallel workers (checkout.workers),
-# unless the user set their number.
+# before the run and whose object is nowhere, and a text file holding the
+# pointer of another file's content (the run makes it an LFS file: every
+# pointer in the history is one). After `run --to`, `run --in-place` and
+# in a linked work tree: every file is what git-lfs's smudge makes of it
+# (the content; the pointer where the object is missing); the index holds
+# each LFS file's stat data as lstat(2) gives it, and each has its
+# object's mtime (as `cp -p` keeps it), so git reads none again; `git
+# status` is clean and `git lfs fsck` passes; and no byte of the content
+# went through git's pipe to git-lfs (GIT_TRACE_PACKET). Then what
+# git-lfs decides itself is left to it: lfs.fetchexclude (the excluded
+# file stays a pointer), .git/info/attributes unsetting the filter (that
+# pointer stays text), GIT_LFS_SKIP_SMUDGE=1 (every LFS file stays a
+# pointer); the index forms git may have: version 4 with a split index,
+# and a sparse check-out (the file outside it is not written). Last, the
+# files of a check-out are written by git's parallel workers
+# (checkout.workers), unless the user set their number.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 # shellcheck source=tests/integration/lib/lfs_lib.sh
@@ -115,6 +116,20 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# check_times DIR PATH...: each PATH has its LFS object's mtime (kept as
+# `cp -p` keeps it: older than the index, git need not read it again)
+check_times() {
+	local dir="$1" f oid common
+	shift
+	common="$(git -C "$dir" rev-parse --path-format=absolute --git-common-dir)"
+	for f in "$@"; do
+		oid="$(git -C "$dir" show "HEAD:$f" | sed -n 's/^oid sha256://p')"
+		[ -n "$oid" ] || die "$f: no pointer at HEAD"
+		[ "$(stat -c %y "$dir/$f")" = "$(stat -c %y "$common/lfs/objects/${oid:0:2}/${oid:2:2}/$oid")" ] ||
+			die "$f: not its object's mtime"
+	done
+}
+
 # no_content_piped TRACE: no packet git read from a filter held the content
 no_content_piped() {
 	! grep -aq "git< $MARK" "$1" || die "LFS content went through git-lfs's smudge pipe"
@@ -136,8 +151,8 @@ clone_src_all() {
 
 
 # run_checked NAME WORKTREE ARGS...: `migrate run ARGS` with the rules,
-# then WORKTREE is what it must be: check_tree, check_stat of every LFS
-# file, no_content_piped
+# then WORKTREE is what it must be: check_tree, check_stat and
+# check_times of every LFS file, no_content_piped
 run_checked() {
 	local name="$1" wt="$2"
 	shift 2
@@ -145,6 +160,7 @@ run_checked() {
 		"$@" -q || die "migrate run $* failed"
 	check_tree "$wt"
 	check_stat "$wt" "${LFSFILES[@]}"
+	check_times "$wt" "${LFSFILES[@]}"
 	no_content_piped "$SCRATCH/$name.packets"
 }
 
