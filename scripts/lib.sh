@@ -12,7 +12,7 @@ MIGRATE_PACKAGES=(
 	cmake make pkg-config gcc libc6-dev
 	clang libclang-rt-14-dev
 	zlib1g-dev libpcre2-dev libssl-dev uthash-dev libcmocka-dev
-	python3 gnupg time
+	python3 gnupg time strace
 	man-db groff-base dpkg-dev file
 )
 

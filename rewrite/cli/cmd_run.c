@@ -513,7 +513,6 @@ static int run_all(struct run *r, struct err *e)
 			remove_tree(r->before_restart);
 	} else if (rc == 0) {
 		r->moved = sig_moved = 1;
-		run_packs_kept(r);	/* the refs name their objects now */
 		run_annex_restage(r);
 		rc = run_dissociate(r, e);
 		if (rc == 0)

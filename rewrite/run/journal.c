@@ -48,6 +48,11 @@ void journal_add_file(struct journal *j, const char *name)
 	push_str(&j->files, &j->nfiles, name);
 }
 
+void journal_add_drop(struct journal *j, const char *name)
+{
+	push_str(&j->drops, &j->ndrops, name);
+}
+
 void journal_add_wt(struct journal *j, const char *path)
 {
 	push_str(&j->wts, &j->nwts, path);
@@ -63,6 +68,9 @@ void journal_free(struct journal *j)
 		free(j->wts[i]);
 	for (i = 0; i < j->nfiles; i++)
 		free(j->files[i]);
+	for (i = 0; i < j->ndrops; i++)
+		free(j->drops[i]);
+	free(j->drops);
 	free(j->refs);
 	free(j->wts);
 	free(j->files);
@@ -96,6 +104,8 @@ int journal_write(const struct journal *j, struct err *e)
 		buf_printf(&b, "wt %s\n", j->wts[i]);
 	for (i = 0; i < j->nfiles; i++)
 		buf_printf(&b, "file %s\n", j->files[i]);
+	for (i = 0; i < j->ndrops; i++)
+		buf_printf(&b, "drop %s\n", j->drops[i]);
 	for (i = 0; i < j->nrefs; i++)
 		buf_printf(&b, "%s %s %s %s\n", j->refs[i].no_deref ? "head" : "ref",
 			   oid_hex(&j->refs[i].old, h1), oid_hex(&j->refs[i].new, h2),
@@ -134,6 +144,8 @@ static int parse_line(struct journal *j, char *line)
 		journal_add_wt(j, line + 3);
 	else if (!strncmp(line, "file ", 5))
 		journal_add_file(j, line + 5);
+	else if (!strncmp(line, "drop ", 5))
+		journal_add_drop(j, line + 5);
 	else if (!strncmp(line, "ref ", 4) || !strncmp(line, "head ", 5)) {
 		sp = strchr(line, ' ') + 1;
 		if (strlen(sp) < 2 * OID_HEX + 3 || sp[OID_HEX] != ' ' ||
@@ -387,6 +399,25 @@ static int restore_files(const struct journal *j, struct err *e)
 	return r;
 }
 
+/* The lists of what a failed run leaves to remove (the packs it wrote)
+ * go before the journal: from then on what they named is kept. */
+static int drop_files(const struct journal *j, struct err *e)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < j->ndrops; i++) {
+		char *p = path2(j->state, j->drops[i], "");
+
+		if (unlink(p) < 0 && errno != ENOENT)
+			r = err_errno(e, ERR_IO, "%s: cannot remove", p);
+		free(p);
+	}
+	if (r == 0 && j->ndrops && dir_fsync(j->state) < 0)
+		r = err_errno(e, ERR_IO, "%s: cannot sync", j->state);
+	return r;
+}
+
 static int journal_remove(const struct journal *j, struct err *e)
 {
 	char *path = path2(j->state, "journal", "");
@@ -415,7 +446,7 @@ int journal_finish(const struct journal *j, int recovering, size_t *locks,
 	if (j->refs_moved)
 		j->refs_moved(j->refs_moved_arg);
 	if (reset_worktrees(j, e) < 0 ||
-	    commit_files(j, e) < 0)
+	    commit_files(j, e) < 0 || drop_files(j, e) < 0)
 		return -1;
 	return journal_remove(j, e);
 }

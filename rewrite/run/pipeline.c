@@ -220,12 +220,12 @@ static void filter_options(struct run *r, const struct state_files *f,
 			level = -1;
 		opt->made_dir = r->dst_objects;
 		opt->made_level = level;
-		opt->made_list = r->made_packs = path_join(r->state, "made-packs");
+		opt->made_list = r->made_packs = path_join(r->state, RUN_MADE_PACKS);
 		if (r->unlfs) {
 			opt->objects_dir = r->dst_objects;
 			opt->objects_level = level;
 			opt->objects_list = r->packs_list =
-				path_join(r->state, "unlfs-packs");
+				path_join(r->state, RUN_UNLFS_PACKS);
 		}
 	}
 	if (!r->o.f.dry_run)

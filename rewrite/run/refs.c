@@ -456,6 +456,11 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		rc = refuse_edited(r->j.wts[i], e);
 	for (i = 0; rc == 0 && i < sizeof(filters) / sizeof(filters[0]); i++)
 		journal_add_file(&r->j, filters[i]);
+	/* once the refs moved the packs the run wrote are kept: their lists
+	 * go before the journal does, never after (the next run drops what a
+	 * list names when it finds no journal) */
+	journal_add_drop(&r->j, RUN_MADE_PACKS);
+	journal_add_drop(&r->j, RUN_UNLFS_PACKS);
 	if (rc == 0)
 		rc = run_write_state(r, fnew, &side, e);
 	if (rc == 0)

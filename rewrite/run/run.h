@@ -55,6 +55,10 @@ struct journal {
 	size_t nrefs, refs_alloc;
 	char **files;		/* state files: <state>/<name>.new -> <name> */
 	size_t nfiles;
+	/* state files removed once the run is finished, before the journal:
+	 * the lists of packs a failed run drops (kept by a rollback) */
+	char **drops;
+	size_t ndrops;
 	/* journal_finish calls it once the refs moved, before the work
 	 * trees are reset (may be NULL) */
 	void (*refs_moved)(void *arg);
@@ -66,6 +70,7 @@ void journal_add_ref(struct journal *j, const char *name,
 		     int no_deref);
 void journal_add_file(struct journal *j, const char *name);
 void journal_add_wt(struct journal *j, const char *path);
+void journal_add_drop(struct journal *j, const char *name);
 void journal_free(struct journal *j);
 
 /* Writes <state>/journal atomically (temp, fsync, rename, fsync of the
@@ -387,6 +392,13 @@ int run_pack_new_blobs(struct run *r, struct err *e);
  * 0 or -1.
  */
 #define RUN_JOIN_BASE "tmp_migrate_join"
+
+/* The state files listing the packs the filter's threads wrote ("made
+ * <path>" lines, blob.h made_list) and those of files taken back from
+ * LFS (blob.h objects_list): a run that moved no ref drops what they
+ * name (run_clean_all); the journal removes them once the refs moved. */
+#define RUN_MADE_PACKS "made-packs"
+#define RUN_UNLFS_PACKS "unlfs-packs"
 int run_join_made_start(struct run *r, struct err *e);
 int run_join_made(struct run *r, int keep, struct err *e);
 

@@ -170,9 +170,9 @@ size_t run_clean_all(const struct run *r)
 {
 	char *annex = path_join(r->commondir, "annex");
 	char *packs = path_join(r->commondir, "objects/pack");
-	char *list = path_join(r->state, "unlfs-packs");
+	char *list = path_join(r->state, RUN_UNLFS_PACKS);
 	char *blobs = path_join(r->state, "new-blobs");
-	char *made = path_join(r->state, "made-packs");
+	char *made = path_join(r->state, RUN_MADE_PACKS);
 	/* the packs of files taken back, of a run that moved no ref (a run
 	 * that moved its refs removed the list before) */
 	size_t n = run_drop_packs(list, NULL);
@@ -197,8 +197,8 @@ size_t run_clean_all(const struct run *r)
  * good: their lists go. */
 void run_packs_kept(const struct run *r)
 {
-	char *list = path_join(r->state, "unlfs-packs");
-	char *made = path_join(r->state, "made-packs");
+	char *list = path_join(r->state, RUN_UNLFS_PACKS);
+	char *made = path_join(r->state, RUN_MADE_PACKS);
 
 	unlink(list);
 	unlink(made);
@@ -268,7 +268,7 @@ static int recover(struct run *r, struct err *e)
 			: " at their new values", locks);
 	}
 	if (rc == 0 && !r->o.rollback)
-		run_packs_kept(r);	/* the refs name their objects now */
+		run_packs_kept(r);	/* a journal without "drop" lines */
 	if (rc == 0)
 		run_clean_all(r);
 	journal_free(&j);

@@ -48,6 +48,10 @@
 # which git pack-objects joins beside fast-import's end (tmp_migrate_join-*
 # until kept); the same checks as split.
 #
+# In the modes whose packs a list names until the refs moved (wide,
+# unlfs), strace also kills the run at its last steps: see "kills at the
+# run's last steps" below.
+#
 # Knobs: KILL_REFS (600), KILL_COMMITS (60), KILL_TRIES (12), KILL_SEED
 # (the bash RANDOM seed, default 1), KILL_MODE (lfs, unlfs, split,
 # replace, to, wide).
@@ -276,6 +280,61 @@ kill_try() {
 	same_state "$W" "$t" "$kind"
 	info "try $t, killed after ${delay_ms} ms: $state; $([ "$kind" = first ] && [ "$state" = journal ] && echo 'rolled back, ')the next run equals an uninterrupted one"
 }
+
+# --- kills at the run's last steps (strace) ----------------------------------
+# Once the journal is written the run renames its state files into place,
+# removes the lists of the packs it wrote (a run that moved no ref drops
+# what they name) and then the journal. strace -e inject kills the run on
+# entering a chosen unlink(2) of its main thread: the journal's, the one
+# after it, and each list of packs removed after the journal was written.
+# Killed anywhere there, the next run must keep every object the refs name.
+# (LeakSanitizer cannot work under ptrace: off for these runs)
+untraced_leaks() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"; }
+# list_steps TRACE: "<ordinal among the unlinks> <path>" of those steps
+list_steps() {
+	awk '
+		/^unlink\(/ { n++ }
+		/^rename\(.*\/migrate\/journal"\)/ { journal = 1; next }
+		!journal || !/^unlink\(/ { next }
+		{ path = $0; sub(/^unlink\("/, "", path); sub(/".*/, "", path) }
+		after { print n, path; after = 0 }
+		path ~ /\/migrate\/journal$/ { print n, path; after = 1; next }
+		path ~ /\/migrate\/(made|unlfs)-packs$/ && / = 0$/ { print n, path }
+	' "$1"
+}
+# step_try K PATH: the run killed on entering its K-th unlink (of PATH)
+step_try() {
+	local k="$1" what="$2" state
+	copy "$P" "$W"
+	run_argv "$W"
+	(untraced_leaks strace -qq -o /dev/null -e trace=unlink -e inject=unlink:signal=KILL:when="$k" \
+		"${RUN_ARGV[@]}" >/dev/null 2>&1) 2>/dev/null && die "step $k ($what): the run was not killed"
+	state=journal
+	if [ ! -e "$(target "$W")/.git/migrate/journal" ]; then
+		diff -q "$SCRATCH/new.refs" <(refs_written "$W") >/dev/null ||
+			die "killed at the unlink of $what: no journal, and the refs are not all new"
+		state=new
+	fi
+	run_in_place "$W" 2>"$SCRATCH/err" || die "killed at the unlink of $what ($state): the next run failed: $(cat "$SCRATCH/err")"
+	sane "$W" "step $k"
+	same_state "$W" "step $k" again
+	echo "${what##*/} ($state)"
+}
+if [ "$MODE" = wide ] || [ "$MODE" = unlfs ]; then
+	test_case "killed at the run's last steps (strace): at the journal's removal, the step after it, each list of packs removed; the next run keeps every object" <<'EOF'
+command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
+copy "$P" "$W"
+run_argv "$W"
+untraced_leaks strace -qq -o "$SCRATCH/steps.trace" -e trace=unlink,rename "${RUN_ARGV[@]}" || die "the run under strace failed"
+list_steps "$SCRATCH/steps.trace" >"$SCRATCH/steps"
+grep -q '/migrate/journal$' "$SCRATCH/steps" || die "no unlink of the journal in the run's trace"
+done_steps=()
+while read -r k path; do
+	done_steps+=("$(step_try "$k" "$path")") || exit 1
+done <"$SCRATCH/steps"
+info "killed at ${#done_steps[@]} unlinks: $(IFS=','; echo "${done_steps[*]}")"
+EOF
+fi
 
 took_ms=$(cat "$SCRATCH/took_ms" 2>/dev/null || echo 0)
 for ((t = 1; t <= TRIES; t++)); do
