@@ -321,13 +321,18 @@ step_try() {
 	echo "${what##*/} ($state)"
 }
 if [ "$MODE" = wide ] || [ "$MODE" = unlfs ]; then
-	test_case "killed at the run's last steps (strace): at the journal's removal, the step after it, each list of packs removed; the next run keeps every object" <<'EOF'
+	test_case "killed at the run's last steps (strace): at the journal's removal, the step after it, each list of packs removed (unlfs: the step after alone); the next run keeps every object" <<'EOF'
 command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
 copy "$P" "$W"
 run_argv "$W"
 untraced_leaks strace -qq -o "$SCRATCH/steps.trace" -e trace=unlink,rename "${RUN_ARGV[@]}" || die "the run under strace failed"
 list_steps "$SCRATCH/steps.trace" >"$SCRATCH/steps"
 grep -q '/migrate/journal$' "$SCRATCH/steps" || die "no unlink of the journal in the run's trace"
+# unlfs (whose runs take longest): the step after the journal's removal
+# alone, where a list left behind would be found with no journal
+if [ "$MODE" = unlfs ]; then
+	tail -n 1 "$SCRATCH/steps" >"$SCRATCH/steps.last" && mv "$SCRATCH/steps.last" "$SCRATCH/steps"
+fi
 done_steps=()
 while read -r k path; do
 	done_steps+=("$(step_try "$k" "$path")") || exit 1
