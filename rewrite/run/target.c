@@ -31,7 +31,8 @@ static int init_to(const struct run *r, struct err *e)
 
 /* The mark of a target this run makes, <to>/.git/migrate/source, written
  * before git init: a run killed at any moment after leaves a target the
- * next run from the same source knows as its own and finishes. */
+ * next run from the same source knows as its own and finishes (killed
+ * before, it leaves what unmarked_start knows). */
 static int mark_to(const struct run *r, struct err *e)
 {
 	char *git = path_join(r->o.to, ".git");
@@ -52,6 +53,42 @@ static int mark_to(const struct run *r, struct err *e)
 	return rc;
 }
 
+/* 1 if every entry of dir is the directory name, or with name NULL a
+ * temp file of the mark (source.tmp-*); an absent dir holds nothing. */
+static int holds_only(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ok = 1;
+
+	if (!d)
+		return errno == ENOENT;
+	while (ok && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (name)
+			ok = !strcmp(de->d_name, name) && de->d_type == DT_DIR;
+		else
+			ok = !strncmp(de->d_name, "source.tmp-", 11);
+	}
+	closedir(d);
+	return ok;
+}
+
+/* A target that a first run made and was killed in before its mark was
+ * in place: what mark_to creates, <to>/.git/migrate, holding at most the
+ * mark's temp file. */
+static int unmarked_start(const char *to)
+{
+	char *git = path_join(to, ".git"), *state = path_join(git, "migrate");
+	int ours = holds_only(to, ".git") && holds_only(git, "migrate") &&
+		   holds_only(state, NULL);
+
+	free(git);
+	free(state);
+	return ours;
+}
+
 /* --to NEWDIR: a fresh repository, or the target of an earlier run from
  * the same source. */
 static int setup_to(struct run *r, struct err *e)
@@ -61,6 +98,15 @@ static int setup_to(struct run *r, struct err *e)
 	int has = run_dir_has_entries(r->o.to), rc;
 
 	r->dst = r->o.to;
+	/* our own start, killed before the mark: taken as an empty directory
+	 * (that it existed before is the safe guess) */
+	if (has > 0 && !r->o.verify_only && !r->o.f.dry_run &&
+	    unmarked_start(r->o.to)) {
+		char *git = path_join(r->o.to, ".git");
+
+		has = remove_tree(git) < 0 ? 1 : 0;
+		free(git);
+	}
 	if (has > 0 && !r->o.verify_only) {
 		/* an earlier run's target says where it came from */
 		srcfile = path_join(r->o.to, ".git/migrate/source");

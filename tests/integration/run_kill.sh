@@ -341,6 +341,39 @@ info "killed at ${#done_steps[@]} unlinks: $(IFS=','; echo "${done_steps[*]}")"
 EOF
 fi
 
+# --to: the run that makes the target, killed at its first steps that
+# leave something in it (the mkdir of its state folder: .git is there;
+# the rename of its mark: its temp file is there); the next run takes the
+# target as its own and makes it whole
+if [ "$MODE" = to ]; then
+	test_case "killed while making the target (strace: at the mkdir of its state folder, at the mark's rename); the next run takes it as its own" <<'EOF'
+command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
+copy "$P" "$W"
+run_argv "$W"
+untraced_leaks strace -qq -o "$SCRATCH/make.trace" -e trace=mkdir,rename "${RUN_ARGV[@]}" || die "the run under strace failed"
+# "<syscall> <ordinal among its kind>" of each step under the target, up to the mark
+awk -v to="$W.to" '
+	/^(mkdir|rename)\(/ { s = substr($0, 1, index($0, "(") - 1); n[s]++ }
+	index($0, "mkdir(\"" to "/.git/migrate\"") == 1 { print "mkdir", n["mkdir"] }
+	/^rename\(.*\/migrate\/source"\)/ { print "rename", n["rename"]; exit }
+' "$SCRATCH/make.trace" >"$SCRATCH/make.steps"
+[ "$(grep -c . "$SCRATCH/make.steps")" -eq 2 ] || die "not the two steps expected: $(cat "$SCRATCH/make.steps")"
+left=()
+while read -r sc k; do
+	copy "$P" "$W"
+	run_argv "$W"
+	(untraced_leaks strace -qq -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when="$k" \
+		"${RUN_ARGV[@]}" >/dev/null 2>&1) 2>/dev/null && die "$sc #$k: the run was not killed"
+	left+=("$sc #$k: $(if [ -d "$W.to" ]; then (cd "$W.to" && find . -mindepth 1 | sort | tr '\n' ' ' |
+		sed 's/source\.tmp-[^ ]*/source.tmp-*/'); else echo "no target"; fi)")
+	run_in_place "$W" 2>"$SCRATCH/err" || die "killed at $sc #$k: the next run failed: $(cat "$SCRATCH/err")"
+	sane "$W" "$sc #$k"
+	same_state "$W" "$sc #$k" first
+done <"$SCRATCH/make.steps"
+info "left by each kill: $(IFS=';'; echo "${left[*]}")"
+EOF
+fi
+
 took_ms=$(cat "$SCRATCH/took_ms" 2>/dev/null || echo 0)
 for ((t = 1; t <= TRIES; t++)); do
 	delay_ms=$((((t - 1) * took_ms + RANDOM % (took_ms + 1)) / TRIES))
