@@ -257,10 +257,36 @@ static int current(struct oid *out, const struct journal *j,
 	return 0;
 }
 
+/* 1 if a ref of the journal no longer holds the value it had before the
+ * transaction moving it (forward: its old one) or its value cannot be
+ * read: a git update-ref that died while it renamed its lock files
+ * leaves some refs moved and some not (git's ref transaction is atomic
+ * only as long as git lives). */
+static int some_moved(const struct journal *j, int forward)
+{
+	struct gitrefs all = GITREFS_INIT, mine = GITREFS_INIT;
+	struct err ignored = ERR_INIT;
+	struct oid cur;
+	size_t i;
+	int moved = gitrefs_list(&all, j->dir, NULL, &ignored) < 0 ||
+		    gitrefs_list(&mine, j->dir, "refs/migrate/", &ignored) < 0;
+
+	for (i = 0; !moved && i < j->nrefs; i++) {
+		const struct jref *x = &j->refs[i];
+
+		current(&cur, j, &all, &mine, x->name);
+		moved = !oid_eq(&cur, forward ? &x->old : &x->new);
+	}
+	gitrefs_free(&all);
+	gitrefs_free(&mine);
+	return moved;
+}
+
 /* Moves every ref of the journal to its new (forward) or old value in one
  * transaction. Refs already there are left alone. fresh: the run that
  * wrote the journal moves them (else an interrupted run is finished or
- * undone). */
+ * undone). -1 when nothing moved (e set), -3 when the transaction failed
+ * after moving some refs (e set). */
 static int move_refs(const struct journal *j, int forward, int fresh,
 		     struct err *e)
 {
@@ -313,6 +339,8 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 		gitargv_push(&a, "update-ref");
 		gitargv_push(&a, "--stdin");
 		r = gitcmd_ok(j->dir, &a, &cmds, NULL, e);
+		if (r < 0 && fresh && some_moved(j, forward))
+			r = -3;
 	}
 	gitargv_clear(&a);
 	gitrefs_free(&all);
@@ -440,8 +468,13 @@ static int journal_remove(const struct journal *j, struct err *e)
 int journal_finish(const struct journal *j, int recovering, size_t *locks,
 		   struct err *e)
 {
+	int r;
+
 	*locks = recovering ? remove_locks(j) : 0;
-	if (move_refs(j, 1, !recovering, e) < 0)
+	r = move_refs(j, 1, !recovering, e);
+	if (r == -3)
+		return -1;	/* some refs moved: the journal finishes them */
+	if (r < 0)
 		return -2;
 	if (j->refs_moved)
 		j->refs_moved(j->refs_moved_arg);

@@ -87,8 +87,10 @@ int journal_load(struct journal *j, const char *state, struct err *e);
  * lock files it may have left (<ref>.lock of its refs, packed-refs.lock,
  * index.lock) are removed first and *locks counts them. A ref that holds
  * neither its old nor its new value is an error and nothing moves.
- * journal_finish returns -2 when its ref transaction failed (no ref
- * moved), -1 when a later step failed (the journal stays). j->refs_moved,
+ * journal_finish returns -2 when its ref transaction failed and no ref
+ * moved, -1 when a later step failed or the transaction failed after
+ * moving some refs (git update-ref killed while it renamed its lock
+ * files): the journal stays. j->refs_moved,
  * when set, is called once the refs moved.
  */
 int journal_finish(const struct journal *j, int recovering, size_t *locks,

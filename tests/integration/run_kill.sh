@@ -341,6 +341,31 @@ info "killed at ${#done_steps[@]} unlinks: $(IFS=','; echo "${done_steps[*]}")"
 EOF
 fi
 
+# git's ref transaction is atomic only while git lives: git update-ref
+# killed while it renames its lock files leaves some refs moved, some
+# not. The run must keep its journal (and the packs its refs name), and
+# the next run finish it.
+if [ "$MODE" = lfs ]; then
+	test_case "git update-ref killed in the middle of its renames (strace): the run keeps its journal, the next run finishes it" <<'EOF'
+command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
+copy "$P" "$W"
+run_argv "$W"
+mid="$W/.git/refs/heads/b$(printf '%04d' $((NREFS / 2)))"
+(untraced_leaks strace -f -qq -o "$SCRATCH/mid.trace" -P "$mid.lock" -e trace=rename -e inject=rename:signal=KILL \
+	"${RUN_ARGV[@]}" >/dev/null 2>"$SCRATCH/err") 2>/dev/null && die "the run succeeded with its update-ref killed"
+grep -q 'killed by SIGKILL' "$SCRATCH/mid.trace" || die "no process was killed at the rename of $mid: $(head -3 "$SCRATCH/mid.trace")"
+[ -e "$W/.git/migrate/journal" ] || die "the run dropped its journal with some refs moved: $(cat "$SCRATCH/err")"
+moved=$(LC_ALL=C comm -13 "$SCRATCH/old.refs" <(refs_of "$W") | grep -c ' refs/heads/' || true)
+[ "$moved" -gt 0 ] && [ "$moved" -lt "$NREFS" ] || die "expected some refs moved, not $moved of $NREFS"
+grep -q 'finishes it' "$SCRATCH/err" || die "the run did not say how to finish: $(cat "$SCRATCH/err")"
+cp "$SCRATCH/err" "$SCRATCH/err.first"
+run_in_place "$W" 2>"$SCRATCH/err" || die "the next run failed: $(cat "$SCRATCH/err")"
+sane "$W" "update-ref killed"
+same_state "$W" "update-ref killed" again
+info "$moved of $NREFS branches had moved when git update-ref died; the run said: $(grep -o 'the run is journaled.*' "$SCRATCH/err.first" | head -1 | sed "s|$SCRATCH|…|")"
+EOF
+fi
+
 # --to: the run that makes the target, killed at its first steps that
 # leave something in it (the mkdir of its state folder: .git is there;
 # the rename of its mark: its temp file is there); the next run takes the
