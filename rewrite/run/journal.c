@@ -559,6 +559,33 @@ int remove_tree(const char *dir)
 	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
 
+/* remove_tree_last's file, which rm_but_last passes by (nftw takes no
+ * argument for its callback; the main thread alone removes trees) */
+static struct stat last_kept;
+
+static int rm_but_last(const char *path, const struct stat *st, int flag,
+		       struct FTW *ftw)
+{
+	(void)ftw;
+	if (flag != FTW_DP && st->st_dev == last_kept.st_dev &&
+	    st->st_ino == last_kept.st_ino)
+		return 0;
+	/* the folders that hold it are not empty: they stay, for now */
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 && errno != ENOTEMPTY && errno != EEXIST;
+	return unlink(path) < 0;
+}
+
+int remove_tree_last(const char *dir, const char *last)
+{
+	if (lstat(last, &last_kept) < 0)
+		return remove_tree(dir);
+	if (nftw(dir, rm_but_last, 16, FTW_DEPTH | FTW_PHYS) != 0 ||
+	    unlink(last) < 0)
+		return -1;
+	return remove_tree(dir);
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);

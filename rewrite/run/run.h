@@ -147,6 +147,10 @@ size_t import_keeps_clean(const char *packdir);
 /* Removes dir and everything below it (symlinks themselves, never what
  * they name). 0, or -1 (errno set) when something stayed. */
 int remove_tree(const char *dir);
+/* remove_tree, with the file last (below dir) removed after everything
+ * else: a kill while it works leaves last, or
+ * nothing but empty folders. */
+int remove_tree_last(const char *dir, const char *last);
 
 struct run_opts {
 	struct rw_options f;	/* the options shared with the filter */

@@ -53,6 +53,23 @@ static int mark_to(const struct run *r, struct err *e)
 	return rc;
 }
 
+/* 1 if git init made <to>/.git whole: HEAD, objects/ and refs/ there (a
+ * git init killed half-way leaves HEAD without objects/). */
+static int git_dir_made(const char *to)
+{
+	static const char *const need[] = { ".git/HEAD", ".git/objects", ".git/refs" };
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; ok && i < sizeof(need) / sizeof(need[0]); i++) {
+		char *p = path_join(to, need[i]);
+
+		ok = file_exists(p);
+		free(p);
+	}
+	return ok;
+}
+
 /* 1 if every entry of dir is the directory name, or with name NULL a
  * temp file of the mark (source.tmp-*); an absent dir holds nothing. */
 static int holds_only(const char *dir, const char *name)
@@ -120,11 +137,10 @@ static int setup_to(struct run *r, struct err *e)
 			rc = err_set(e, ERR_USAGE, "%s was migrated from %s, "
 				     "not from %s", r->o.to, src.ptr, r->src_gitdir);
 		buf_release(&src);
-		/* marked, killed before git init was done */
-		srcfile = path_join(r->o.to, ".git/HEAD");
-		if (rc > 0 && !r->o.f.dry_run && !file_exists(srcfile))
+		/* marked, killed before git init was done (git's own test of
+		 * a repository: HEAD, objects/ and refs/ are there) */
+		if (rc > 0 && !r->o.f.dry_run && !git_dir_made(r->o.to))
 			rc = init_to(r, e);
-		free(srcfile);
 		if (rc < 0)
 			return -1;
 	} else if (r->o.f.dry_run) {
@@ -451,9 +467,17 @@ void run_release(struct run *r)
  */
 void run_take_back_target(struct run *r)
 {
+	char *mark;
+	int rc;
+
 	if (!r->made_to || r->moved || (r->state && run_journal_pending(r->state)))
 		return;
-	if (remove_tree(r->o.to) < 0)
+	/* the mark last: killed on the way, the target is still known as
+	 * this source's (or holds nothing but empty folders) */
+	mark = path_join(r->o.to, ".git/migrate/source");
+	rc = remove_tree_last(r->o.to, mark);
+	free(mark);
+	if (rc < 0)
 		return;	/* what stayed says what happened; nothing to undo */
 	if (r->made_to > 0 && mkdir(r->o.to, r->to_mode) == 0)
 		(void)chmod(r->o.to, r->to_mode);

@@ -368,10 +368,11 @@ fi
 
 # --to: the run that makes the target, killed at its first steps that
 # leave something in it (the mkdir of its state folder: .git is there;
-# the rename of its mark: its temp file is there); the next run takes the
-# target as its own and makes it whole
+# the rename of its mark: its temp file is there; git init before it
+# made objects/: HEAD is there); the next run takes the target as its
+# own and makes it whole
 if [ "$MODE" = to ]; then
-	test_case "killed while making the target (strace: at the mkdir of its state folder, at the mark's rename); the next run takes it as its own" <<'EOF'
+	test_case "killed while making the target (strace: at the mkdir of its state folder, at the mark's rename, git init before objects/); the next run takes it as its own" <<'EOF'
 command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
 copy "$P" "$W"
 run_argv "$W"
@@ -395,6 +396,20 @@ while read -r sc k; do
 	sane "$W" "$sc #$k"
 	same_state "$W" "$sc #$k" first
 done <"$SCRATCH/make.steps"
+# git init killed half-way (before objects/), and the run killed too
+# while it took the target back (at the unlink of HEAD): the mark, HEAD,
+# no objects/
+copy "$P" "$W"
+run_argv "$W"
+(untraced_leaks strace -f -qq -o /dev/null -P "$W.to/.git/objects" -P "$W.to/.git/HEAD" \
+	-e trace=mkdir,unlink -e inject=mkdir:signal=KILL -e inject=unlink:signal=KILL \
+	"${RUN_ARGV[@]}" >/dev/null 2>&1) 2>/dev/null && die "git init killed: the run succeeded"
+[ -e "$W.to/.git/HEAD" ] && [ ! -e "$W.to/.git/objects" ] || die "git init was not killed before objects/"
+[ -e "$W.to/.git/migrate/source" ] || die "the mark went before HEAD while the run took the target back"
+left+=("git init killed before objects/, the run at the unlink of HEAD: $(cd "$W.to" && find . -mindepth 1 | wc -l) entries")
+run_in_place "$W" 2>"$SCRATCH/err" || die "git init killed: the next run failed: $(cat "$SCRATCH/err")"
+sane "$W" "git init killed"
+same_state "$W" "git init killed" first
 info "left by each kill: $(IFS=';'; echo "${left[*]}")"
 EOF
 fi
