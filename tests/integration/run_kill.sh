@@ -281,15 +281,33 @@ kill_try() {
 	info "try $t, killed after ${delay_ms} ms: $state; $([ "$kind" = first ] && [ "$state" = journal ] && echo 'rolled back, ')the next run equals an uninterrupted one"
 }
 
-# --- kills at the run's last steps (strace) ----------------------------------
-# Once the journal is written the run renames its state files into place,
-# removes the lists of the packs it wrote (a run that moved no ref drops
-# what they name) and then the journal. strace -e inject kills the run on
-# entering a chosen unlink(2) of its main thread: the journal's, the one
-# after it, and each list of packs removed after the journal was written.
-# Killed anywhere there, the next run must keep every object the refs name.
+# --- kills at chosen steps (strace -e inject) ---------------------------------
 # (LeakSanitizer cannot work under ptrace: off for these runs)
 untraced_leaks() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"; }
+# killed_run STRACE-ARGS...: a run on a fresh copy W of the repository
+# under strace, which must kill it (its stderr in killed.err)
+killed_run() {
+	copy "$P" "$W"
+	run_argv "$W"
+	(untraced_leaks strace -qq "$@" "${RUN_ARGV[@]}" >/dev/null 2>"$SCRATCH/killed.err") 2>/dev/null &&
+		die "the run was not killed (strace $*)"
+	return 0
+}
+# next_equal WHAT KIND: the next run on W succeeds and leaves what an
+# uninterrupted one does (KIND: first or again, as same_state)
+next_equal() {
+	run_in_place "$W" 2>"$SCRATCH/err" || die "$1: the next run failed: $(cat "$SCRATCH/err")"
+	sane "$W" "$1"
+	same_state "$W" "$1" "$2"
+}
+
+# The run's last steps. Once the journal is written the run renames its
+# state files into place, removes the lists of the packs it wrote (a run
+# that moved no ref drops what they name) and then the journal. The run
+# is killed on entering a chosen unlink(2) of its main thread: the
+# journal's, the one after it, and each list of packs removed after the
+# journal was written. Killed anywhere there, the next run must keep
+# every object the refs name.
 # list_steps TRACE: "<ordinal among the unlinks> <path>" of those steps
 list_steps() {
 	awk '
@@ -305,19 +323,14 @@ list_steps() {
 # step_try K PATH: the run killed on entering its K-th unlink (of PATH)
 step_try() {
 	local k="$1" what="$2" state
-	copy "$P" "$W"
-	run_argv "$W"
-	(untraced_leaks strace -qq -o /dev/null -e trace=unlink -e inject=unlink:signal=KILL:when="$k" \
-		"${RUN_ARGV[@]}" >/dev/null 2>&1) 2>/dev/null && die "step $k ($what): the run was not killed"
+	killed_run -o /dev/null -e trace=unlink -e inject=unlink:signal=KILL:when="$k"
 	state=journal
 	if [ ! -e "$(target "$W")/.git/migrate/journal" ]; then
 		diff -q "$SCRATCH/new.refs" <(refs_written "$W") >/dev/null ||
 			die "killed at the unlink of $what: no journal, and the refs are not all new"
 		state=new
 	fi
-	run_in_place "$W" 2>"$SCRATCH/err" || die "killed at the unlink of $what ($state): the next run failed: $(cat "$SCRATCH/err")"
-	sane "$W" "step $k"
-	same_state "$W" "step $k" again
+	next_equal "killed at the unlink of $what ($state)" again
 	echo "${what##*/} ($state)"
 }
 if [ "$MODE" = wide ] || [ "$MODE" = unlfs ]; then
@@ -348,20 +361,18 @@ fi
 if [ "$MODE" = lfs ]; then
 	test_case "git update-ref killed in the middle of its renames (strace): the run keeps its journal, the next run finishes it" <<'EOF'
 command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
+mid="$W/.git/refs/heads/b$(printf '%04d' $((NREFS / 2)))"
+# the run is not killed itself: it fails, git update-ref having died
 copy "$P" "$W"
 run_argv "$W"
-mid="$W/.git/refs/heads/b$(printf '%04d' $((NREFS / 2)))"
 (untraced_leaks strace -f -qq -o "$SCRATCH/mid.trace" -P "$mid.lock" -e trace=rename -e inject=rename:signal=KILL \
-	"${RUN_ARGV[@]}" >/dev/null 2>"$SCRATCH/err") 2>/dev/null && die "the run succeeded with its update-ref killed"
+	"${RUN_ARGV[@]}" >/dev/null 2>"$SCRATCH/err.first") 2>/dev/null && die "the run succeeded with its update-ref killed"
 grep -q 'killed by SIGKILL' "$SCRATCH/mid.trace" || die "no process was killed at the rename of $mid: $(head -3 "$SCRATCH/mid.trace")"
-[ -e "$W/.git/migrate/journal" ] || die "the run dropped its journal with some refs moved: $(cat "$SCRATCH/err")"
+[ -e "$W/.git/migrate/journal" ] || die "the run dropped its journal with some refs moved: $(cat "$SCRATCH/err.first")"
 moved=$(LC_ALL=C comm -13 "$SCRATCH/old.refs" <(refs_of "$W") | grep -c ' refs/heads/' || true)
 [ "$moved" -gt 0 ] && [ "$moved" -lt "$NREFS" ] || die "expected some refs moved, not $moved of $NREFS"
-grep -q 'finishes it' "$SCRATCH/err" || die "the run did not say how to finish: $(cat "$SCRATCH/err")"
-cp "$SCRATCH/err" "$SCRATCH/err.first"
-run_in_place "$W" 2>"$SCRATCH/err" || die "the next run failed: $(cat "$SCRATCH/err")"
-sane "$W" "update-ref killed"
-same_state "$W" "update-ref killed" again
+grep -q 'finishes it' "$SCRATCH/err.first" || die "the run did not say how to finish: $(cat "$SCRATCH/err.first")"
+next_equal "update-ref killed" again
 info "$moved of $NREFS branches had moved when git update-ref died; the run said: $(grep -o 'the run is journaled.*' "$SCRATCH/err.first" | head -1 | sed "s|$SCRATCH|…|")"
 EOF
 fi
@@ -386,30 +397,20 @@ awk -v to="$W.to" '
 [ "$(grep -c . "$SCRATCH/make.steps")" -eq 2 ] || die "not the two steps expected: $(cat "$SCRATCH/make.steps")"
 left=()
 while read -r sc k; do
-	copy "$P" "$W"
-	run_argv "$W"
-	(untraced_leaks strace -qq -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when="$k" \
-		"${RUN_ARGV[@]}" >/dev/null 2>&1) 2>/dev/null && die "$sc #$k: the run was not killed"
+	killed_run -o /dev/null -e trace="$sc" -e inject="$sc":signal=KILL:when="$k"
 	left+=("$sc #$k: $(if [ -d "$W.to" ]; then (cd "$W.to" && find . -mindepth 1 | sort | tr '\n' ' ' |
 		sed 's/source\.tmp-[^ ]*/source.tmp-*/'); else echo "no target"; fi)")
-	run_in_place "$W" 2>"$SCRATCH/err" || die "killed at $sc #$k: the next run failed: $(cat "$SCRATCH/err")"
-	sane "$W" "$sc #$k"
-	same_state "$W" "$sc #$k" first
+	next_equal "killed at $sc #$k" first
 done <"$SCRATCH/make.steps"
 # git init killed half-way (before objects/), and the run killed too
 # while it took the target back (at the unlink of HEAD): the mark, HEAD,
 # no objects/
-copy "$P" "$W"
-run_argv "$W"
-(untraced_leaks strace -f -qq -o /dev/null -P "$W.to/.git/objects" -P "$W.to/.git/HEAD" \
-	-e trace=mkdir,unlink -e inject=mkdir:signal=KILL -e inject=unlink:signal=KILL \
-	"${RUN_ARGV[@]}" >/dev/null 2>&1) 2>/dev/null && die "git init killed: the run succeeded"
+killed_run -f -o /dev/null -P "$W.to/.git/objects" -P "$W.to/.git/HEAD" \
+	-e trace=mkdir,unlink -e inject=mkdir:signal=KILL -e inject=unlink:signal=KILL
 [ -e "$W.to/.git/HEAD" ] && [ ! -e "$W.to/.git/objects" ] || die "git init was not killed before objects/"
 [ -e "$W.to/.git/migrate/source" ] || die "the mark went before HEAD while the run took the target back"
 left+=("git init killed before objects/, the run at the unlink of HEAD: $(cd "$W.to" && find . -mindepth 1 | wc -l) entries")
-run_in_place "$W" 2>"$SCRATCH/err" || die "git init killed: the next run failed: $(cat "$SCRATCH/err")"
-sane "$W" "git init killed"
-same_state "$W" "git init killed" first
+next_equal "git init killed" first
 info "left by each kill: $(IFS=';'; echo "${left[*]}")"
 EOF
 fi
