@@ -90,8 +90,8 @@ int journal_load(struct journal *j, const char *state, struct err *e);
  * journal_finish returns -2 when its ref transaction failed and no ref
  * moved, -1 when a later step failed or the transaction failed after
  * moving some refs (git update-ref killed while it renamed its lock
- * files): the journal stays. j->refs_moved,
- * when set, is called once the refs moved.
+ * files): the journal stays. j->refs_moved, when set, is called once the
+ * refs moved.
  */
 int journal_finish(const struct journal *j, int recovering, size_t *locks,
 		   struct err *e);
@@ -148,8 +148,7 @@ size_t import_keeps_clean(const char *packdir);
  * they name). 0, or -1 (errno set) when something stayed. */
 int remove_tree(const char *dir);
 /* remove_tree, with the file last (below dir) removed after everything
- * else: a kill while it works leaves last, or
- * nothing but empty folders. */
+ * else: a kill while it works leaves last, or nothing but empty folders. */
 int remove_tree_last(const char *dir, const char *last);
 
 struct run_opts {
