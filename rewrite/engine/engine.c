@@ -841,6 +841,7 @@ static int commit_pruned(struct rw *rw, struct err *e)
 	b->tip_skipped = 1;
 	b->deleted = to->none;
 	b->pruned_away = to->none;
+	b->fi_deleted |= to->none;
 	if (c->mark) {
 		m = mark_set(rw, c->mark, OBJ_COMMIT, &to->oid);
 		m->tree = tree;
@@ -1148,7 +1149,7 @@ static int do_reset(struct rw *rw, struct err *e)
 	if (!rw->no_ids && commit_from(rw, b, e) < 0)
 		return -1;
 	if (cmd->from.kind == STREAM_REF_OID && oid_is_null(&b->tip)) {
-		b->deleted = 1;
+		b->deleted = b->fi_deleted = 1;
 		if (!strncmp(b->name, "refs/tags/", 10))
 			tag_cancel(rw, b->name + 10);
 	}
@@ -1519,6 +1520,42 @@ static void summary(struct rw *rw)
 			(unsigned long long)n, store);
 }
 
+/*
+ * git fast-export names the commits it first reaches from an annotated
+ * tag by the tag's ref (`commit refs/tags/v1.0`): fast-import then holds
+ * a branch of that name beside the tag, and at its end writes the ref
+ * twice, the branch and then the tag over it (a loose ref each, most of
+ * its end on a history with many tags). In a run, whose refs are read
+ * from the side repository, each such branch is reset to no commit
+ * before `done`: fast-import writes no ref for it, and the tag's write,
+ * the last one already, is the only one. The refs fast-import leaves are
+ * the same. 0, or -1 with e set.
+ */
+static int tag_branches_unset(struct rw *rw, struct err *e)
+{
+	struct buf name = BUF_INIT(BUF_MAX_DEFAULT);
+	const struct tag_ent *t;
+	struct branch *b;
+	int r = 0;
+
+	for (t = rw->tags; r == 0 && t; t = t->next) {
+		if (oid_is_null(&t->oid))
+			continue;	/* fast-import never heard of it */
+		buf_reset(&name);
+		buf_printf(&name, "refs/tags/%s", t->name);
+		b = branch_get(rw, &name, 0);
+		/* fast-import takes the tag itself out of its list when a
+		 * branch it once marked for deletion is reset */
+		if (!b || oid_is_null(&b->tip) || b->fi_deleted)
+			continue;
+		r = write_reset(rw->out, name.ptr, NULL, e);
+		if (r == 0)
+			r = stream_write_raw(rw->out, "\n", 1, e);
+	}
+	buf_release(&name);
+	return r;
+}
+
 int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	      struct err *e)
 {
@@ -1557,6 +1594,8 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	/* store objects in place before `done` lets fast-import commit */
 	if (r == 0 && rw.blobs)
 		r = blobs_finish(rw.blobs, e);
+	if (r == 0 && rw.trees_made)
+		r = tag_branches_unset(&rw, e);
 	/* `done` last: fast-import commits nothing unless we got here */
 	if (r == 0)
 		r = stream_write_raw(rw.out, done, sizeof(done) - 1, e);

@@ -45,6 +45,9 @@ struct branch {
 	int has_tip_orig;
 	struct tnode *tree;
 	int deleted;		/* reset ... from 000...: delete the ref */
+	/* a reset to the null id went out: fast-import marks the branch for
+	 * deletion and never clears the mark */
+	int fi_deleted;
 	/* the tip as pruning sees it (struct mark_ent's fields) */
 	uint32_t tip_gnew, tip_gorig;
 	uint64_t tip_mark;
