@@ -564,9 +564,11 @@ int delta_create_tree(const unsigned char *base, size_t base_len,
 	 * for byte, is copied (runs of them at once); the target's others
 	 * are inserted */
 	while (bo < base_len && to < target_len && !d.over) {
-		const unsigned char *bname, *tname;
-		size_t bl, tl, bnl, tnl;
-		int bdir, tdir, c;
+		/* set by tree_entry when it finds an entry (a Release build's
+		 * -O3 cannot see it: -Werror=maybe-uninitialized) */
+		const unsigned char *bname = NULL, *tname = NULL;
+		size_t bl, tl, bnl = 0, tnl = 0;
+		int bdir = 0, tdir = 0, c;
 
 		bl = tree_entry(base + bo, be, &bname, &bnl, &bdir);
 		tl = tree_entry(target + to, te, &tname, &tnl, &tdir);
