@@ -190,14 +190,16 @@ static int plan_deleted(struct run *r, const struct state_files *fnew,
 
 /* The refs the run moves: those fast-import wrote in the side repository
  * that differ from the target's, HEAD when it is detached, and the
- * backups of an in-place run. */
+ * backups of an in-place run. head, sym: the target's HEAD and the branch
+ * it names (NULL: detached). */
 static int plan_refs(struct run *r, const struct state_files *fnew,
-		     const struct gitrefs *side, struct err *e)
+		     const struct gitrefs *side, const struct oid *head,
+		     const char *sym, struct err *e)
 {
 	struct gitrefs have = GITREFS_INIT;
-	struct oid head, side_head, none = oid_null;
+	struct oid side_head, none = oid_null;
 	const struct gitref *g;
-	char *sym = NULL, *name = NULL;
+	char *name = NULL;
 	size_t i;
 	int rc = 0;
 
@@ -211,25 +213,23 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 			journal_add_ref(&r->j, side->v[i].name, g ? &g->id : &none,
 					&side->v[i].id, 0);
 	}
-	run_head_of(r->dst, &head, &sym);
 	run_head_of(r->side, &side_head, &name);
 	free(name);
 	if (sym && !oid_is_null(&side_head) && !planned(&r->j, sym)) {
 		/* as fast-import writing HEAD would: the branch HEAD names */
 		g = gitrefs_find(&r->dst_before, sym);
 		journal_add_ref(&r->j, sym, g ? &g->id : &none, &side_head, 0);
-	} else if (!sym && !oid_is_null(&head)) {
+	} else if (!sym && !oid_is_null(head)) {
 		struct cmap *m = cmap_new();
 		const struct oid *to = NULL;
 		if (!oid_is_null(&side_head))
 			to = &side_head;
 		else if ((rc = cmap_load(m, fnew->map, e)) == 0)
-			to = cmap_get(m, &head);
-		if (to && !oid_is_null(to) && !oid_eq(to, &head))
-			journal_add_ref(&r->j, "HEAD", &head, to, 1);
+			to = cmap_get(m, head);
+		if (to && !oid_is_null(to) && !oid_eq(to, head))
+			journal_add_ref(&r->j, "HEAD", head, to, 1);
 		cmap_free(m);
 	}
-	free(sym);
 	if (rc == 0)
 		rc = plan_deleted(r, fnew, side, e);
 	if (rc == 0 && r->o.in_place)
@@ -247,17 +247,14 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 	return rc;
 }
 
-/* The commit HEAD of dir will name once the journal is finished. */
-static struct oid head_after(const struct run *r, const char *dir)
+/* The commit HEAD (head, naming the branch sym or detached) will name
+ * once the journal is finished. */
+static struct oid head_after(const struct run *r, const struct oid *head,
+			     const char *sym)
 {
-	const struct oid *to;
-	struct oid head;
-	char *sym = NULL;
+	const struct oid *to = planned(&r->j, sym ? sym : "HEAD");
 
-	run_head_of(dir, &head, &sym);
-	to = planned(&r->j, sym ? sym : "HEAD");
-	free(sym);
-	return to ? *to : head;
+	return to ? *to : *head;
 }
 
 /* The check of one work tree before its branch moves from old to new. */
@@ -438,14 +435,16 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (r->o.to && !r->first && !r->dst_clean && !r->bare && run_head_exists(r->dst))
 		fprintf(stderr, "migrate run: %s has local changes: its work tree "
 			"was left as it was\n", r->dst);
+	/* the target's HEAD, read once for the plan and the check (a branch
+	 * moved since is caught as the refs move: "moved during the run") */
+	run_head_of(r->dst, &head, &sym);
 	if (rc == 0)
-		rc = plan_refs(r, fnew, &side, e);
+		rc = plan_refs(r, fnew, &side, &head, sym, e);
 	if (rc == 0 && r->j.worktree) {
-		run_head_of(r->dst, &head, &sym);
-		to = head_after(r, r->dst);
+		to = head_after(r, &head, sym);
 		rc = run_check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
-		free(sym);
 	}
+	free(sym);
 	if (rc == 0 && r->o.in_place)
 		rc = run_plan_linked(r, e);
 	/* the last look before the refs move (and before git-annex's
