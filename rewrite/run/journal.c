@@ -282,6 +282,121 @@ static int some_moved(const struct journal *j, int forward)
 	return moved;
 }
 
+/*
+ * Most of a run's end on a repository of many refs is git update-ref's
+ * lock files and renames, the kernel's work, ref by ref (an in-place run
+ * writes each ref and its backup: 457 loose refs on git's history). A
+ * transaction of REFS_SPLIT or more refs is split in two halves, each
+ * given to a `git update-ref --stdin` of its own, side by side, and
+ * committed in two phases: both prepare (each takes the locks of its
+ * half), then both commit. A half that cannot prepare (a ref locked by
+ * someone else) ends the other's input before its commit, which aborts
+ * it: nothing moved, as with one transaction. The deletions (which may
+ * rewrite packed-refs, whose lock only one can hold) and HEAD's
+ * no-deref go to the first half.
+ */
+#define REFS_SPLIT 64
+
+struct refs_half {
+	pid_t pid;
+	int to, from;		/* its stdin, its stdout (-1: closed) */
+	struct buf said;	/* its stdout so far */
+};
+
+static int half_start(struct refs_half *h, const char *dir,
+		      const struct gitargv *a, struct err *e)
+{
+	int ip[2] = { -1, -1 }, op[2] = { -1, -1 };
+
+	if (pipe2(ip, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0) {
+		err_errno(e, ERR_IO, "pipe");
+		goto fail;
+	}
+	if (gitcmd_spawn(&h->pid, dir, a, ip[0], op[1], e) < 0)
+		goto fail;
+	close(ip[0]);
+	close(op[1]);
+	h->to = ip[1];
+	h->from = op[0];
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (ip[i] >= 0)
+			close(ip[i]);
+		if (op[i] >= 0)
+			close(op[i]);
+	}
+	return -1;
+}
+
+/* Reads the half's answers until the line "<verb>: ok": 0, or -1 at the
+ * end of them (the half failed: git said why on stderr). */
+static int half_heard(struct refs_half *h, const char *line)
+{
+	char chunk[256];
+	ssize_t n;
+
+	while (!strstr(h->said.ptr, line)) {
+		n = read(h->from, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || buf_add(&h->said, chunk, (size_t)n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int update_refs_halves(const char *dir, const struct gitargv *a,
+			      const struct buf cmds[2], struct err *e)
+{
+	struct refs_half h[2];
+	struct err ignored = ERR_INIT;
+	int i, r = 0, status;
+
+	for (i = 0; i < 2; i++) {
+		h[i].pid = -1;
+		h[i].to = h[i].from = -1;
+		buf_init(&h[i].said, 4096);
+	}
+	for (i = 0; r == 0 && i < 2; i++)
+		r = half_start(&h[i], dir, a, e);
+	for (i = 0; r == 0 && i < 2; i++)
+		if (write_full(h[i].to, "start\n", 6) < 0 ||
+		    write_full(h[i].to, cmds[i].ptr, cmds[i].len) < 0 ||
+		    write_full(h[i].to, "prepare\n", 8) < 0)
+			r = -1;
+	for (i = 0; r == 0 && i < 2; i++)
+		r = half_heard(&h[i], "prepare: ok\n");
+	for (i = 0; r == 0 && i < 2; i++)
+		r = write_full(h[i].to, "commit\n", 7) < 0 ? -1 : 0;
+	for (i = 0; r == 0 && i < 2; i++)
+		r = half_heard(&h[i], "commit: ok\n");
+	/* the end of its input: a half not told to commit aborts */
+	for (i = 0; i < 2; i++) {
+		if (h[i].to >= 0)
+			close(h[i].to);
+		if (h[i].from >= 0)
+			close(h[i].from);
+		buf_release(&h[i].said);
+	}
+	for (i = 0; i < 2; i++) {
+		if (h[i].pid < 0)
+			continue;
+		status = gitcmd_wait(h[i].pid, &ignored);
+		if (status != 0 && (r == 0 || !e->msg[0])) {
+			struct buf what = BUF_INIT(4096);
+
+			gitcmd_describe(&what, dir, a);
+			err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
+			buf_release(&what);
+			r = -1;
+		}
+	}
+	if (r < 0 && !e->msg[0])
+		err_set(e, ERR_IO, "git update-ref --stdin in %s failed", dir);
+	return r;
+}
+
 /* Moves every ref of the journal to its new (forward) or old value in one
  * transaction. Refs already there are left alone. fresh: the run that
  * wrote the journal moves them (else an interrupted run is finished or
@@ -291,11 +406,11 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 		     struct err *e)
 {
 	struct gitrefs all = GITREFS_INIT, mine = GITREFS_INIT;
-	struct buf cmds = BUF_INIT(SIZE_MAX / 2);
+	struct buf cmds[2] = { BUF_INIT(SIZE_MAX / 2), BUF_INIT(SIZE_MAX / 2) };
 	struct gitargv a = GITARGV_INIT;
 	char h1[OID_HEX + 1], h2[OID_HEX + 1], h3[OID_HEX + 1];
 	struct oid cur;
-	size_t i;
+	size_t i, n = 0;
 	int r = gitrefs_list(&all, j->dir, NULL, e);
 
 	if (r == 0)
@@ -321,31 +436,40 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 				    oid_hex(&x->old, h2), oid_hex(&x->new, h3));
 			break;
 		}
+		/* the halves of update_refs_halves: alternate lines, the
+		 * deletions and HEAD's no-deref in the first */
+		struct buf *c = &cmds[x->no_deref || oid_is_null(want) ? 0 : n++ % 2];
 		if (x->no_deref)
-			buf_adds(&cmds, "option no-deref\n");
+			buf_adds(c, "option no-deref\n");
 		if (oid_is_null(want))
-			buf_printf(&cmds, "delete %s %s\n", x->name, oid_hex(from, h1));
+			buf_printf(c, "delete %s %s\n", x->name, oid_hex(from, h1));
 		else if (oid_is_null(from))
-			buf_printf(&cmds, "create %s %s\n", x->name, oid_hex(want, h1));
+			buf_printf(c, "create %s %s\n", x->name, oid_hex(want, h1));
 		else
-			buf_printf(&cmds, "update %s %s %s\n", x->name,
+			buf_printf(c, "update %s %s %s\n", x->name,
 				   oid_hex(want, h1), oid_hex(from, h2));
 	}
-	if (r == 0 && cmds.len) {
+	if (r == 0 && (cmds[0].len || cmds[1].len)) {
 		/* every value is a full id: git need not look for refs of
 		 * that name (six lookups each) to warn they are ambiguous */
 		gitargv_push(&a, "-c");
 		gitargv_push(&a, "core.warnAmbiguousRefs=false");
 		gitargv_push(&a, "update-ref");
 		gitargv_push(&a, "--stdin");
-		r = gitcmd_ok(j->dir, &a, &cmds, NULL, e);
+		if (n >= REFS_SPLIT) {
+			r = update_refs_halves(j->dir, &a, cmds, e);
+		} else {
+			buf_add(&cmds[0], cmds[1].ptr, cmds[1].len);
+			r = gitcmd_ok(j->dir, &a, &cmds[0], NULL, e);
+		}
 		if (r < 0 && fresh && some_moved(j, forward))
 			r = -3;
 	}
 	gitargv_clear(&a);
 	gitrefs_free(&all);
 	gitrefs_free(&mine);
-	buf_release(&cmds);
+	buf_release(&cmds[0]);
+	buf_release(&cmds[1]);
 	return r;
 }
 

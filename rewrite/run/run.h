@@ -32,7 +32,8 @@
  * journal exists. The journal (<state>/journal, written atomically) holds
  * the old and new value of every ref the run moves, the work trees to
  * reset, and the state files to rename from <name>.new. Finishing moves
- * the refs in one `git update-ref --stdin` transaction, resets the work
+ * the refs in one `git update-ref --stdin` transaction (many refs: two
+ * halves side by side, prepared together, then committed), resets the work
  * trees, renames the state files (keeping <name>.prev until the journal is
  * gone, so that a roll-back can restore them) and removes the journal.
  */
