@@ -42,19 +42,10 @@ SRC="$SCRATCH/src"
 ) || die "could not build the source repository"
 printf '/drop.bin drop\n' >"$SCRATCH/rules"
 
-test_case "fast-export names the tagged side histories by their tags" <<'EOF'
-export_stream "$SRC" >"$SCRATCH/plain.fe"
+test_case "the plain pipeline; fast-export names the side histories by their tags" <<'EOF'
+plain_pipeline "$SRC" "$SCRATCH/rules" plain
 grep -qx 'commit refs/tags/v1' "$SCRATCH/plain.fe" || die "no commit refs/tags/v1 in the export"
 grep -qx 'commit refs/tags/v2' "$SCRATCH/plain.fe" || die "no commit refs/tags/v2 in the export"
-EOF
-
-test_case "the plain pipeline" <<'EOF'
-run_migrate --rules "$SCRATCH/rules" --commit-map "$SCRATCH/plain.map" \
-	--source-repo "$SRC" <"$SCRATCH/plain.fe" >"$SCRATCH/plain.fi" ||
-	die "plain pipeline: migrate failed"
-import_stream "$SCRATCH/plain" "$SCRATCH/plain.marks" <"$SCRATCH/plain.fi" ||
-	die "plain pipeline: fast-import failed"
-refs_of "$SCRATCH/plain" >"$SCRATCH/plain.refs"
 grep -q ' refs/tags/v2$' "$SCRATCH/plain.refs" || die "plain pipeline: no v2"
 EOF
 

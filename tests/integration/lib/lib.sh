@@ -259,6 +259,19 @@ run_migrate() {
 	return "$rc"
 }
 
+# plain_pipeline SRC RULES NAME: git fast-export of SRC (--all) through the
+# plain filter (RULES) into git fast-import of a new repository
+# $SCRATCH/NAME: the oracle a run is judged by. Leaves $SCRATCH/NAME.fe,
+# .fi, .marks, .map (the commit map) and .refs (refs_of); dies on a failure.
+plain_pipeline() {
+	local src="$1" rules="$2" out="$SCRATCH/$3"
+	export_stream "$src" >"$out.fe" || die "$3: git fast-export failed"
+	run_migrate --rules "$rules" --commit-map "$out.map" --source-repo "$src" \
+		<"$out.fe" >"$out.fi" || die "$3: migrate failed"
+	import_stream "$out" "$out.marks" <"$out.fi" || die "$3: git fast-import failed"
+	refs_of "$out" >"$out.refs"
+}
+
 # refs_of REPO: every ref with its value, sorted ('<id> <refname>').
 # estimate_near DRY_JSON RUN_JSON: the preview's packed estimate of the
 # new history (--report-json of run --dry-run) is within 3x of the run's
