@@ -124,7 +124,7 @@ bench_cpu_each() {
 # seconds and CPU / wall.
 bench_phase_rows() {
 	awk -v first="${2:-start}" 'NR == 1 { $3 = first } NR > 1 { d = $1 - t; c = $2 - u
-			printf "| %s | %.1f | %d %% | %.1f | %.2f |\n", n, d, (T > 0 ? 100 * d / T : 0), c, (d > 0 ? c / d : 0) }
+			printf "| %s | %.2f | %d %% | %.2f | %.2f |\n", n, d, (T > 0 ? 100 * d / T : 0), c, (d > 0 ? c / d : 0) }
 		{ t = $1; u = $2; $1 = ""; $2 = ""; n = substr($0, 3) }' T="$(tail -1 "$WORK/$1.phases" | cut -d' ' -f1)" \
 		"$WORK/$1.phases"
 }
