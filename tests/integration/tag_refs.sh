@@ -55,7 +55,7 @@ git -C "$SCRATCH/run" fetch -q origin 'refs/tags/*:refs/tags/*'
 git -C "$SCRATCH/run" remote remove origin
 # LeakSanitizer cannot work under ptrace: leaks are looked for elsewhere
 (cd "$SCRATCH/run" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-	strace -f -qq -e trace=rename -o "$SCRATCH/trace" "$MIGRATE" run --rules "$SCRATCH/rules" --in-place -q </dev/null) ||
+	strace -f -qq -e trace=rename -e status=successful -o "$SCRATCH/trace" "$MIGRATE" run --rules "$SCRATCH/rules" --in-place -q </dev/null) ||
 	die "migrate run failed"
 n1=$(grep -c 'import.git/\./refs/tags/v1\.lock' "$SCRATCH/trace")
 n2=$(grep -c 'import.git/\./refs/tags/v2\.lock' "$SCRATCH/trace")
