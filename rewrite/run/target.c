@@ -70,6 +70,48 @@ static int git_dir_made(const char *to)
 	return ok;
 }
 
+/* The lock files a first --to run killed in git's hands left in the
+ * git dir of the target it made (removed: how many). */
+static size_t to_locks_clean(const char *gitdir)
+{
+	static const char *const names[] = {
+		"HEAD.lock", "ORIG_HEAD.lock", "index.lock", "config.lock",
+		"packed-refs.lock",
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = path_join(gitdir, names[i]);
+
+		n += unlink(p) == 0;
+		free(p);
+	}
+	return n;
+}
+
+/*
+ * A marked target whose git init was killed half-way: git init again,
+ * under the run's lock (another run may be making it right now), once
+ * the lock files the killed git left are gone (its config.lock: the next
+ * git init dies on it, "could not lock config file"). 0, or -1 with e set.
+ */
+static int init_again(const struct run *r, struct err *e)
+{
+	char *git = path_join(r->o.to, ".git");
+	char *state = path_join(git, "migrate");
+	int fd = -1, rc = state_lock(state, &fd, e);
+
+	if (rc == 0 && !git_dir_made(r->o.to)) {
+		to_locks_clean(git);
+		rc = init_to(r, e);
+	}
+	if (fd >= 0)
+		close(fd);	/* taken again for the whole run, below */
+	free(state);
+	free(git);
+	return rc;
+}
+
 /* 1 if every entry of dir is the directory name, or with name NULL a
  * temp file of the mark (source.tmp-*); an absent dir holds nothing. */
 static int holds_only(const char *dir, const char *name)
@@ -140,7 +182,7 @@ static int setup_to(struct run *r, struct err *e)
 		/* marked, killed before git init was done (git's own test of
 		 * a repository: HEAD, objects/ and refs/ are there) */
 		if (rc > 0 && !r->o.f.dry_run && !git_dir_made(r->o.to))
-			rc = init_to(r, e);
+			rc = init_again(r, e);
 		if (rc < 0)
 			return -1;
 	} else if (r->o.f.dry_run) {
@@ -268,25 +310,6 @@ void run_packs_kept(const struct run *r)
 	free(made);
 }
 
-/* The lock files a first --to run killed in git's hands left in the
- * target it made (removed: how many). */
-static size_t to_locks_clean(const struct run *r)
-{
-	static const char *const names[] = {
-		"HEAD.lock", "ORIG_HEAD.lock", "index.lock", "config.lock",
-		"packed-refs.lock",
-	};
-	size_t i, n = 0;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char *p = path_join(r->dst_gitdir, names[i]);
-
-		n += unlink(p) == 0;
-		free(p);
-	}
-	return n;
-}
-
 /*
  * At the start, under the lock: an interrupted run (a journal) is finished,
  * or rolled back with --rollback; with no journal, what a killed run left
@@ -305,7 +328,7 @@ static int recover(struct run *r, struct err *e)
 		/* a first --to run killed in git's hands (the HEAD it copies,
 		 * the config it sets): the target is this run's alone */
 		if (r->o.to && r->first)
-			n += to_locks_clean(r);
+			n += to_locks_clean(r->dst_gitdir);
 		if (n && !r->o.f.quiet)
 			fprintf(stderr, "migrate run: removed %zu file(s) an interrupted "
 				"run left in %s and %s/tmp; no ref had moved\n", n,

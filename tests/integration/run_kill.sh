@@ -383,7 +383,7 @@ fi
 # made objects/: HEAD is there); the next run takes the target as its
 # own and makes it whole
 if [ "$MODE" = to ]; then
-	test_case "killed while making the target (strace: at the mkdir of its state folder, at the mark's rename, git init before objects/); the next run takes it as its own" <<'EOF'
+	test_case "killed while making the target (strace: at the mkdir of its state folder, at the mark's rename, git init before objects/ and holding config.lock); the next run takes it as its own" <<'EOF'
 command -v strace >/dev/null || die "strace is not installed (scripts/lib.sh installs it)"
 copy "$P" "$W"
 run_argv "$W"
@@ -411,6 +411,15 @@ killed_run -f -o /dev/null -P "$W.to/.git/objects" -P "$W.to/.git/HEAD" \
 [ -e "$W.to/.git/migrate/source" ] || die "the mark went before HEAD while the run took the target back"
 left+=("git init killed before objects/, the run at the unlink of HEAD: $(cd "$W.to" && find . -mindepth 1 | wc -l) entries")
 next_equal "git init killed" first
+# git init killed as it put its config in place (the rename of its
+# config.lock), and the run at the unlink of that lock while it took the
+# target back: the next git init dies on a config.lock left
+killed_run -f -o /dev/null -P "$W.to/.git/config.lock" \
+	-e trace=rename,unlink -e inject=rename:signal=KILL -e inject=unlink:signal=KILL
+[ -e "$W.to/.git/config.lock" ] || die "git init was not killed holding config.lock"
+[ -e "$W.to/.git/migrate/source" ] || die "the mark went before config.lock while the run took the target back"
+left+=("git init killed holding config.lock: $(cd "$W.to" && find . -mindepth 1 | wc -l) entries")
+next_equal "git init killed holding config.lock" first
 info "left by each kill: $(IFS=';'; echo "${left[*]}")"
 EOF
 fi
