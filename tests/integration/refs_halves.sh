@@ -9,7 +9,10 @@
 #    journal, the lock left as it was;
 #  - then, unlocked: two update-ref processes (strace judges), and the
 #    refs, backups and commit map are what the plain pipeline (fast-import
-#    fed the plain filter's stream) gives.
+#    fed the plain filter's stream) gives;
+#  - killed (strace) as it tells the second half to prepare, then to
+#    commit: no lock left, no ref moved or some, and the journal's next
+#    run ends as the whole run did.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -34,6 +37,7 @@ for i in range(n):
 PY
 git -C "$SRC" fast-import --quiet <"$SCRATCH/make.fi" || die "fast-import of the source failed"
 git -C "$SRC" checkout -q main
+cp -a "$SRC" "$SCRATCH/orig"	# as it was, for the killed runs
 printf '/drop.bin drop\n' >"$SCRATCH/rules"
 
 test_case "the plain pipeline" <<'EOF'
@@ -66,6 +70,49 @@ diff -u "$SCRATCH/plain.refs" "$SCRATCH/run.refs" || die "the run's refs differ 
 refs_of "$SRC" | grep ' refs/migrate/original/' >"$SCRATCH/backups"
 diff -u "$SCRATCH/backups.want" "$SCRATCH/backups" || die "the backups are not the refs before"
 diff -u <(sort "$SCRATCH/plain.map") <(sort "$SRC/.git/migrate/commit-map") || die "the commit maps differ"
+refs_of "$SRC" >"$SCRATCH/done.refs"
+EOF
+
+# The run killed (kill -9, strace) on the write(2) to the second half of
+# its `prepare` (both halves hold locks, neither committed: each aborts at
+# the end of its input, no ref moved and no lock left) and of its
+# `commit` (the first half committed, the second aborts: some refs
+# moved). Either way the journal is there and the next run finishes it.
+test_case "killed between the halves' prepare and commit: the journal finishes the run, no lock left" <<'EOF'
+[ -s "$SCRATCH/done.refs" ] || die "no refs of a whole run (the case before failed)"
+untraced() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"; }
+rm -rf "$SCRATCH/w" && cp -a "$SCRATCH/orig" "$SCRATCH/w"
+untraced strace -qq -s 12 -e trace=write -o "$SCRATCH/writes" \
+	"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/w" --in-place -q </dev/null ||
+	die "the traced run failed"
+# the ordinal, among the main thread's writes, of the second half's
+# prepare and of its commit (the last of each)
+steps=$(grep '^write(' "$SCRATCH/writes" | awk '/"prepare\\n"/ { p = NR } /"commit\\n"/ { c = NR } END { print p, c }')
+read -r kp kc <<<"$steps"
+[ -n "$kc" ] && [ "$kp" -lt "$kc" ] || die "no prepare and commit writes in the trace: '$steps'"
+said=()
+for k in "$kp" "$kc"; do
+	rm -rf "$SCRATCH/w" && cp -a "$SCRATCH/orig" "$SCRATCH/w"
+	(untraced strace -qq -o /dev/null -e trace=write -e inject=write:signal=KILL:when="$k" \
+		"$MIGRATE" run --rules "$SCRATCH/rules" --repo "$SCRATCH/w" --in-place -q </dev/null >/dev/null 2>&1) 2>/dev/null &&
+		die "the run was not killed at write #$k"
+	# the halves end once their input does
+	for _ in $(seq 50); do pgrep -f "update-ref --stdin" >/dev/null || break; sleep 0.1; done
+	[ -e "$SCRATCH/w/.git/migrate/journal" ] || die "killed at write #$k: no journal"
+	moved=$(LC_ALL=C comm -13 <(refs_of "$SCRATCH/orig") <(refs_of "$SCRATCH/w") | grep -c ' refs/heads/' || true)
+	locks=$(find "$SCRATCH/w/.git" -name '*.lock' | wc -l)
+	[ "$locks" = 0 ] || die "killed at write #$k: $locks lock file(s) left"
+	if [ "$k" = "$kp" ]; then
+		[ "$moved" = 0 ] || die "killed before any commit: $moved branches moved"
+	else
+		[ "$moved" -gt 0 ] && [ "$moved" -le $NB ] || die "killed between the commits: $moved branches moved"
+	fi
+	run_migrate run --rules "$SCRATCH/rules" --repo "$SCRATCH/w" --in-place -q </dev/null 2>"$SCRATCH/err" ||
+		die "killed at write #$k: the next run failed: $(cat "$SCRATCH/err")"
+	diff -u "$SCRATCH/done.refs" <(refs_of "$SCRATCH/w") || die "killed at write #$k: the next run's refs differ"
+	said+=("write #$k: $moved of $((NB + 1)) branches moved")
+done
+info "killed at the second half's prepare and commit: $(IFS=';'; echo "${said[*]}"); each finished by the next run"
 EOF
 
 test_done
