@@ -105,7 +105,8 @@ int gitcmd_spawn_env(pid_t *pid, const char *dir, const struct gitargv *args,
  * the write end of its stdin, *from the read end of its stdout, *errfd the
  * read end of its stderr (non-blocking: git's own messages, never the
  * terminal; for the caller to quote when the child fails, so the child
- * must write only a line or two there). The three are close-on-exec, so
+ * must write only a line or two there; errfd NULL: its stderr is ours, and
+ * git's messages reach the user). The three are close-on-exec, so
  * no other child of ours holds them open; the child gets SIGPIPE back at
  * its default. The caller closes the three and waits for *pid
  * (gitcmd_wait). Returns 0, or -1 with e set and nothing left open.

@@ -250,7 +250,7 @@ int gitcmd_spawn_piped(pid_t *pid, const char *dir,
 	 * ever writes a line or two to stderr cannot fill its pipe, and a
 	 * non-blocking read of it returns what is there. */
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-	    pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0) {
+	    (errfd && pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0)) {
 		err_errno(e, ERR_IO, "pipe");
 		goto fail;
 	}
@@ -258,10 +258,12 @@ int gitcmd_spawn_piped(pid_t *pid, const char *dir,
 		goto fail;
 	close(in[0]);
 	close(out[1]);
-	close(err[1]);
 	*to = in[1];
 	*from = out[0];
-	*errfd = err[0];
+	if (errfd) {
+		close(err[1]);
+		*errfd = err[0];
+	}
 	return 0;
 fail:
 	close_pair(in);

@@ -303,32 +303,6 @@ struct refs_half {
 	struct buf said;	/* its stdout so far */
 };
 
-static int half_start(struct refs_half *h, const char *dir,
-		      const struct gitargv *a, struct err *e)
-{
-	int ip[2] = { -1, -1 }, op[2] = { -1, -1 };
-
-	if (pipe2(ip, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0) {
-		err_errno(e, ERR_IO, "pipe");
-		goto fail;
-	}
-	if (gitcmd_spawn(&h->pid, dir, a, ip[0], op[1], e) < 0)
-		goto fail;
-	close(ip[0]);
-	close(op[1]);
-	h->to = ip[1];
-	h->from = op[0];
-	return 0;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (ip[i] >= 0)
-			close(ip[i]);
-		if (op[i] >= 0)
-			close(op[i]);
-	}
-	return -1;
-}
-
 /* Reads the half's answers until the line "<verb>: ok": 0, or -1 at the
  * end of them (the half failed: git said why on stderr). */
 static int half_heard(struct refs_half *h, const char *line)
@@ -359,7 +333,9 @@ static int update_refs_halves(const char *dir, const struct gitargv *a,
 		buf_init(&h[i].said, 4096);
 	}
 	for (i = 0; r == 0 && i < 2; i++)
-		r = half_start(&h[i], dir, a, e);
+		/* git's own message (a ref locked) reaches the user */
+		r = gitcmd_spawn_piped(&h[i].pid, dir, a, &h[i].to, &h[i].from,
+				       NULL, e);
 	for (i = 0; r == 0 && i < 2; i++)
 		if (write_full(h[i].to, "start\n", 6) < 0 ||
 		    write_full(h[i].to, cmds[i].ptr, cmds[i].len) < 0 ||
