@@ -799,6 +799,12 @@ int blobs_store_tree(struct blobs *b, const struct oid *id,
 	return made_put_tree(b, id, from, path, len, body, e);
 }
 
+int blobs_store_commit(struct blobs *b, const struct oid *id,
+		       const struct buf *body, struct err *e)
+{
+	return made_put_commit(b, id, body, e);
+}
+
 int blobs_sync(struct blobs *b, struct err *e)
 {
 	return made_drain(b, e);

@@ -261,6 +261,10 @@ int blobs_stores_trees(const struct blobs *b);
 int blobs_store_tree(struct blobs *b, const struct oid *id,
 		     const struct oid *from, const char *path, size_t len,
 		     const struct buf *body, struct err *e);
+/* The same for a commit the engine made (its raw bytes), stored whole
+ * beside its trees: the stream then names it by id. */
+int blobs_store_commit(struct blobs *b, const struct oid *id,
+		       const struct buf *body, struct err *e);
 
 /* Writes the blobs read since the last commit that no commit decided on
  * (a tag or a later commit may name them); lets go of the rest. */

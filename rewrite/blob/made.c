@@ -1,10 +1,11 @@
 /*
- * made.c - the blobs a run makes (replace-text results, split parts),
- * stored by a thread of their own straight into the target's packs, each
- * as a delta against the version of the same path stored before it
- * (issue 29). Without it they go into the stream, and git fast-import
- * hashes, searches a delta for and deflates every one of them on one
- * core, after the stream has copied them to it.
+ * made.c - the objects a run makes (replace-text results, split parts,
+ * the trees and the commits of the new history), stored by a thread of
+ * their own straight into the target's packs, each blob or tree as a
+ * delta against the version of the same path stored before it, commits
+ * whole (issue 29). Without it they go into the stream, and git
+ * fast-import hashes, searches a delta for and deflates every one of them
+ * on one core, after the stream has copied them to it.
  *
  * The main thread hands each blob over (made_put: its id, computed
  * already, its path and its bytes) and names it by id in the commit. git
@@ -47,12 +48,6 @@
 #define MADE_QUEUED ((size_t)256 << 20)
 #define MADE_HELD ((size_t)32 << 20)
 #define MADE_SEGMENT ((uint64_t)4 << 30)
-/* a segment of trees only is sealed from this size on, and from half of
- * what the sealed ones held: fast-import takes the stream before it as
- * soon as its pack is named, beside the run rather than after it, in a
- * handful of packs (a blob's base does not cross a segment: blobs keep
- * theirs) */
-#define MADE_STEP ((uint64_t)4 << 20)
 #define MADE_BASES ((size_t)256 << 20)
 #define MADE_DEPTH 50
 #define MADE_MAX ((uint64_t)64 << 20)
@@ -66,7 +61,7 @@
 
 struct made_job {
 	struct oid id;
-	enum obj_type type;	/* OBJ_BLOB or OBJ_TREE */
+	enum obj_type type;	/* OBJ_BLOB, OBJ_TREE or OBJ_COMMIT */
 	int estimated;		/* the report has its estimate: its bytes in
 				 * the pack are not counted again */
 	struct oid from;	/* a tree's: the version it was made from */
@@ -124,12 +119,6 @@ struct made {
 	struct made_id *ids;
 	int open;		/* a segment takes blobs */
 	uint64_t sealed;	/* segments ended (the open one is sealed + 1) */
-	uint64_t seg_bytes;	/* the open one's */
-	int seg_blobs;		/* the open one holds blobs the rules made */
-	uint64_t sealed_bytes;	/* the sealed ones' */
-	/* the stream before go_pos may go once segment go_seg is committed
-	 * (0: nothing waits) */
-	uint64_t go_seg, go_pos;
 	uint64_t reported;	/* pack bytes the report counts already */
 	/* the writer's */
 	struct pack_odb *have;	/* the target's objects (NULL: not read) */
@@ -283,6 +272,22 @@ static int store_tree(struct made *m, struct made_job *job, struct err *e)
 	return 0;
 }
 
+/* A commit, whole (as git fast-import stores one); not one the target
+ * has already (a commit as the history had it), as fast-import skips it
+ * too. */
+static int store_commit(struct made *m, struct made_job *job, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	enum obj_type type;
+	uint64_t size;
+
+	if (m->have && pack_odb_info(m->have, &job->id, &type, &size,
+				     &ignored) == 1)
+		return 0;
+	return packm_add(m->pack, OBJ_COMMIT, &job->id, job->data.ptr,
+			 job->data.len, e);
+}
+
 /* Stores job's blob, a delta against its path's last version or spine
  * when that pays, else whole; its bytes become the path's last. */
 static int store_job(struct made *m, struct made_job *job, struct err *e)
@@ -298,6 +303,8 @@ static int store_job(struct made *m, struct made_job *job, struct err *e)
 		return 0;
 	if (job->type == OBJ_TREE)
 		return store_tree(m, job, e);
+	if (job->type == OBJ_COMMIT)
+		return store_commit(m, job, e);
 	HASH_FIND(hh, m->bases, job->path, job->path_len, base);
 	/* the spine only when the last chain is full: a delta too large
 	 * against the last version is larger still against an older one */
@@ -494,9 +501,6 @@ static void seal_open(struct made *m)
 	buf_init(&job->data, SIZE_MAX / 2);
 	m->open = 0;
 	m->sealed++;
-	m->sealed_bytes += m->seg_bytes;
-	m->seg_bytes = 0;
-	m->seg_blobs = 0;
 	enqueue(m, job);
 }
 
@@ -546,10 +550,6 @@ static int put(struct blobs *b, enum obj_type type, const struct oid *id,
 	memcpy(job->path + (type == OBJ_TREE), path, len);
 	job->data = *data;	/* taken */
 	buf_init(data, data->max);
-	m->seg_bytes += job->data.len;
-	/* a record file's versions (not a .gitattributes or a pointer)
-	 * keep their bases: no early seal */
-	m->seg_blobs |= type == OBJ_BLOB && !estimated;
 	enqueue(m, job);
 	return 0;
 }
@@ -560,20 +560,34 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 	return put(b, OBJ_BLOB, id, NULL, path, len, data, 0, e);
 }
 
-int made_put_tree(struct blobs *b, const struct oid *id,
-		  const struct oid *from, const char *path, size_t len,
-		  const struct buf *body, struct err *e)
+/* made_put_tree and made_put_commit: body copied. */
+static int put_copy(struct blobs *b, enum obj_type type, const struct oid *id,
+		    const struct oid *from, const char *path, size_t len,
+		    const struct buf *body, struct err *e)
 {
 	struct buf data = BUF_INIT(SIZE_MAX / 2);
 
 	if (buf_add(&data, body->ptr, body->len) < 0)
 		return err_set(e, ERR_IO, "out of memory");
-	if (put(b, OBJ_TREE, id, from, path, len, &data, 0, e) < 0) {
+	if (put(b, type, id, from, path, len, &data, 0, e) < 0) {
 		buf_release(&data);
 		return -1;
 	}
 	buf_release(&data);
 	return 0;
+}
+
+int made_put_tree(struct blobs *b, const struct oid *id,
+		  const struct oid *from, const char *path, size_t len,
+		  const struct buf *body, struct err *e)
+{
+	return put_copy(b, OBJ_TREE, id, from, path, len, body, e);
+}
+
+int made_put_commit(struct blobs *b, const struct oid *id,
+		    const struct buf *body, struct err *e)
+{
+	return put_copy(b, OBJ_COMMIT, id, NULL, "", 0, body, e);
 }
 
 int made_write_text(struct blobs *b, struct stream_cmd *c,
@@ -624,30 +638,6 @@ int made_tick(struct blobs *b, struct err *e)
 		return 0;
 	if (m->open && open_bytes(m) >= MADE_SEGMENT)
 		seal_open(m);
-	/* trees only: sealed early, the stream before them goes once their
-	 * pack is named, without waiting for it (not with unlfs: below) */
-	if (m->open && !m->seg_blobs && !b->unlfs &&
-	    m->seg_bytes >= MADE_STEP && m->seg_bytes >= m->sealed_bytes / 2) {
-		seal_open(m);
-		m->go_seg = m->sealed;
-		m->go_pos = stream_writer_pos(b->out);
-	}
-	if (m->go_seg) {
-		uint64_t committed;
-
-		pthread_mutex_lock(&m->lock);
-		committed = m->committed;
-		pthread_mutex_unlock(&m->lock);
-		if (committed >= m->go_seg) {
-			m->go_seg = 0;
-			if (stream_writer_release(b->out, m->go_pos, e) < 0)
-				return -1;
-			/* what the open segment holds is named from here on
-			 * (a pruned commit's trees, named by a later one) */
-			if (m->open)
-				stream_writer_hold(b->out);
-		}
-	}
 	/* the stream waits until it must go: a run that fails at its end
 	 * (unlfs_finish) leaves fast-import nothing to keep; too much held,
 	 * it goes (the writer waited for) rather than grow */
@@ -679,7 +669,6 @@ int made_drain(struct blobs *b, struct err *e)
 {
 	if (!b->made || made_settle(b, e) < 0)
 		return b->made ? -1 : 0;
-	b->made->go_seg = 0;
 	return stream_writer_release(b->out, stream_writer_pos(b->out), e);
 }
 

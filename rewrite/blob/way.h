@@ -398,6 +398,9 @@ int made_put(struct blobs *b, const struct oid *id, const char *path,
 int made_put_tree(struct blobs *b, const struct oid *id,
 		  const struct oid *from, const char *path, size_t len,
 		  const struct buf *body, struct err *e);
+/* And a commit the engine made (body copied), stored whole. */
+int made_put_commit(struct blobs *b, const struct oid *id,
+		    const struct buf *body, struct err *e);
 /*
  * The M command c (its path and mode set) of a blob the rules write (a
  * .gitattributes, a pointer: data, len bytes, its id computed, its

@@ -84,6 +84,7 @@ static void branch_clear(struct rw *rw, struct branch *b)
 	b->tip_gnew = b->tip_gorig = 0;
 	b->tip_mark = 0;
 	b->tip_outside = b->tip_skipped = b->pruned_away = 0;
+	b->fi_stale = 0;	/* the reset that clears it goes out */
 }
 
 static int set_orig(struct rw *rw, struct oid *orig, int *has, struct err *e)
@@ -359,6 +360,8 @@ static void branch_set_tip(struct rw *rw, struct branch *b,
 	b->tip_skipped = t->skipped;
 	/* a reset to a commit pruned with all its history: the ref goes */
 	b->pruned_away = t->skipped && oid_is_null(&t->oid);
+	/* the from or reset that names it goes out */
+	b->fi_stale = 0;
 }
 
 static int commit_from(struct rw *rw, struct branch *b, struct err *e)
@@ -398,6 +401,7 @@ static int commit_merges(struct rw *rw, struct err *e)
 			return err_at_input((err_set(e, ERR_STREAM,
 				"'merge' does not name a commit"), e));
 		ref_translate(&cmd->merges[i], &t);
+		ref_standin(&cmd->merges[i], &t);
 		add_parent(&rw->cur, &t.oid);
 	}
 	return 0;
@@ -421,6 +425,7 @@ static struct prune_parent *pp_add(struct rw *rw, const struct target *t,
 	p->tree = t->tree ? t->tree : tree_new_empty(rw->ts);
 	p->src = src;
 	p->skipped = t->skipped;
+	p->unheard = t->unheard;
 	p->none = oid_is_null(&t->oid);
 	p->name_mark = t->name_mark;
 	p->outside = t->outside;
@@ -443,7 +448,7 @@ static void pp_ref(struct rw *rw, const struct prune_parent *p,
 	const struct stream_ref *in = p->src == 0 ? &rw->cmd.from :
 				      p->src > 0 ? &rw->cmd.merges[p->src - 1] : NULL;
 
-	if (in && !p->skipped) {
+	if (in && !p->skipped && !p->unheard) {
 		out->kind = in->kind;
 		out->mark = in->mark;
 		buf_set(&out->name, in->name.ptr, in->name.len);
@@ -466,7 +471,8 @@ static void parents_rewrite(struct rw *rw)
 		pp_ref(rw, &c->pp[i], &v[i]);
 	}
 	/* an implicit first parent stays implicit */
-	if (c->nparents && c->pp[0].src < 0 && !c->pp[0].skipped)
+	if (c->nparents && c->pp[0].src < 0 && !c->pp[0].skipped &&
+	    !c->pp[0].unheard)
 		v[0].kind = STREAM_REF_NONE;
 	cmd->from.kind = c->nparents ? v[0].kind : STREAM_REF_NONE;
 	if (c->nparents) {
@@ -589,6 +595,10 @@ static int do_commit(struct rw *rw, struct err *e)
 		/* a from an earlier run's map says was pruned down to
 		 * nothing: a root (ref_standin took the from away) */
 		c->root_reset = had_from && cmd->from.kind == STREAM_REF_NONE;
+		/* fast-import's branch is behind: the parent by id */
+		if (!rw->no_ids && cmd->from.kind == STREAM_REF_NONE &&
+		    b->fi_stale && !oid_is_null(&b->tip))
+			ref_name_commit(&cmd->from, 0, &b->tip);
 		if (!rw->no_ids && !oid_is_null(&b->tip))
 			add_parent(c, &b->tip);
 		if (!rw->no_ids && commit_merges(rw, e) < 0)
@@ -617,6 +627,7 @@ static int do_commit(struct rw *rw, struct err *e)
 		bc->seq = rw->commits_seen;
 		rw->cout = blobs_commit_begin(rw->blobs, bc);
 	}
+	c->start_at = stream_writer_pos(rw->cout);
 	/* a first parent pruned away: the commit is a root (fast-import
 	 * would take the branch's tip), or its changes are against an empty
 	 * tree, not against the parent that comes first now */
@@ -830,6 +841,7 @@ static int commit_pruned(struct rw *rw, struct err *e)
 	tree = to->none ? tree_new_empty(rw->ts) : to->tree;
 	if (write_reset(rw->out, b->name, to, e) < 0)
 		return -1;
+	b->fi_stale = 0;	/* fast-import's branch is the stand-in */
 	b->tip = to->oid;
 	b->tip_orig = c->orig;
 	b->has_tip_orig = c->has_orig;
@@ -864,30 +876,26 @@ static int commit_pruned(struct rw *rw, struct err *e)
 }
 
 /*
- * With the trees stored by the run, the commit's changes give way to
- * its root tree by id: fast-import writes the commit, no tree, and looks
- * up one object rather than one per change. Not for a commit whose text
+ * With the trees stored by the run, the run writes the commit too
+ * (blobs_store_commit), beside its trees, and its text goes: fast-import
+ * never hears of it (its mark, its branch's tip: named by id from then
+ * on, fi_stale) and does no work for it. Not for a commit whose text
  * carries data of its own (an inline M or N: that blob exists nowhere
  * else) or whose branch has notes (fast-import counts them for its own
- * fanout). 0, or -1 with e set.
+ * fanout). 1 when the text went, 0 when it stays, -1 with e set.
  */
-static int commit_names_root(struct rw *rw, const struct oid *tree,
-			     struct err *e)
+static int commit_text_cut(struct rw *rw, struct err *e)
 {
 	struct cur_commit *c = &rw->cur;
-	char line[OID_HEX + 16];
 
 	if (!rw->trees_made || rw->no_ids || c->has_notes ||
 	    c->branch->num_notes ||
 	    stream_writer_inlines(rw->cout) != c->inlines_before)
 		return 0;
-	if (stream_writer_cut(rw->cout, c->changes_at) < 0)
+	if (stream_writer_cut(rw->cout, c->start_at) < 0)
 		return err_set(e, ERR_IO, "internal error: cannot cut the "
 			       "commit's text");
-	memcpy(line, "M 040000 ", 9);
-	oid_hex(tree, line + 9);
-	memcpy(line + 9 + OID_HEX, " \"\"\n", 4);
-	return stream_write_raw(rw->cout, line, 9 + OID_HEX + 4, e);
+	return 1;
 }
 
 /* tree.c's tree_made_fn: a tree the run made, to the writer. */
@@ -912,7 +920,7 @@ static int commit_end(struct rw *rw, struct err *e)
 	struct oid tree, id;
 	struct mark_ent *m;
 	size_t i;
-	int r = 0, pruned = 0;
+	int r = 0, pruned = 0, self = 0;
 
 	c->active = 0;
 	if (rw->blobs) {
@@ -937,8 +945,33 @@ static int commit_end(struct rw *rw, struct err *e)
 		return -1;
 	if (!rw->no_ids && rw->prune && (pruned = prunable(rw, &tree, e)) < 0)
 		return err_at_input(e);
-	if (!pruned && commit_names_root(rw, &tree, e) < 0)
+	if (!pruned && (self = commit_text_cut(rw, e)) < 0)
 		return -1;
+	if (!rw->no_ids && !pruned) {
+		buf_reset(body);
+		r |= buf_printf(body, "tree %s\n", oid_hex(&tree, hex));
+		for (i = 0; i < c->nparents; i++)
+			r |= buf_printf(body, "parent %s\n",
+					oid_hex(&c->parents[i], hex));
+		r |= add_ident(body, "author", c->has_author ? &c->author :
+			       &c->committer);
+		r |= add_ident(body, "committer", &c->committer);
+		annexlog_note_time(rw, &c->committer);
+		if (c->has_encoding)
+			r |= buf_printf(body, "encoding %.*s\n",
+					(int)c->encoding.len, c->encoding.ptr);
+		r |= buf_addch(body, '\n');
+		r |= buf_add(body, c->message.ptr, c->message.len);
+		if (r)
+			return err_at_input((err_set(e, ERR_STREAM,
+						     "commit too large"), e));
+		obj_hash_buf(rw->hash, OBJ_COMMIT, body->ptr, body->len, &id);
+		/* in the segment of its trees */
+		if (self && blobs_store_commit(rw->blobs, &id, body, e) < 0) {
+			rw->cout = rw->out;
+			return -1;
+		}
+	}
 	if (rw->blobs) {
 		r = blobs_commit_end(rw->blobs, !pruned, e);
 		rw->cout = rw->out;
@@ -949,21 +982,6 @@ static int commit_end(struct rw *rw, struct err *e)
 		return stream_write_cmd(rw->cout, &rw->cmd, e);
 	if (pruned)
 		return commit_pruned(rw, e);
-	buf_reset(body);
-	r |= buf_printf(body, "tree %s\n", oid_hex(&tree, hex));
-	for (i = 0; i < c->nparents; i++)
-		r |= buf_printf(body, "parent %s\n", oid_hex(&c->parents[i], hex));
-	r |= add_ident(body, "author", c->has_author ? &c->author : &c->committer);
-	r |= add_ident(body, "committer", &c->committer);
-	annexlog_note_time(rw, &c->committer);
-	if (c->has_encoding)
-		r |= buf_printf(body, "encoding %.*s\n", (int)c->encoding.len,
-				c->encoding.ptr);
-	r |= buf_addch(body, '\n');
-	r |= buf_add(body, c->message.ptr, c->message.len);
-	if (r)
-		return err_at_input((err_set(e, ERR_STREAM, "commit too large"), e));
-	obj_hash_buf(rw->hash, OBJ_COMMIT, body->ptr, body->len, &id);
 
 	c->branch->tip = id;
 	c->branch->tip_orig = c->orig;
@@ -980,10 +998,13 @@ static int commit_end(struct rw *rw, struct err *e)
 		free(nodes);
 		c->branch->tip_gorig = c->gorig;
 	}
-	c->branch->tip_mark = c->mark;
-	c->branch->tip_outside = 0;
+	/* a commit the run wrote is named by id (as one outside the
+	 * stream: pruning names its stand-ins so too) */
+	c->branch->tip_mark = self ? 0 : c->mark;
+	c->branch->tip_outside = self;
 	c->branch->tip_skipped = 0;
 	c->branch->pruned_away = 0;
+	c->branch->fi_stale = self;
 	if (c->mark) {
 		m = mark_set(rw, c->mark, OBJ_COMMIT, &id);
 		m->tree = c->root;
@@ -991,6 +1012,12 @@ static int commit_end(struct rw *rw, struct err *e)
 		m->has_orig = c->has_orig;
 		m->gnew = c->branch->tip_gnew;
 		m->gorig = c->branch->tip_gorig;
+		if (self) {
+			m->name_mark = 0;
+			m->outside = 1;
+			m->unheard = 1;
+			m->bm.declared = 0;	/* not in fast-import's marks */
+		}
 	}
 	if (c->has_orig)
 		cmap_put(rw->cmap, &c->orig, &id);
@@ -1004,7 +1031,7 @@ static int commit_end(struct rw *rw, struct err *e)
 		blobs_commit_written(rw->blobs, &id);
 	}
 	tree_state_freeze(rw->ts);
-	return stream_write_cmd(rw->cout, &rw->cmd, e);
+	return self ? 0 : stream_write_cmd(rw->cout, &rw->cmd, e);
 }
 
 /* ---- tags, resets, aliases ---- */
@@ -1183,6 +1210,12 @@ static int do_alias(struct rw *rw, struct err *e)
 			if (t.skipped && oid_is_null(&t.oid)) {
 				m->bm.declared = 0;
 				return 0;	/* an alias of nothing */
+			}
+			if (t.unheard) {
+				/* fast-import aliases only what it knows */
+				m->unheard = 1;
+				m->bm.declared = 0;
+				return 0;
 			}
 		}
 	}
@@ -1521,6 +1554,38 @@ static void summary(struct rw *rw)
 }
 
 /*
+ * Before `done`: each branch whose tip the run wrote itself (fi_stale)
+ * is reset to it by id, so fast-import writes its ref as it would have.
+ * Not a tag's own name: the tag's ref is what fast-import writes there
+ * (tag_branches_unset), and a reset of a branch fast-import once marked
+ * for deletion would take the tag out of its list.
+ */
+static int stale_branches_reset(struct rw *rw, struct err *e)
+{
+	struct branch *b, *tmp;
+	const struct tag_ent *t;
+	struct prune_parent tip = { .none = 0 };	/* named by id */
+	int r = 0;
+
+	HASH_ITER(hh, rw->branches, b, tmp) {
+		if (r < 0)
+			break;
+		if (!b->fi_stale || oid_is_null(&b->tip))
+			continue;
+		for (t = rw->tags; t; t = t->next)
+			if (!strncmp(b->name, "refs/tags/", 10) &&
+			    !strcmp(b->name + 10, t->name) && !oid_is_null(&t->oid))
+				break;
+		if (t)
+			continue;
+		tip.oid = b->tip;
+		r = write_reset(rw->out, b->name, &tip, e);
+		b->fi_stale = 0;
+	}
+	return r;
+}
+
+/*
  * git fast-export names the commits it first reaches from an annotated
  * tag by the tag's ref (`commit refs/tags/v1.0`): fast-import then holds
  * a branch of that name beside the tag, and at its end writes the ref
@@ -1594,6 +1659,8 @@ int rw_filter(const struct rw_options *opt, int in_fd, int out_fd,
 	/* store objects in place before `done` lets fast-import commit */
 	if (r == 0 && rw.blobs)
 		r = blobs_finish(rw.blobs, e);
+	if (r == 0 && rw.trees_made)
+		r = stale_branches_reset(&rw, e);
 	if (r == 0 && rw.trees_made)
 		r = tag_branches_unset(&rw, e);
 	/* `done` last: fast-import commits nothing unless we got here */

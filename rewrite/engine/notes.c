@@ -144,6 +144,8 @@ int notes_modify(struct rw *rw, struct err *e)
 		return ids_lost(rw, e) < 0 ? -1 : note_blob(rw, &id, e);
 	}
 	ref_translate(&rw->cmd.from, &t);
+	if (t.unheard && !t.skipped)
+		ref_standin(&rw->cmd.from, &t);	/* by id */
 	if (note_blob(rw, &id, e) < 0)
 		return -1;
 	note_path(&t.oid, c->fanout, &path);

@@ -78,7 +78,9 @@ static void format_marks(struct rw *rw, struct buf *out)
 
 	HASH_SORT(rw->marks, mark_by_num);
 	HASH_ITER(hh, rw->marks, m, tmp)
-		if (m->bm.declared) /* a blob only ever converted never went out */
+		/* a blob only ever converted never went out; a commit the
+		 * run wrote itself did not go to fast-import, but is one */
+		if (m->bm.declared || m->unheard)
 			marks_line_format(out, m->mark, &m->oid);
 }
 

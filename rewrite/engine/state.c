@@ -56,7 +56,7 @@ struct mark_ent *mark_set(struct rw *rw, uint64_t mark,
 	m->tree = NULL;
 	m->gnew = m->gorig = 0;
 	m->name_mark = type == OBJ_COMMIT ? mark : 0;
-	m->outside = m->pruned = 0;
+	m->outside = m->pruned = m->unheard = 0;
 	memset(&m->bm, 0, sizeof(m->bm));
 	m->bm.num = mark;
 	m->bm.id = &m->oid;
@@ -77,6 +77,7 @@ void branch_target(const struct branch *b, struct target *t)
 	t->name_mark = b->tip_mark;
 	t->outside = b->tip_outside;
 	t->skipped = b->tip_skipped;
+	t->unheard = b->fi_stale;
 }
 
 struct branch *branch_get(struct rw *rw, const struct buf *name, int create)
@@ -230,6 +231,7 @@ int resolve(struct rw *rw, struct stream_ref *ref, struct target *t,
 		t->name_mark = m->name_mark;
 		t->outside = m->outside;
 		t->skipped = m->pruned;
+		t->unheard = m->unheard;
 		return 0;
 	case STREAM_REF_OID:
 		if (ref->name.len != OID_HEX)
@@ -290,6 +292,10 @@ void ref_name_commit(struct stream_ref *ref, uint64_t mark,
 
 void ref_standin(struct stream_ref *ref, const struct target *t)
 {
+	if (t->unheard && !t->skipped) {
+		ref_name_commit(ref, 0, &t->oid);
+		return;
+	}
 	if (!t->skipped)
 		return;
 	if (oid_is_null(&t->oid))

@@ -35,6 +35,9 @@ struct mark_ent {
 	uint32_t gnew, gorig;
 	uint64_t name_mark;
 	int outside, pruned;
+	/* a commit the run wrote itself (blobs_store_commit): fast-import
+	 * never hears of its mark, the output names it by id */
+	int unheard;
 	UT_hash_handle hh;
 };
 
@@ -53,6 +56,10 @@ struct branch {
 	uint64_t tip_mark;
 	int tip_outside, tip_skipped;
 	int pruned_away;	/* its tip was pruned with no ancestor left */
+	/* its tip is a commit the run wrote itself: fast-import's branch is
+	 * behind, so the output names the tip by id, and a commit
+	 * fast-import writes on the branch gets its first parent by id */
+	int fi_stale;
 	uint64_t num_notes;	/* notes added with N, as fast-import counts */
 	UT_hash_handle hh;
 };
@@ -77,6 +84,7 @@ struct target {
 	uint32_t gnew, gorig;
 	uint64_t name_mark;
 	int outside, skipped;
+	int unheard;		/* a commit fast-import never heard of */
 };
 
 /* The commit being read, kept until its change list ends. */
@@ -110,7 +118,7 @@ struct cur_commit {
 	/* trees stored by the run (rw->trees_made): where the commit's
 	 * changes begin in its text, the inline items before them, and
 	 * whether it changed notes (then its changes go as they are) */
-	uint64_t changes_at, inlines_before;
+	uint64_t start_at, changes_at, inlines_before;
 	int has_notes;
 };
 
@@ -173,6 +181,7 @@ struct prune_parent {
 				 * tip implicitly, 0 from, k merges[k-1] */
 	int skipped;		/* its original was pruned */
 	int none;		/* pruned with no ancestor left */
+	int unheard;		/* fast-import never heard of it: by id */
 };
 struct prune;
 struct prune *prune_new(void);

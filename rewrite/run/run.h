@@ -330,6 +330,9 @@ int run_convert(struct run *r, const struct state_files *fnew,
 		struct err *e);
 
 /* objects.c */
+/* The absolute objects directory of the repository at dir (caller
+ * frees). */
+int run_objects_dir(char **out, const char *dir, struct err *e);
 /* The side repository fast-import writes into (<state>/import.git),
  * sharing the target's objects. */
 int run_side_create(struct run *r, struct err *e);

@@ -59,13 +59,48 @@ static int marks_load(struct marks *m, const char *path, struct err *e)
 	return r < 0 ? -1 : 0;
 }
 
+/* The objects of the repository at dir, opened at the first need. */
+struct target_objects {
+	const char *dir;
+	struct pack_odb *db;
+};
+
+/* 1 when id is a commit in the target's objects, 0 when not, -1 with e
+ * set. */
+static int target_commit(struct target_objects *t, const struct oid *id,
+			 struct err *e)
+{
+	enum obj_type type;
+	uint64_t size;
+	int r;
+
+	if (!t->db) {
+		char *objects = NULL;
+
+		r = run_objects_dir(&objects, t->dir, e);
+		if (r == 0 && pack_odb_open(&t->db, objects, e) != 0)
+			r = -1;
+		free(objects);
+		if (r < 0)
+			return -1;
+	}
+	r = pack_odb_info(t->db, id, &type, &size, e);
+	if (r < 0)
+		return -1;
+	return r == 1 && type == OBJ_COMMIT;
+}
+
 /* Every mark the filter computed is the object fast-import wrote, and
- * fast-import wrote no mark the filter did not compute. */
+ * fast-import wrote no mark the filter did not compute. A mark of
+ * migrate's alone is a commit the run wrote itself (fast-import never
+ * heard of it): a commit in the target's objects. */
 static int marks_compare(const struct marks *ours, const struct marks *theirs,
-			 const struct state_files *f, struct err *e)
+			 const struct state_files *f, struct target_objects *t,
+			 struct err *e)
 {
 	char h1[OID_HEX + 1], h2[OID_HEX + 1];
 	size_t i = 0, j = 0;
+	int r;
 
 	while (i < ours->n || j < theirs->n) {
 		const struct mark_id *a = i < ours->n ? &ours->v[i] : NULL;
@@ -80,11 +115,19 @@ static int marks_compare(const struct marks *ours, const struct marks *theirs,
 				       "fast-import's (%s)", (unsigned long long)a->mark,
 				       oid_hex(&a->id, h1), f->marks, oid_hex(&b->id, h2),
 				       f->imarks);
-		if (!b || (a && a->mark < b->mark))
+		if (!b || (a && a->mark < b->mark)) {
+			if ((r = target_commit(t, &a->id, e)) < 0)
+				return -1;
+			if (r == 1) {
+				i++;
+				continue;
+			}
 			return err_set(e, ERR_IO, "verification failed: mark :%llu (%s) "
-				       "of migrate's marks (%s) is not in git fast-import's "
-				       "(%s)", (unsigned long long)a->mark,
+				       "of migrate's marks (%s) is neither in git "
+				       "fast-import's (%s) nor a commit of the target",
+				       (unsigned long long)a->mark,
 				       oid_hex(&a->id, h1), f->marks, f->imarks);
+		}
 		return err_set(e, ERR_IO, "verification failed: mark :%llu (%s) of "
 			       "git fast-import's marks (%s) is not in migrate's (%s)",
 			       (unsigned long long)b->mark, oid_hex(&b->id, h1),
@@ -94,7 +137,7 @@ static int marks_compare(const struct marks *ours, const struct marks *theirs,
 }
 
 struct map_check {
-	struct oid *ids;	/* fast-import's, sorted */
+	struct oid *ids;	/* the marks' objects, sorted */
 	size_t n;
 	struct oid bad_old, bad_new;
 	int bad;
@@ -116,8 +159,9 @@ static int map_check_one(void *ctx, const struct oid *old,
 }
 
 /* Every commit-map entry of the checked run (from the from-th on) maps to
- * an object fast-import wrote. */
-static int map_compare(const struct marks *theirs, const char *map_path,
+ * an object of the marks checked above: one fast-import wrote, or one the
+ * run wrote itself. */
+static int map_compare(const struct marks *ours, const char *map_path,
 		       size_t from, struct err *e)
 {
 	struct map_check c = { 0 };
@@ -126,9 +170,9 @@ static int map_compare(const struct marks *theirs, const char *map_path,
 	size_t i;
 	int r = cmap_load(m, map_path, e);
 
-	c.ids = xmalloc((theirs->n + 1) * sizeof(*c.ids));
-	for (i = 0; i < theirs->n; i++)
-		c.ids[c.n++] = theirs->v[i].id;
+	c.ids = xmalloc((ours->n + 1) * sizeof(*c.ids));
+	for (i = 0; i < ours->n; i++)
+		c.ids[c.n++] = ours->v[i].id;
 	qsort(c.ids, c.n, sizeof(*c.ids), run_by_oid);
 	if (r == 0 && from > cmap_count(m))
 		r = err_set(e, ERR_IO, "verification failed: %s has %zu entries, "
@@ -138,8 +182,8 @@ static int map_compare(const struct marks *theirs, const char *map_path,
 		cmap_each_from(m, from, map_check_one, &c);
 	if (r == 0 && c.bad)
 		r = err_set(e, ERR_IO, "verification failed: %s maps %s to %s, "
-			    "an object git fast-import did not write", map_path,
-			    oid_hex(&c.bad_old, h1), oid_hex(&c.bad_new, h2));
+			    "an object git fast-import did not write (nor the run)",
+			    map_path, oid_hex(&c.bad_old, h1), oid_hex(&c.bad_new, h2));
 	free(c.ids);
 	cmap_free(m);
 	return r;
@@ -211,24 +255,28 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
 
 /*
  * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
- * fast-import's, the commit map's entries of the run (from map_before on)
- * are objects fast-import wrote, and the target's refs are those of the
+ * fast-import's (those fast-import never heard of are commits the run
+ * wrote, in the target), the commit map's entries of the run (from
+ * map_before on) are objects of those marks, and the target's refs are those of the
  * ref map. Returns 0, or -1 with e naming the first difference.
  */
 int run_verify_run(const char *dir, const struct state_files *f,
 		   size_t map_before, struct err *e)
 {
 	struct marks ours = { 0 }, theirs = { 0 };
+	struct target_objects t = { dir, NULL };
 	int r = marks_load(&ours, f->marks, e);
 
 	if (r == 0)
 		r = marks_load(&theirs, f->imarks, e);
 	if (r == 0)
-		r = marks_compare(&ours, &theirs, f, e);
+		r = marks_compare(&ours, &theirs, f, &t, e);
 	if (r == 0)
-		r = map_compare(&theirs, f->map, map_before, e);
+		r = map_compare(&ours, f->map, map_before, e);
 	if (r == 0)
 		r = refmap_compare(dir, f->refmap, e);
+	if (t.db)
+		pack_odb_free(t.db);
 	free(ours.v);
 	free(theirs.v);
 	return r;

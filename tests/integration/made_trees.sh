@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # made_trees.sh - in `migrate run`, the trees the rules make are stored by
 # the filter's writer thread (as deltas against the version of the same
-# directory they were made from), and each commit names its root tree by
-# id: git fast-import writes the commits and no tree (issue 29, item 3).
-# git fast-import stays the oracle: fed the plain filter's stream (the
-# commits' changes), it builds every tree itself, and the run must give
-# the very same refs and commit map. On the tricky repository (merges, an
-# octopus, a notes ref, a gitlink, a symlink, tree-order corner cases,
-# directories replaced by files), with rules that drop a file at the root
-# and one two directories down:
+# directory they were made from), and the commits too (whole): git
+# fast-import never hears of them, and writes tags and the stream's other
+# objects only (issue 29, item 3). git fast-import stays the oracle: fed
+# the plain filter's stream (the commits' changes), it builds every tree
+# and commit itself, and the run must give the very same refs and commit
+# map. On the tricky repository (merges, an octopus, a notes ref, a
+# gitlink, a symlink, tree-order corner cases, directories replaced by
+# files), with rules that drop a file at the root and one two directories
+# down:
 #  - run --to and run --in-place give the manual pipeline's refs and map,
 #    and `git fsck --strict` is clean;
-#  - fast-import's pack holds no tree but those of the notes commits
-#    (whose changes go as they are: fast-import counts notes for its
-#    fanout);
-#  - the trees the run stored are new ones (none the source had), and
-#    most of them are deltas (`git verify-pack -v`).
+#  - fast-import wrote no tree and no commit outside the notes;
+#  - every new commit is in the run's packs; the trees the run stored are
+#    new ones (none the source had), and most of them are deltas
+#    (`git verify-pack -v`);
+#  - the writer's packs are joined into one when there are two, and a
+#    drop of many trees leaves one pack of the run's and nothing of
+#    fast-import's.
 # shellcheck source=tests/integration/lib/lib.sh
 . "$(dirname "$0")/lib/lib.sh"
 
@@ -41,51 +44,70 @@ plain_pipeline "$SRC" "$SCRATCH/rules" manual
 ! grep -q '^M 040000 ' "$SCRATCH/manual.fi" || die "the plain filter named a tree by id"
 EOF
 
-# trees_in PACKDIR EXCLUDE: "id delta|whole" for each tree in the packs of
-# PACKDIR not listed in the file EXCLUDE (the packs there before)
-trees_in() {
+# objects_of IDXLIST: "id type delta|whole" for each object of the packs
+# whose .idx files IDXLIST lists
+objects_of() {
 	local idx
-	for idx in "$1"/*.idx; do
-		grep -qxF "$idx" "$2" && continue
-		git verify-pack -v "$idx" | awk '$2 == "tree" && NF >= 5 { print $1, (NF >= 7 ? "delta" : "whole") }'
-	done
+	while read -r idx; do
+		git verify-pack -v "$idx" |
+			awk 'NF >= 5 && $2 != "chain" { print $1, $2, (NF >= 7 ? "delta" : "whole") }'
+	done <"$1"
 }
 
-# check_trees REPO BEFORE: the trees the run stored, and fast-import's
-# (the objects of a pack with commits in it, or loose: fast-import
-# loosens a pack of fewer than 100 objects; the source had none loose)
-check_trees() {
+# check_objects REPO BEFORE: what fast-import wrote and what the run
+# wrote itself. fast-import's: the objects of a new pack that holds one
+# of its marks (migrate/import-marks), and the loose ones (it loosens a
+# pack of fewer than 100 objects; the source had none loose); the run's:
+# the other new packs.
+check_objects() {
 	local repo="$1" before="$2" idx
 	local od="$repo/objects"
-	: >"$SCRATCH/fi.objects"
+	cut -d' ' -f2 "$repo/migrate/import-marks" | sort >"$SCRATCH/fi.marked"
+	: >"$SCRATCH/fi.idx"
+	: >"$SCRATCH/ours.idx"
 	for idx in "$od"/pack/*.idx; do
 		grep -qxF "$idx" "$before" && continue
-		if git verify-pack -v "$idx" | awk '$2 == "commit" { f = 1 } END { exit !f }'; then
-			git verify-pack -v "$idx" | awk 'NF >= 5 { print $1 }' >>"$SCRATCH/fi.objects"
-			echo "$idx" >>"$before"
+		if git verify-pack -v "$idx" | awk 'NF >= 5 { print $1 }' | sort |
+			comm -12 - "$SCRATCH/fi.marked" | grep -q .; then
+			echo "$idx" >>"$SCRATCH/fi.idx"
+		else
+			echo "$idx" >>"$SCRATCH/ours.idx"
 		fi
 	done
-	find "$od" -path "$od/pack" -prune -o -path "$od/info" -prune -o -type f -print |
-		sed 's|.*/objects/\(..\)/|\1|' >>"$SCRATCH/fi.objects"
-	[ -s "$SCRATCH/fi.objects" ] || die "no object of fast-import's"
+	[ -s "$SCRATCH/ours.idx" ] || die "no pack of the run's"
+	{
+		objects_of "$SCRATCH/fi.idx" | cut -d' ' -f1
+		find "$od" -path "$od/pack" -prune -o -path "$od/info" -prune -o -type f -print |
+			sed 's|.*/objects/\(..\)/|\1|'
+	} >"$SCRATCH/fi.objects"
 	git -C "$repo" cat-file --batch-check='%(objecttype) %(objectname)' <"$SCRATCH/fi.objects" |
-		awk '$1 == "tree" { print $2 }' | sort >"$SCRATCH/fi.trees"
-	git -C "$repo" cat-file --batch-check='%(objecttype) %(objectname)' <"$SCRATCH/fi.objects" |
-		awk '$1 == "commit" { f = 1 } END { exit !f }' || die "fast-import's objects hold no commit"
+		sort -u >"$SCRATCH/fi.typed"
 	git -C "$repo" rev-list --objects refs/notes/commits | awk '{ print $1 }' | sort >"$SCRATCH/notes.objects"
-	[ -z "$(comm -23 "$SCRATCH/fi.trees" "$SCRATCH/notes.objects")" ] ||
-		die "fast-import wrote trees outside the notes: $(comm -23 "$SCRATCH/fi.trees" "$SCRATCH/notes.objects" | head -3)"
-	trees_in "$od/pack" "$before" | sort -u >"$SCRATCH/ours"
-	n=$(wc -l <"$SCRATCH/ours")
+	for type in tree commit; do
+		awk -v t=$type '$1 == t { print $2 }' "$SCRATCH/fi.typed" | sort >"$SCRATCH/fi.$type"
+		[ -z "$(comm -23 "$SCRATCH/fi.$type" "$SCRATCH/notes.objects")" ] ||
+			die "fast-import wrote ${type}s outside the notes: $(comm -23 "$SCRATCH/fi.$type" "$SCRATCH/notes.objects" | head -3)"
+	done
+	objects_of "$SCRATCH/ours.idx" | sort -u >"$SCRATCH/ours"
+	# every new commit of the branches and tags is one the run wrote
+	git -C "$repo" rev-list --branches --tags | sort >"$SCRATCH/commits"
+	git -C "$SRC" rev-list --all | sort >"$SCRATCH/src.commits"
+	awk '$2 == "commit" { print $1 }' "$SCRATCH/ours" | sort >"$SCRATCH/ours.commits"
+	comm -23 "$SCRATCH/commits" "$SCRATCH/src.commits" >"$SCRATCH/new.commits"
+	[ -s "$SCRATCH/new.commits" ] || die "the run made no new commit"
+	[ -z "$(comm -23 "$SCRATCH/new.commits" "$SCRATCH/ours.commits")" ] ||
+		die "new commits not in the run's packs: $(comm -23 "$SCRATCH/new.commits" "$SCRATCH/ours.commits" | head -3)"
+	awk '$2 == "tree" { print $1, $3 }' "$SCRATCH/ours" >"$SCRATCH/ours.trees"
+	n=$(wc -l <"$SCRATCH/ours.trees")
 	[ "$n" -ge 20 ] || die "only $n trees in the run's own packs"
 	# (git takes the empty tree for granted, stored or not)
 	while read -r id how; do
 		[ "$id" = 4b825dc642cb6eb9a060e54bf8d69288fbee4904 ] && continue
 		! git -C "$SRC" cat-file -e "$id" 2>/dev/null || die "tree $id, which the source has, was stored again"
-	done <"$SCRATCH/ours"
-	deltas=$(grep -c ' delta$' "$SCRATCH/ours" || true)
+	done <"$SCRATCH/ours.trees"
+	deltas=$(grep -c ' delta$' "$SCRATCH/ours.trees" || true)
 	[ "$deltas" -ge $((n / 2)) ] || die "only $deltas of $n trees are deltas"
-	info "$n trees stored by the run, $deltas as deltas; fast-import wrote $(wc -l <"$SCRATCH/fi.trees") (notes)"
+	info "the run stored $n trees ($deltas as deltas) and $(wc -l <"$SCRATCH/ours.commits") commits; fast-import wrote $(wc -l <"$SCRATCH/fi.tree") trees and $(wc -l <"$SCRATCH/fi.commit") commits (notes only)"
 }
 
 test_case "run --to: the manual pipeline's commits; trees by the run" <<'EOF'
@@ -100,7 +122,7 @@ git -C "$SCRATCH/new" fsck --no-progress --strict 2>&1 | grep -v -e '^dangling' 
 # second run that keeps the packs as written (in place)
 EOF
 
-test_case "run --in-place: the same; fast-import writes no tree" <<'EOF'
+test_case "run --in-place: the same; fast-import writes no tree, no commit but the notes'" <<'EOF'
 git clone -q --mirror --no-local "$SRC" "$SCRATCH/ip.git"	# packed, none loose
 ls "$SCRATCH/ip.git/objects/pack/"*.idx >"$SCRATCH/before" 2>/dev/null || : >"$SCRATCH/before"
 run_migrate run -q --rules "$SCRATCH/rules" --repo "$SCRATCH/ip.git" --in-place ||
@@ -109,12 +131,12 @@ diff -u "$SCRATCH/manual.refs" <(refs_of "$SCRATCH/ip.git" | grep -v ' refs/migr
 	die "in place: other refs than the manual pipeline"
 git -C "$SCRATCH/ip.git" fsck --no-progress --strict 2>&1 | grep -v -e '^dangling' -e '^warning in tag' &&
 	die "git fsck complains" || true
-check_trees "$SCRATCH/ip.git" "$SCRATCH/before"
+check_objects "$SCRATCH/ip.git" "$SCRATCH/before"
 EOF
 
 test_case "an lfs run: the .gitattributes it writes go to the writer too" <<'EOF'
-# no commit carries inline data: fast-import writes commits (and tags)
-# only, not a tree, not a blob
+# no commit carries inline data: fast-import writes tags only, not a
+# commit, not a tree, not a blob
 git clone -q --mirror --no-local "$SRC" "$SCRATCH/lfs.git"
 ls "$SCRATCH/lfs.git/objects/pack/"*.idx >"$SCRATCH/lfs.before"
 printf '*.bin lfs\n*.txt lfs\n' >"$SCRATCH/lfs.rules"
@@ -123,18 +145,50 @@ run_migrate run -q --rules "$SCRATCH/lfs.rules" --repo "$SCRATCH/lfs.git" --in-p
 git -C "$SCRATCH/lfs.git" fsck --no-progress --strict 2>&1 | grep -v -e '^dangling' -e '^warning in tag' &&
 	die "git fsck complains" || true
 git -C "$SCRATCH/lfs.git" show main:.gitattributes | grep -q 'filter=lfs' || die "no .gitattributes on main"
-check_trees "$SCRATCH/lfs.git" "$SCRATCH/lfs.before"
+check_objects "$SCRATCH/lfs.git" "$SCRATCH/lfs.before"
 git -C "$SCRATCH/lfs.git" cat-file --batch-check='%(objecttype) %(objectname)' <"$SCRATCH/fi.objects" |
 	awk '$1 == "blob" { print $2 }' >"$SCRATCH/fi.blobs"
 [ ! -s "$SCRATCH/fi.blobs" ] || die "fast-import wrote blobs: $(head -3 "$SCRATCH/fi.blobs")"
 EOF
 
-test_case "in place, the writer's packs of many trees are joined into one, beside fast-import's end" <<'EOF'
+test_case "in place, a blob the run stored read back: two packs of the writer's, joined into one" <<'EOF'
+# replace-text turns a.txt's "foo" into "bar": the writer stores that
+# blob; the next commit adds b.txt with the very same bytes, which the
+# rules read (from the source) while the writer still holds its id: its
+# pack gets its name first (made_settle), and what follows goes into a
+# second pack. Once the stream ended, git pack-objects joins the two.
+git init -q "$SCRATCH/rb"
+(
+	cd "$SCRATCH/rb"
+	echo foo >a.txt && echo x >c.txt && git add -A && git commit -q -m one
+	echo bar >b.txt && git add b.txt && git commit -q -m two
+	for i in 1 2 3; do echo "y$i" >c.txt && git commit -q -a -m "three $i"; done
+)
+git clone -q --mirror --no-local "$SCRATCH/rb" "$SCRATCH/rb.git"
+printf 'foo==>bar\n' >"$SCRATCH/rb.exprs"
+printf '* replace-text=%s\n' "$SCRATCH/rb.exprs" >"$SCRATCH/rb.rules"
+plain_pipeline "$SCRATCH/rb" "$SCRATCH/rb.rules" rb.manual
+ls "$SCRATCH/rb.git/objects/pack/"*.pack >"$SCRATCH/rb.before"
+GIT_TRACE="$SCRATCH/rb.trace" run_migrate run -q --rules "$SCRATCH/rb.rules" \
+	--repo "$SCRATCH/rb.git" --in-place || die "the in-place run failed"
+grep -q 'pack-objects.*tmp_migrate_join' "$SCRATCH/rb.trace" ||
+	die "no git pack-objects joined the writer's packs"
+ls "$SCRATCH/rb.git/objects/pack/"*.pack >"$SCRATCH/rb.after"
+new=$(comm -13 "$SCRATCH/rb.before" "$SCRATCH/rb.after" | wc -l)
+[ "$new" -eq 1 ] || die "the run left $new packs of its own, not 1 (the joined one)"
+[ -z "$(find "$SCRATCH/rb.git/objects/pack" -name 'tmp_*')" ] ||
+	die "left: $(find "$SCRATCH/rb.git/objects/pack" -name 'tmp_*' | head -3)"
+git -C "$SCRATCH/rb.git" fsck --no-progress --strict 2>&1 | grep -v '^dangling' &&
+	die "git fsck complains" || true
+diff -u "$SCRATCH/rb.manual.refs" <(refs_of "$SCRATCH/rb.git" | grep -v ' refs/migrate/original/') ||
+	die "other refs than the manual pipeline"
+[ "$(git -C "$SCRATCH/rb.git" show main:a.txt)" = bar ] || die "a.txt was not replaced"
+EOF
+
+test_case "a drop of many trees, nothing for fast-import to do: one pack of the run's, nothing to join" <<'EOF'
 # a root of 2,000 files changed at each of 200 commits: about 15 MB of
-# trees, which the writer seals in several packs as they grow (so that
-# fast-import takes the stream beside the run); joined once the stream
-# ended, the run leaves two packs, fast-import's and the writer's, and
-# the manual pipeline's refs
+# trees and 200 commits, all written by the run into one pack; fast-import
+# writes nothing (no tag), and the manual pipeline gives the same refs
 git init -q "$SCRATCH/wide"
 python3 - <<'PY' | git -C "$SCRATCH/wide" fast-import --quiet
 import sys
@@ -151,22 +205,24 @@ for c in range(200):
 PY
 git clone -q --mirror --no-local "$SCRATCH/wide" "$SCRATCH/wide.git"
 printf '/f0001 drop\n' >"$SCRATCH/wide.rules"
+plain_pipeline "$SCRATCH/wide" "$SCRATCH/wide.rules" wide.manual
 ls "$SCRATCH/wide.git/objects/pack/"*.pack >"$SCRATCH/wide.before"
-run_migrate run -q --rules "$SCRATCH/wide.rules" --repo "$SCRATCH/wide.git" --in-place ||
-	die "the in-place run failed"
+GIT_TRACE="$SCRATCH/wide.trace" run_migrate run -q --rules "$SCRATCH/wide.rules" \
+	--repo "$SCRATCH/wide.git" --in-place || die "the in-place run failed"
+! grep -q 'pack-objects.*tmp_migrate_join' "$SCRATCH/wide.trace" || die "a join ran"
 ls "$SCRATCH/wide.git/objects/pack/"*.pack >"$SCRATCH/wide.after"
 new=$(comm -13 "$SCRATCH/wide.before" "$SCRATCH/wide.after" | wc -l)
-[ "$new" -eq 2 ] || die "the run left $new packs of its own, not 2 (fast-import's, the writer's)"
-[ -z "$(find "$SCRATCH/wide.git/objects/pack" -name 'tmp_*')" ] ||
-	die "left: $(find "$SCRATCH/wide.git/objects/pack" -name 'tmp_*' | head -3)"
+[ "$new" -eq 1 ] || die "the run left $new packs of its own, not 1"
+[ ! -s "$SCRATCH/wide.git/migrate/import-marks" ] ||
+	die "fast-import marked objects: $(head -3 "$SCRATCH/wide.git/migrate/import-marks")"
 git -C "$SCRATCH/wide.git" fsck --no-progress --strict 2>&1 | grep -v '^dangling' &&
 	die "git fsck complains" || true
-git init -q "$SCRATCH/wide.manual"
-export_stream "$SCRATCH/wide" | run_migrate --rules "$SCRATCH/wide.rules" --source-repo "$SCRATCH/wide" |
-	import_stream "$SCRATCH/wide.manual" "$SCRATCH/wide.marks" || die "manual pipeline failed"
-diff -u <(refs_of "$SCRATCH/wide.manual") <(refs_of "$SCRATCH/wide.git" | grep -v ' refs/migrate/original/') ||
+diff -u "$SCRATCH/wide.manual.refs" <(refs_of "$SCRATCH/wide.git" | grep -v ' refs/migrate/original/') ||
 	die "other refs than the manual pipeline"
-info "200 commits of 2,000 files: the run left 2 packs of its own"
+n=$(git -C "$SCRATCH/wide.git" verify-pack -v "$(comm -13 "$SCRATCH/wide.before" "$SCRATCH/wide.after" | sed 's/\.pack$/.idx/')" |
+	awk '$2 == "commit"' | wc -l)
+[ "$n" -eq 200 ] || die "the run's pack holds $n commits, not 200"
+info "200 commits of 2,000 files: one pack of the run's, with the 200 commits; fast-import wrote nothing"
 EOF
 
 test_case "a commit left with no file names the empty tree, stored" <<'EOF'

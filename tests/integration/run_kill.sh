@@ -44,9 +44,9 @@
 # With KILL_MODE=wide (run_kill_wide.sh) the history also holds a
 # directory of 600 files of long names, one changed at each commit (a
 # tree of 70 KB at each), and each run drops
-# one of them in place: the writer stores the trees in several packs,
-# which git pack-objects joins beside fast-import's end (tmp_migrate_join-*
-# until kept); the same checks as split.
+# one of them in place: the writer stores the trees and the commits in a
+# pack of its own (fast-import writes nothing), listed until the refs
+# moved; the same checks as split.
 #
 # In the modes whose packs a list names until the refs moved (wide,
 # unlfs), strace also kills the run at its last steps: see "kills at the
