@@ -1572,10 +1572,12 @@ static int stale_branches_reset(struct rw *rw, struct err *e)
 			break;
 		if (!b->fi_stale || oid_is_null(&b->tip))
 			continue;
-		for (t = rw->tags; t; t = t->next)
-			if (!strncmp(b->name, "refs/tags/", 10) &&
-			    !strcmp(b->name + 10, t->name) && !oid_is_null(&t->oid))
-				break;
+		t = NULL;
+		if (!strncmp(b->name, "refs/tags/", 10))
+			for (t = rw->tags; t; t = t->next)
+				if (!strcmp(b->name + 10, t->name) &&
+				    !oid_is_null(&t->oid))
+					break;
 		if (t)
 			continue;
 		tip.oid = b->tip;
