@@ -70,14 +70,34 @@ io:
 			 "may name again to a temp file");
 }
 
+/* 1 when the source repository has bi: content_open reads it there. */
+static int in_source(struct blobs *b, const struct blob_info *bi)
+{
+	struct err ignored = ERR_INIT;
+	char hex[OID_HEX + 1];
+	enum obj_type type;
+	struct oid got;
+	uint64_t size;
+
+	oid_hex(bi->id_known ? &bi->id : &bi->orig, hex);
+	return odb_info(b->src, hex, &type, &got, &size, &ignored) == 1;
+}
+
+/*
+ * Lets go of what bi holds. A later commit may still need its content
+ * (its mark named again at a path a rule converts, the same content
+ * defined again, a file checked for being a pointer), so it goes aside
+ * unless content_open can read it again: from a store, or from the
+ * source repository when that has it. Written to fast-import is not
+ * enough: its pack has no name until the stream ends.
+ */
 int held_let_go(struct blobs *b, struct blob_info *bi, struct err *e)
 {
-	/* written, or readable again from a store (content_open) */
-	int again = bi->emitted || bi->aside || (bi->converted && b->store) ||
-		    (bi->annex_key && b->annex_store) || bi->lfs_path;
+	int stored = bi->aside || (bi->converted && b->store) ||
+		     (bi->annex_key && b->annex_store) || bi->lfs_path;
 	int rc = 0;
 
-	if (bi->held && !again && aside_wanted(b))
+	if (bi->held && !stored && (aside_wanted(b) || !in_source(b, bi)))
 		rc = aside_put(b, bi, bi->held, NULL, 0, e);
 	held_free(bi->held);
 	bi->held = NULL;

@@ -3,7 +3,9 @@
 # item 4): piped into the filter with no repository behind it, every
 # action (split, replace-text, lfs, drop, annex) answers a later reference
 # to a blob it consumed (the same content named again at a path the rules
-# keep) from what it set aside, not from a repository. The oracle is the
+# keep) from what it set aside, not from a repository; so does a blob
+# written as it was and named again where a rule converts it, or defined
+# again, also inside a repository that does not have it. The oracle is the
 # same stream filtered inside the source repository, where git can answer:
 # the output streams are byte-identical, and git fast-import takes them.
 # shellcheck source=tests/integration/lib/lib.sh
@@ -63,5 +65,111 @@ for rule in "data.txt split record='^(\\d{4})-' into='d/{1}.txt'" \
 		info \"\${rule%% *}: the same stream as inside the repository; copy.txt and a.dat as they were\"
 	"
 done
+
+test_case "a blob written as it was, named again at a path a rule converts: set aside, with or without a repository" <<'EOF'
+# fast-export writes each blob once and names it by its mark at every
+# later commit. README's blob goes out as it is in the first commit; the
+# second names it at b.dat, which the lfs rule converts: its content is
+# needed again, from what was set aside (fast-import's pack has no name
+# yet, and the repository around the filter, here, has no such blob).
+cat >"$SCRATCH/kept.fe" <<'FE'
+blob
+mark :1
+original-oid 8178c76d627cade75005b40711b92f4177bc6cfc
+data 7
+readme
+
+commit refs/heads/main
+mark :2
+committer C <c@x> 1700000000 +0000
+data 6
+first
+M 100644 :1 a.txt
+
+commit refs/heads/main
+mark :3
+committer C <c@x> 1700000001 +0000
+data 7
+second
+M 100644 :1 b.dat
+
+FE
+git init -q "$SCRATCH/other"
+printf '*.dat lfs\n' >"$SCRATCH/kept.rules"
+for where in other alone; do
+	rm -rf "$SCRATCH/kept.store"
+	(cd "$SCRATCH/$where" && GIT_CEILING_DIRECTORIES="$SCRATCH" "$MIGRATE" --rules "$SCRATCH/kept.rules" \
+		--store "$SCRATCH/kept.store" --commit-map "$SCRATCH/kept.$where.map" -q \
+		<"$SCRATCH/kept.fe" >"$SCRATCH/kept.$where" 2>"$SCRATCH/kept.$where.err") ||
+		die "in $where: $(cat "$SCRATCH/kept.$where.err")"
+done
+cmp -s "$SCRATCH/kept.other" "$SCRATCH/kept.alone" ||
+	die "inside another repository, the stream differs from the one with no repository"
+rm -rf "$SCRATCH/imp" && git init -q "$SCRATCH/imp"
+git -C "$SCRATCH/imp" fast-import --quiet <"$SCRATCH/kept.alone" || die "fast-import refused it"
+git -C "$SCRATCH/imp" show main:b.dat | grep -q '^version https://git-lfs' || die "b.dat is not an LFS pointer"
+[ "$(git -C "$SCRATCH/imp" show main:a.txt)" = readme ] || die "a.txt is not its content"
+EOF
+
+test_case "a stream another repository's: a blob let go and defined again is set aside, not looked for there" <<'EOF'
+# README's blob and secret.env's are in the stream only (their
+# original-oids are ids the repository does not have). secret.env's is
+# defined, unused by the first commit, defined again (its id computed
+# only when needed: it has an original-oid), written to fast-import and
+# let go at the reset (with a repository behind the filter, it was taken
+# for one it could read back there), then used; the lfs rule reads it
+# (is it a pointer?). Inside an unrelated repository the stream must give what it
+# gives with no repository at all.
+cat >"$SCRATCH/again.fe" <<'FE'
+blob
+mark :1
+original-oid 8178c76d627cade75005b40711b92f4177bc6cfc
+data 7
+readme
+
+blob
+mark :2
+original-oid 65ec2679eeaac690801f2a00b7de9baebbef7a2d
+data 9
+SECRET=1
+
+commit refs/heads/main
+mark :3
+committer C <c@x> 1700000000 +0000
+data 6
+first
+M 100644 :1 README
+
+blob
+mark :4
+original-oid 65ec2679eeaac690801f2a00b7de9baebbef7a2d
+data 9
+SECRET=1
+
+reset refs/heads/main
+from :3
+
+commit refs/heads/main
+mark :5
+committer C <c@x> 1700000001 +0000
+data 7
+second
+M 100644 :4 secret.env
+
+FE
+rm -rf "$SCRATCH/other" && git init -q "$SCRATCH/other"
+printf '*.dat lfs\n' >"$SCRATCH/again.rules"
+for where in other alone; do
+	(cd "$SCRATCH/$where" && GIT_CEILING_DIRECTORIES="$SCRATCH" "$MIGRATE" --rules "$SCRATCH/again.rules" \
+		--store "$SCRATCH/again.store" --commit-map "$SCRATCH/$where.map" -q \
+		<"$SCRATCH/again.fe" >"$SCRATCH/again.$where" 2>"$SCRATCH/again.$where.err") ||
+		die "in $where: $(cat "$SCRATCH/again.$where.err")"
+done
+cmp -s "$SCRATCH/again.other" "$SCRATCH/again.alone" ||
+	die "inside another repository, the stream differs from the one with no repository"
+rm -rf "$SCRATCH/imp" && git init -q "$SCRATCH/imp"
+git -C "$SCRATCH/imp" fast-import --quiet <"$SCRATCH/again.other" || die "fast-import refused it"
+[ "$(git -C "$SCRATCH/imp" show main:secret.env)" = SECRET=1 ] || die "secret.env is not its content"
+EOF
 
 test_done
