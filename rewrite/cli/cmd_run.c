@@ -505,6 +505,7 @@ static int run_all(struct run *r, struct err *e)
 		rc = run_convert(r, &fnew, e);
 	if (rc == 0)
 		rc = run_commit_run(r, &fin, &fnew, e);
+	run_plan_drop(r);	/* a failed check never collected them */
 	if (rc < 0 && !run_journal_pending(r->state)) {
 		/* no ref moved: the target borrows nothing any more (one
 		 * journaled needs the source until the next run finishes it),
@@ -547,7 +548,7 @@ static int verify_only(const struct run *r, struct err *e)
 		rc = err_set(e, ERR_IO, "%s: malformed", path);
 	run_state_files_init(&f, r->state, "");
 	if (rc > 0)
-		rc = run_verify_run(r->dst, &f, (size_t)before, e);
+		rc = run_verify_run(r->dst, &f, (size_t)before, NULL, NULL, e);
 	if (rc == 0 && !r->o.f.quiet)
 		fprintf(stderr, "migrate run: verified: the marks, commit map and "
 			"ref map in %s agree with %s\n", r->state, r->dst);

@@ -169,6 +169,31 @@ int gitcmd_vrunl(const char *dir, int check, struct buf *out, struct err *e,
 		 va_list ap);
 
 /*
+ * A git command started now and read later, so that several run side by
+ * side, or beside our own work: `git -C dir ARGS...` (a NULL-terminated
+ * list) with no stdin, its stdout into a pipe made as roomy as the system
+ * allows (a listing of many refs seldom waits for its reader), its stderr
+ * ours. gitcmd_start cannot fail: a command that could not be started
+ * keeps its error for gitcmd_collect. Each job started is collected once.
+ */
+struct gitcmd_job {
+	pid_t pid;		/* -1: not started, err says why */
+	int from;		/* the read end of its stdout */
+	char *dir;
+	struct gitargv args;
+	struct err err;
+};
+
+void gitcmd_start(struct gitcmd_job *j, const char *dir, ...)
+	__attribute__((sentinel));
+void gitcmd_vstart(struct gitcmd_job *j, const char *dir, va_list ap);
+/* Its output to the end, appended to out, then its exit status as
+ * gitcmd_run returns it (check 1: a non-zero status is an error naming
+ * the command, as gitcmd_ok). -1 with e set. */
+int gitcmd_collect(struct gitcmd_job *j, int check, struct buf *out,
+		   struct err *e);
+
+/*
  * The date as git's parse_date() reads it (what `git fast-import
  * --date-format=rfc2822` stores), asked of `git var GIT_COMMITTER_IDENT`
  * with GIT_COMMITTER_DATE=date: "<seconds> <+|-hhmm>" in *raw. A date git
@@ -254,6 +279,11 @@ struct gitrefs {
  */
 int gitrefs_list(struct gitrefs *out, const char *dir, const char *prefix,
 		 struct err *e);
+/* The same in two steps, the listing running in between (gitcmd_start):
+ * the same prefix both times. */
+void gitrefs_start(struct gitcmd_job *j, const char *dir, const char *prefix);
+int gitrefs_collect(struct gitrefs *out, struct gitcmd_job *j,
+		    const char *prefix, struct err *e);
 void gitrefs_free(struct gitrefs *r);
 /* The ref called name, or NULL. Borrowed from r. */
 const struct gitref *gitrefs_find(const struct gitrefs *r, const char *name);

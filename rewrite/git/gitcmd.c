@@ -595,6 +595,74 @@ int gitcmd_runl(const char *dir, int check, struct buf *out, struct err *e,
 	return rc;
 }
 
+void gitcmd_vstart(struct gitcmd_job *j, const char *dir, va_list ap)
+{
+	const char *s;
+	int p[2];
+
+	j->pid = -1;
+	j->from = -1;
+	j->dir = dir ? xstrdup(dir) : NULL;
+	j->args = (struct gitargv)GITARGV_INIT;
+	j->err = (struct err)ERR_INIT;
+	while ((s = va_arg(ap, const char *)))
+		gitargv_push(&j->args, s);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		err_errno(&j->err, ERR_IO, "pipe");
+		return;
+	}
+	/* as much as the system lets anyone have (pipe-max-size); a refusal
+	 * only means the child may wait for us sooner */
+	(void)fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
+	if (gitcmd_spawn(&j->pid, dir, &j->args, -1, p[1], &j->err) < 0) {
+		j->pid = -1;
+		close(p[0]);
+	} else {
+		j->from = p[0];
+	}
+	close(p[1]);
+}
+
+void gitcmd_start(struct gitcmd_job *j, const char *dir, ...)
+{
+	va_list ap;
+
+	va_start(ap, dir);
+	gitcmd_vstart(j, dir, ap);
+	va_end(ap);
+}
+
+int gitcmd_collect(struct gitcmd_job *j, int check, struct buf *out,
+		   struct err *e)
+{
+	struct buf what = BUF_INIT(4096);
+	int rerr = 0, status = -1;
+
+	if (j->pid < 0) {
+		*e = j->err;
+	} else {
+		rerr = read_all(j->from, out);
+		close(j->from);
+		status = gitcmd_wait(j->pid, e);
+	}
+	if (status >= 0 && (rerr || (check && status > 0))) {
+		gitcmd_describe(&what, j->dir, &j->args);
+		if (rerr)
+			err_set(e, ERR_IO, "%s: reading from its pipe failed", what.ptr);
+		else
+			err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr,
+				status);
+		status = -1;
+	}
+	buf_release(&what);
+	gitargv_clear(&j->args);
+	free(j->dir);
+	j->dir = NULL;
+	j->pid = -1;
+	j->from = -1;
+	return status;
+}
+
 /* ---- refs ---- */
 
 static int gitref_by_name(const void *a, const void *b)
@@ -662,28 +730,37 @@ static int gitrefs_parse(struct gitrefs *out, struct buf *text,
 	return 0;
 }
 
-int gitrefs_list(struct gitrefs *out, const char *dir, const char *prefix,
-		 struct err *e)
+void gitrefs_start(struct gitcmd_job *j, const char *dir, const char *prefix)
 {
-	struct gitargv a = GITARGV_INIT;
+	/* prefix NULL ends the list early */
+	gitcmd_start(j, dir, "for-each-ref", "--format=%(objectname) "
+		     "%(objecttype) %(*objectname) %(*objecttype) %(symref) "
+		     "%(refname)", prefix, (char *)NULL);
+}
+
+int gitrefs_collect(struct gitrefs *out, struct gitcmd_job *j,
+		    const char *prefix, struct err *e)
+{
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
-	int r;
+	int r = gitcmd_collect(j, 1, &text, e);
 
 	out->v = NULL;
 	out->n = 0;
-	gitargv_push(&a, "for-each-ref");
-	gitargv_push(&a, "--format=%(objectname) %(objecttype) %(*objectname) "
-		     "%(*objecttype) %(symref) %(refname)");
-	if (prefix)
-		gitargv_push(&a, prefix);
-	r = gitcmd_ok(dir, &a, NULL, &text, e);
 	if (r == 0)
 		r = gitrefs_parse(out, &text, prefix, e);
-	gitargv_clear(&a);
 	buf_release(&text);
 	if (r < 0)
 		gitrefs_free(out);
 	return r;
+}
+
+int gitrefs_list(struct gitrefs *out, const char *dir, const char *prefix,
+		 struct err *e)
+{
+	struct gitcmd_job j;
+
+	gitrefs_start(&j, dir, prefix);
+	return gitrefs_collect(out, &j, prefix, e);
 }
 
 void gitrefs_free(struct gitrefs *r)

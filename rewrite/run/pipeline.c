@@ -158,6 +158,9 @@ static int pipeline(struct run *r, const struct rw_options *opt,
 			run_phase(&r->o, "git fast-import is writing its pack");
 			/* not started: the writer's packs stay as they are */
 			(void)run_join_made_start(r, &ignored);
+			/* the target's reads for the plan of the refs, beside
+			 * fast-import's end (which writes only the side's) */
+			run_plan_start(r);
 		}
 		is = gitcmd_wait(ip, e);
 	} else {
@@ -250,7 +253,9 @@ int run_convert(struct run *r, const struct state_files *fnew,
 		rc = pipeline(r, &opt, fnew, e);
 	if (rc == 0 && !r->o.f.dry_run) {
 		run_phase(&r->o, "checking every computed id against git fast-import's marks");
-		rc = run_verify_run(r->side, fnew, r->map_before, e);
+		rc = run_verify_run(r->side, fnew, r->map_before, &r->side_refs,
+				    &r->side_head, e);
+		r->side_listed = rc == 0;
 	}
 	if (rc == 0) {
 		rc = run_join_made(r, 1, e);

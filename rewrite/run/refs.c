@@ -129,22 +129,101 @@ static int refuse_untracked(const char *top, const char *what,
 	return rc;
 }
 
+/* HEAD of a repository, asked of two git commands side by side. */
+struct head_read {
+	struct gitcmd_job id, sym;
+};
+
+static void head_start(struct head_read *h, const char *dir)
+{
+	gitcmd_start(&h->id, dir, "rev-parse", "-q", "--verify",
+		     "HEAD^{commit}", (char *)NULL);
+	gitcmd_start(&h->sym, dir, "symbolic-ref", "-q", "HEAD", (char *)NULL);
+}
+
+static void head_collect(struct head_read *h, struct oid *id, char **sym)
+{
+	struct buf out = BUF_INIT(1 << 20);
+	struct err ignored = ERR_INIT;
+
+	*id = oid_null;
+	*sym = NULL;
+	if (gitcmd_collect(&h->id, 1, &out, &ignored) == 0) {
+		gitcmd_chomp(&out);
+		if (oid_from_hex(id, out.ptr, out.len) < 0)
+			*id = oid_null;
+	}
+	buf_reset(&out);
+	if (gitcmd_collect(&h->sym, 1, &out, &ignored) == 0) {
+		gitcmd_chomp(&out);
+		*sym = buf_detach(&out, NULL);
+	}
+	buf_release(&out);
+}
+
 /* The value of HEAD in dir (null if unborn), and the branch it names
  * (NULL: detached; caller frees). */
 void run_head_of(const char *dir, struct oid *id, char **sym)
 {
-	struct err ignored = ERR_INIT;
-	char *hex = NULL;
+	struct head_read h;
 
-	*id = oid_null;
-	*sym = NULL;
-	if (run_git_line(&hex, dir, &ignored, "rev-parse", "-q", "--verify",
-		     "HEAD^{commit}", (char *)NULL) == 0)
-		oid_from_hex(id, hex, strlen(hex));
-	if (run_git_line(sym, dir, &ignored, "symbolic-ref", "-q", "HEAD",
-		     (char *)NULL) < 0)
-		*sym = NULL;
-	free(hex);
+	head_start(&h, dir);
+	head_collect(&h, id, sym);
+}
+
+/* git's reads of the target for the plan of the refs (run_commit_run):
+ * its HEAD and the branch it names, and the backups an in-place run
+ * finds there. */
+struct run_plan_reads {
+	struct head_read dst;
+	struct gitcmd_job orig;
+	int in_place;
+};
+
+#define ORIGINALS "refs/migrate/original/"
+
+void run_plan_start(struct run *r)
+{
+	struct run_plan_reads *p;
+
+	if (r->plan)
+		return;
+	p = r->plan = xcalloc(1, sizeof(*p));
+	head_start(&p->dst, r->dst);
+	if ((p->in_place = r->o.in_place))
+		gitrefs_start(&p->orig, r->dst, ORIGINALS);
+}
+
+/* Their answers: the target's HEAD (null if unborn) and its branch (NULL:
+ * detached; caller frees), the backups (in place). 0, or -1 with e set. */
+static int plan_collect(struct run *r, struct oid *head, char **sym,
+			struct gitrefs *have, struct err *e)
+{
+	struct run_plan_reads *p;
+	int rc = 0;
+
+	run_plan_start(r);
+	p = r->plan;
+	head_collect(&p->dst, head, sym);
+	if (p->in_place)
+		rc = gitrefs_collect(have, &p->orig, ORIGINALS, e);
+	free(p);
+	r->plan = NULL;
+	return rc;
+}
+
+void run_plan_drop(struct run *r)
+{
+	struct gitrefs have = GITREFS_INIT;
+	struct err ignored = ERR_INIT;
+	struct oid head;
+	char *sym = NULL;
+
+	if (!r->plan)
+		return;
+	(void)plan_collect(r, &head, &sym, &have, &ignored);
+	free(sym);
+	gitrefs_free(&have);
 }
 
 /* The journal's new value of ref name, or NULL if the run leaves it. */
@@ -191,13 +270,14 @@ static int plan_deleted(struct run *r, const struct state_files *fnew,
 /* The refs the run moves: those fast-import wrote in the side repository
  * that differ from the target's, HEAD when it is detached, and the
  * backups of an in-place run. head, sym: the target's HEAD and the branch
- * it names (NULL: detached). */
+ * it names (NULL: detached); side_head: the side repository's HEAD; have:
+ * the target's backups already there (in place). */
 static int plan_refs(struct run *r, const struct state_files *fnew,
 		     const struct gitrefs *side, const struct oid *head,
-		     const char *sym, struct err *e)
+		     const char *sym, const struct oid *side_head,
+		     const struct gitrefs *have, struct err *e)
 {
-	struct gitrefs have = GITREFS_INIT;
-	struct oid side_head, none = oid_null;
+	struct oid none = oid_null;
 	const struct gitref *g;
 	char *name = NULL;
 	size_t i;
@@ -213,17 +293,15 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 			journal_add_ref(&r->j, side->v[i].name, g ? &g->id : &none,
 					&side->v[i].id, 0);
 	}
-	run_head_of(r->side, &side_head, &name);
-	free(name);
-	if (sym && !oid_is_null(&side_head) && !planned(&r->j, sym)) {
+	if (sym && !oid_is_null(side_head) && !planned(&r->j, sym)) {
 		/* as fast-import writing HEAD would: the branch HEAD names */
 		g = gitrefs_find(&r->dst_before, sym);
-		journal_add_ref(&r->j, sym, g ? &g->id : &none, &side_head, 0);
+		journal_add_ref(&r->j, sym, g ? &g->id : &none, side_head, 0);
 	} else if (!sym && !oid_is_null(head)) {
 		struct cmap *m = cmap_new();
 		const struct oid *to = NULL;
-		if (!oid_is_null(&side_head))
-			to = &side_head;
+		if (!oid_is_null(side_head))
+			to = side_head;
 		else if ((rc = cmap_load(m, fnew->map, e)) == 0)
 			to = cmap_get(m, head);
 		if (to && !oid_is_null(to) && !oid_eq(to, head))
@@ -232,18 +310,15 @@ static int plan_refs(struct run *r, const struct state_files *fnew,
 	}
 	if (rc == 0)
 		rc = plan_deleted(r, fnew, side, e);
-	if (rc == 0 && r->o.in_place)
-		rc = gitrefs_list(&have, r->dst, "refs/migrate/original/", e);
 	for (i = 0; rc == 0 && r->o.in_place && i < r->dst_before.n; i++) {
 		g = &r->dst_before.v[i];
 		if (g->symbolic)
 			continue;	/* its target has the backup */
 		name = path_join("refs/migrate/original", g->name);
-		if (!gitrefs_find(&have, name))
+		if (!gitrefs_find(have, name))
 			journal_add_ref(&r->j, name, &none, &g->id, 0);
 		free(name);
 	}
-	gitrefs_free(&have);
 	return rc;
 }
 
@@ -338,14 +413,18 @@ static int each_linked(const struct run *r,
 		       struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
+	struct gitcmd_job list, top;
 	struct err ignored = ERR_INIT;
 	char *line, *nl, *wt = NULL;
 	struct oid head = oid_null;
-	int rc = gitcmd_runl(r->dst, 1, &out, e, "worktree", "list", "--porcelain",
-			     (char *)NULL);
+	int rc;
 
-	if (!r->bare && gitcmd_runl(r->dst, 1, &self, &ignored, "rev-parse",
-				    "--show-toplevel", (char *)NULL) == 0)
+	/* side by side */
+	gitcmd_start(&list, r->dst, "worktree", "list", "--porcelain", (char *)NULL);
+	if (!r->bare)
+		gitcmd_start(&top, r->dst, "rev-parse", "--show-toplevel", (char *)NULL);
+	rc = gitcmd_collect(&list, 1, &out, e);
+	if (!r->bare && gitcmd_collect(&top, 1, &self, &ignored) == 0)
 		gitcmd_chomp(&self);
 	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
 		*nl = '\0';
@@ -420,11 +499,24 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		"commit-map", "ref-map", "marks", "import-marks", "report.txt",
 		"report.json",
 	};
-	struct gitrefs side = GITREFS_INIT;
+	struct gitrefs have = GITREFS_INIT;
 	struct oid head, to;
-	char *sym = NULL;
+	char *sym = NULL, *side_sym = NULL;
 	size_t i, locks;
-	int rc = gitrefs_list(&side, r->side, "refs/", e), kept;
+	int rc, kept;
+
+	/* the target's reads, started beside fast-import's end
+	 * (run_plan_start): its HEAD is read once for the plan and the
+	 * check (a branch moved since is caught as the refs move, "moved
+	 * during the run"); the side's refs and HEAD, as the check read
+	 * them */
+	rc = plan_collect(r, &head, &sym, &have, e);
+	if (rc == 0 && !r->side_listed) {
+		rc = gitrefs_list(&r->side_refs, r->side, "refs/", e);
+		run_head_of(r->side, &r->side_head, &side_sym);
+		free(side_sym);
+	}
+	r->side_listed = rc == 0;
 
 	r->j.state = xstrdup(r->state);
 	r->j.dir = xstrdup(r->dst);
@@ -435,11 +527,10 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (r->o.to && !r->first && !r->dst_clean && !r->bare && run_head_exists(r->dst))
 		fprintf(stderr, "migrate run: %s has local changes: its work tree "
 			"was left as it was\n", r->dst);
-	/* the target's HEAD, read once for the plan and the check (a branch
-	 * moved since is caught as the refs move: "moved during the run") */
-	run_head_of(r->dst, &head, &sym);
 	if (rc == 0)
-		rc = plan_refs(r, fnew, &side, &head, sym, e);
+		rc = plan_refs(r, fnew, &r->side_refs, &head, sym, &r->side_head,
+			       &have, e);
+	gitrefs_free(&have);
 	if (rc == 0 && r->j.worktree) {
 		to = head_after(r, &head, sym);
 		rc = run_check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
@@ -461,14 +552,13 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	journal_add_drop(&r->j, RUN_MADE_PACKS);
 	journal_add_drop(&r->j, RUN_UNLFS_PACKS);
 	if (rc == 0)
-		rc = run_write_state(r, fnew, &side, e);
+		rc = run_write_state(r, fnew, &r->side_refs, e);
 	if (rc == 0)
 		rc = run_write_reset(r, fin, fnew, e);
 	/* before the work tree is checked out: unlocked files get their
 	 * content through git-annex's filter */
 	if (rc == 0)
 		rc = run_annex_setup(r, e);
-	gitrefs_free(&side);
 	if (rc == 0)
 		rc = journal_write(&r->j, e);
 	if (rc < 0)

@@ -238,6 +238,14 @@ struct run {
 	 * work tree (run_dissociate_start; 0: none) */
 	pid_t repack;
 	struct gitrefs src_before, dst_before;
+	/* the side repository's refs and HEAD, as the check read them
+	 * (side_listed) */
+	struct gitrefs side_refs;
+	struct oid side_head;
+	int side_listed;
+	/* git's reads for the plan of the refs, running beside the check
+	 * (run_plan_start; NULL: not started) */
+	struct run_plan_reads *plan;
 	struct rw_stats stats;	/* the filter's, for the ending lines */
 	struct gitargv revs;
 	uint64_t total;
@@ -414,12 +422,16 @@ int run_join_made(struct run *r, int keep, struct err *e);
 /* verify.c */
 /*
  * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
- * fast-import's, the commit map's entries of the run (from map_before on)
- * are objects fast-import wrote, and the target's refs are those of the
- * ref map. Returns 0, or -1 with e naming the first difference.
+ * fast-import's (a mark of migrate's alone: a commit the run wrote, in
+ * the target), the commit map's entries of the run (from map_before on)
+ * are objects of those marks, and the target's refs are those of the ref
+ * map. refs and head (may be NULL) get the target's refs as gitrefs_list
+ * lists them all (the caller's to free) and the commit of its HEAD (null:
+ * none). Returns 0, or -1 with e naming the first difference.
  */
 int run_verify_run(const char *dir, const struct state_files *f,
-		   size_t map_before, struct err *e);
+		   size_t map_before, struct gitrefs *refs, struct oid *head,
+		   struct err *e);
 
 /* statefiles.c */
 /*
@@ -466,6 +478,11 @@ int run_refuse_in_progress(const char *dir, const char *gitdir,
 /* The value of HEAD in dir (null if unborn), and the branch it names
  * (NULL: detached; caller frees). */
 void run_head_of(const char *dir, struct oid *id, char **sym);
+/* git's reads for the plan of run_commit_run, started now (once) so that
+ * they run beside the check; run_commit_run collects them, and
+ * run_plan_drop waits for them on a way that never gets there. */
+void run_plan_start(struct run *r);
+void run_plan_drop(struct run *r);
 /*
  * After the check: the journal of the run (refs, work trees, state files),
  * refusals of what it would overwrite, then the journal is written and

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,9 +60,11 @@ static int marks_load(struct marks *m, const char *path, struct err *e)
 	return r < 0 ? -1 : 0;
 }
 
-/* The objects of the repository at dir, opened at the first need. */
+/* The objects of the repository being checked: git names its objects
+ * directory (asked at the start, read at the first need), opened then. */
 struct target_objects {
-	const char *dir;
+	struct gitcmd_job where;
+	int asked;		/* where is still to be collected */
 	struct pack_odb *db;
 };
 
@@ -75,12 +78,14 @@ static int target_commit(struct target_objects *t, const struct oid *id,
 	int r;
 
 	if (!t->db) {
-		char *objects = NULL;
+		struct buf objects = BUF_INIT(SIZE_MAX / 2);
 
-		r = run_objects_dir(&objects, t->dir, e);
-		if (r == 0 && pack_odb_open(&t->db, objects, e) != 0)
+		r = t->asked ? gitcmd_collect(&t->where, 1, &objects, e) : -1;
+		t->asked = 0;
+		gitcmd_chomp(&objects);
+		if (r == 0 && pack_odb_open(&t->db, objects.ptr, e) != 0)
 			r = -1;
-		free(objects);
+		buf_release(&objects);
 		if (r < 0)
 			return -1;
 	}
@@ -158,17 +163,56 @@ static int map_check_one(void *ctx, const struct oid *old,
 	return 0;
 }
 
+/* The commit map, read by a thread of its own beside the marks'
+ * comparison (by the caller's when no thread can be had). */
+struct map_read {
+	pthread_t thread;
+	int started;
+	const char *path;
+	struct cmap *m;
+	struct err e;
+	int rc;
+};
+
+static void *map_read_run(void *arg)
+{
+	struct map_read *x = arg;
+
+	x->rc = cmap_load(x->m, x->path, &x->e);
+	return NULL;
+}
+
+static void map_read_start(struct map_read *x, const char *path)
+{
+	x->path = path;
+	x->m = cmap_new();
+	x->e = (struct err)ERR_INIT;
+	x->started = pthread_create(&x->thread, NULL, map_read_run, x) == 0;
+}
+
+static int map_read_end(struct map_read *x, struct err *e)
+{
+	if (x->started)
+		pthread_join(x->thread, NULL);
+	else
+		map_read_run(x);
+	if (x->rc < 0)
+		*e = x->e;
+	return x->rc;
+}
+
 /* Every commit-map entry of the checked run (from the from-th on) maps to
  * an object of the marks checked above: one fast-import wrote, or one the
  * run wrote itself. */
-static int map_compare(const struct marks *ours, const char *map_path,
+static int map_compare(const struct marks *ours, struct map_read *x,
 		       size_t from, struct err *e)
 {
 	struct map_check c = { 0 };
-	struct cmap *m = cmap_new();
+	struct cmap *m = x->m;
+	const char *map_path = x->path;
 	char h1[OID_HEX + 1], h2[OID_HEX + 1];
 	size_t i;
-	int r = cmap_load(m, map_path, e);
+	int r = map_read_end(x, e);
 
 	c.ids = xmalloc((ours->n + 1) * sizeof(*c.ids));
 	for (i = 0; i < ours->n; i++)
@@ -185,14 +229,16 @@ static int map_compare(const struct marks *ours, const char *map_path,
 			    "an object git fast-import did not write (nor the run)",
 			    map_path, oid_hex(&c.bad_old, h1), oid_hex(&c.bad_new, h2));
 	free(c.ids);
-	cmap_free(m);
 	return r;
 }
 
-/* One ref-map line against the target's refs. */
-static int refmap_check(const struct gitrefs *refs, const char *line,
-			size_t len, const char *path, struct err *e)
+/* One ref-map line against the target's refs and its HEAD (a stream's
+ * `commit HEAD`: a detached HEAD; null when it has none). */
+static int refmap_check(const struct gitrefs *refs, const struct oid *head,
+			const char *line, size_t len, const char *path,
+			struct err *e)
 {
+	const struct oid *now = NULL;
 	const struct gitref *g;
 	struct refmap_line l;
 	char *name, h1[OID_HEX + 1], h2[OID_HEX + 1];
@@ -202,53 +248,31 @@ static int refmap_check(const struct gitrefs *refs, const char *line,
 		return err_set(e, ERR_IO, "verification failed: %s: not a ref-map "
 			       "line: '%.*s'", path, (int)len, line);
 	name = xmemdup(l.ref, l.ref_len);
-	g = gitrefs_find(refs, name);
-	if (!(oid_is_null(&l.new) ? g == NULL : (g && oid_eq(&g->id, &l.new))))
+	if (!strcmp(name, "HEAD"))
+		now = oid_is_null(head) ? NULL : head;
+	else if ((g = gitrefs_find(refs, name)))
+		now = &g->id;
+	if (!(oid_is_null(&l.new) ? now == NULL : (now && oid_eq(now, &l.new))))
 		r = err_set(e, ERR_IO, "verification failed: %s is %s in the "
 			    "repository but %s in the ref map %s", name,
-			    g ? oid_hex(&g->id, h1) : "missing",
+			    now ? oid_hex(now, h1) : "missing",
 			    oid_hex(&l.new, h2), path);
 	free(name);
 	return r;
 }
 
-/* A stream's `commit HEAD` (a detached HEAD) is checked against HEAD:
- * it goes first in the sorted list ('H' sorts before 'r'). */
-static void add_head(struct gitrefs *refs, const char *dir)
+static int refmap_compare(const struct gitrefs *refs, const struct oid *head,
+			  const char *path, struct err *e)
 {
-	struct err ignored = ERR_INIT;
-	char *hex = NULL;
-	struct oid id;
-
-	if (run_git_line(&hex, dir, &ignored, "rev-parse", "-q", "--verify", "HEAD",
-		     (char *)NULL) == 0 && oid_from_hex(&id, hex, strlen(hex)) == 0) {
-		refs->v = xrealloc(refs->v, (refs->n + 1) * sizeof(*refs->v));
-		memmove(refs->v + 1, refs->v, refs->n * sizeof(*refs->v));
-		memset(refs->v, 0, sizeof(*refs->v));
-		refs->v[0].name = xstrdup("HEAD");
-		refs->v[0].id = id;
-		refs->n++;
-	}
-	free(hex);
-}
-
-static int refmap_compare(const char *dir, const char *path, struct err *e)
-{
-	struct gitrefs refs = GITREFS_INIT;
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
 	char *line, *nl;
 	int r = file_read(path, &text, e);
 
 	if (r == 0)
 		r = err_set(e, ERR_IO, "verification failed: %s is missing", path);
-	if (r > 0)
-		r = gitrefs_list(&refs, dir, NULL, e) < 0 ? -1 : 1;
-	if (r > 0)
-		add_head(&refs, dir);
 	for (line = text.ptr; r > 0 && (nl = strchr(line, '\n')); line = nl + 1)
-		if (refmap_check(&refs, line, (size_t)(nl - line), path, e) < 0)
+		if (refmap_check(refs, head, line, (size_t)(nl - line), path, e) < 0)
 			r = -1;
-	gitrefs_free(&refs);
 	buf_release(&text);
 	return r < 0 ? -1 : 0;
 }
@@ -257,27 +281,66 @@ static int refmap_compare(const char *dir, const char *path, struct err *e)
  * The check of one run (docs/DESIGN.md, data flow 4): migrate's marks equal
  * fast-import's (those fast-import never heard of are commits the run
  * wrote, in the target), the commit map's entries of the run (from
- * map_before on) are objects of those marks, and the target's refs are those of the
- * ref map. Returns 0, or -1 with e naming the first difference.
+ * map_before on) are objects of those marks, and the target's refs are
+ * those of the ref map. git's three reads (the objects directory, the
+ * refs, HEAD) and a thread reading the commit map run beside the
+ * comparison of the marks. refs and head (may be NULL) get the target's
+ * refs as gitrefs_list lists them all (the caller's to free) and the
+ * commit of its HEAD (null: none). Returns 0, or -1 with e naming the
+ * first difference.
  */
 int run_verify_run(const char *dir, const struct state_files *f,
-		   size_t map_before, struct err *e)
+		   size_t map_before, struct gitrefs *refs, struct oid *head_out,
+		   struct err *e)
 {
 	struct marks ours = { 0 }, theirs = { 0 };
-	struct target_objects t = { dir, NULL };
-	int r = marks_load(&ours, f->marks, e);
+	struct target_objects t = { .asked = 1 };
+	struct gitrefs listed = GITREFS_INIT;
+	struct buf hex = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+	struct gitcmd_job refs_job, head_job;
+	struct oid head = oid_null;
+	struct map_read map;
+	int r;
 
+	gitcmd_start(&t.where, dir, "rev-parse", "--path-format=absolute",
+		     "--git-path", "objects", (char *)NULL);
+	gitrefs_start(&refs_job, dir, NULL);
+	gitcmd_start(&head_job, dir, "rev-parse", "-q", "--verify", "HEAD",
+		     (char *)NULL);
+	map_read_start(&map, f->map);
+	r = marks_load(&ours, f->marks, e);
 	if (r == 0)
 		r = marks_load(&theirs, f->imarks, e);
 	if (r == 0)
 		r = marks_compare(&ours, &theirs, f, &t, e);
 	if (r == 0)
-		r = map_compare(&ours, f->map, map_before, e);
+		r = map_compare(&ours, &map, map_before, e);
+	else
+		(void)map_read_end(&map, &ignored);
+	cmap_free(map.m);
+	if (t.asked)
+		(void)gitcmd_collect(&t.where, 0, &hex, &ignored);
+	if (gitrefs_collect(&listed, &refs_job, NULL, r == 0 ? e : &ignored) < 0)
+		r = -1;
+	buf_reset(&hex);
+	if (gitcmd_collect(&head_job, 0, &hex, &ignored) == 0) {
+		gitcmd_chomp(&hex);
+		if (oid_from_hex(&head, hex.ptr, hex.len) < 0)
+			head = oid_null;
+	}
 	if (r == 0)
-		r = refmap_compare(dir, f->refmap, e);
+		r = refmap_compare(&listed, &head, f->refmap, e);
+	if (r == 0 && refs)
+		*refs = listed;
+	else
+		gitrefs_free(&listed);
+	if (r == 0 && head_out)
+		*head_out = head;
 	if (t.db)
 		pack_odb_free(t.db);
 	free(ours.v);
 	free(theirs.v);
+	buf_release(&hex);
 	return r;
 }

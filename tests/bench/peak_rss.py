@@ -23,10 +23,14 @@ own, split at \\r and \\n); each line "migrate run: WHAT ..." (or one
 matching BENCH_PHASE_RE, its first group that matched the name) starts
 a phase. FILE gets "SECONDS CPU NAME" per phase start, the first "0 0
 start", the last "WALL CPU end": the elapsed seconds and the CPU seconds
-of the process tree so far (utime, stime and the reaped children's of
-every process in it, from /proc/PID/stat at the line), so a phase's CPU
-/ wall is how many cores it kept busy."""
-import os, re, resource, subprocess, sys, threading, time
+of the process tree so far, so a phase's CPU / wall is how many cores it
+kept busy. The CPU comes from a task-clock counter (perf_event_open)
+that CMD and everything it starts inherit: nanoseconds, live processes
+and ended ones alike. Where the kernel refuses one, from /proc/PID/stat
+at the line (utime, stime and the reaped children's of every process in
+the tree), which counts in ticks of 10 ms: too coarse for a phase of a
+few tens of milliseconds."""
+import ctypes, os, re, resource, struct, subprocess, sys, threading, time
 
 
 def hwm(pid):
@@ -113,7 +117,43 @@ def tree_cpu(root):
     return total / TICK
 
 
-def follow(p, t0, out):
+class TreeClock:
+    """CPU seconds of the processes this script starts (and theirs), read
+    at any moment: a software task-clock counter opened on this thread
+    with inherit set, so each thread and process started after it counts
+    into it, live or ended; this script's own CPU is taken out."""
+    NR = {"x86_64": 298, "aarch64": 241}
+
+    def __init__(self):
+        self.fd = -1
+        nr = self.NR.get(os.uname().machine)
+        if nr is None:
+            return
+        # struct perf_event_attr, its first 64 bytes (PERF_ATTR_SIZE_VER0):
+        # type PERF_TYPE_SOFTWARE, config PERF_COUNT_SW_TASK_CLOCK, the
+        # flag bits with inherit (bit 1) alone set: enabled at once
+        attr = ctypes.create_string_buffer(struct.pack("<IIQQQQQIIQ", 1, 64, 1, 0, 0, 0, 1 << 1, 0, 0, 0), 64)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        fd = libc.syscall(ctypes.c_long(nr), attr, ctypes.c_int(0), ctypes.c_int(-1),
+                          ctypes.c_int(-1), ctypes.c_ulong(0))
+        self.fd = int(fd) if fd >= 0 else -1
+        self.own0 = self.own()
+
+    @staticmethod
+    def own():
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        return me.ru_utime + me.ru_stime
+
+    def ok(self):
+        return self.fd >= 0
+
+    def read(self):
+        ns = struct.unpack("<Q", os.read(self.fd, 8))[0]
+        return ns / 1e9 - (self.own() - self.own0)
+
+
+def follow(p, t0, out, clock):
     """Copies p's stderr to ours, recording each phase line."""
     pat = re.compile(os.environ.get("BENCH_PHASE_RE", r"^migrate run: (.*) \.\.\.$"))
     buf = b""
@@ -130,7 +170,7 @@ def follow(p, t0, out):
             m = pat.search(line.decode(errors="replace"))
             if m:
                 # the first group that matched names the phase
-                out.append((time.monotonic() - t0, tree_cpu(p.pid),
+                out.append((time.monotonic() - t0, clock.read() if clock.ok() else tree_cpu(p.pid),
                             next((g for g in m.groups() if g), m.group(0))))
 
 
@@ -142,18 +182,30 @@ def main():
     while tree and cmd[:1] and cmd[0] in ("--wall", "--cpu", "--phases"):
         opts[cmd[0]], cmd = cmd[1], cmd[2:]
     wall = opts.get("--wall")
+    clock = TreeClock() if "--phases" in opts else None
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE if "--phases" in opts else None)
     phases, reader = [(0.0, 0.0, "start")], None
     cpus = {}  # pid -> own CPU seconds at the last look
     if "--phases" in opts:
-        reader = threading.Thread(target=follow, args=(p, t0, phases))
+        reader = threading.Thread(target=follow, args=(p, t0, phases, clock))
         reader.start()
+    # CMD's end, timed by a thread that waits for it: the looks below
+    # come every 0.1 s, too far apart to time a run of a second or two
+    ended = threading.Event()
+    end = []
+
+    def waiter():
+        p.wait()
+        end.append(time.monotonic())
+        ended.set()
+
+    threading.Thread(target=waiter, daemon=True).start()
     peak = 0
     peaks = {}  # name -> KiB
     names = {}  # pid -> name
     seen = {}  # pid -> looks at its name so far
-    while p.poll() is None:
+    while not ended.is_set():
         if not tree:
             peak = max(peak, hwm(p.pid))
         else:
@@ -173,8 +225,8 @@ def main():
                     c = own_cpu(pid)
                     if c is not None:
                         cpus[pid] = c
-        time.sleep(0.1 if tree else 0.02)
-    t1 = time.monotonic()
+        ended.wait(0.1 if tree else 0.02)
+    t1 = end[0]
     if reader:
         reader.join()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -192,10 +244,10 @@ def main():
                 if n not in ("bash", "sh", "time"):
                     f.write("%.1f %s\n" % (c, n))
     if "--phases" in opts:
-        phases.append((t1 - t0, ru.ru_utime + ru.ru_stime, "end"))
+        phases.append((t1 - t0, clock.read() if clock.ok() else ru.ru_utime + ru.ru_stime, "end"))
         with open(opts["--phases"], "w") as f:
             for t, c, n in phases:
-                f.write("%.3f %.2f %s\n" % (t, c, n))
+                f.write("%.4f %.4f %s\n" % (t, c, n))
     with open(out, "w") as f:
         if not tree:
             f.write("%d\n" % peak)
