@@ -67,10 +67,12 @@ one_corpus() {
 
 	say "$kind: migrate run --in-place (a bare mirror)"
 	git clone -q --mirror "$SRC" "$WORK/r-runip"
-	bench_timed runip "$MIGRATE" run --rules "$WORK/rules" --repo "$WORK/r-runip" --in-place -q
+	bench_timed_phases runip "$MIGRATE" run --rules "$WORK/rules" --repo "$WORK/r-runip" \
+		--in-place --progress
 
 	say "$kind: migrate run --to NEWDIR"
-	bench_timed runto "$MIGRATE" run --rules "$WORK/rules" --repo "$SRC" --to "$WORK/r-runto" -q
+	bench_timed_phases runto "$MIGRATE" run --rules "$WORK/rules" --repo "$SRC" \
+		--to "$WORK/r-runto" --progress
 	[ ! -e "$WORK/r-runto/.git/objects/info/alternates" ] ||
 		{ echo "run --to left its alternate" >&2; exit 1; }
 	packs_runto=$(git -C "$WORK/r-runto" count-objects -v | sed -n 's/^packs: //p')
@@ -102,6 +104,11 @@ load average $load0 before, $(bench_load) after:
 | \`migrate run --to\` ($packs_runto pack, no alternate) | $(bench_wall runto) | $(ratio runto)× faster | $(bench_rss runto) |
 
 Every result passes \`git lfs fsck\` and lists the same LFS paths as the peer.
+
+Phases (\`migrate run --progress\`):
+
+$(bench_phase_head)
+$(bench_phase_runs "runip:run --in-place" "runto:run --to")
 EOT
 }
 ratio() { calc "round($(cat "$WORK/peer.wall") / $(cat "$WORK/$1.wall"), 1)"; }

@@ -124,25 +124,36 @@ bench_cpu_each() {
 # seconds and CPU / wall.
 bench_phase_rows() {
 	awk -v first="${2:-start}" 'NR == 1 { $3 = first } NR > 1 { d = $1 - t; c = $2 - u
-			printf "| %s | %.2f | %d %% | %.2f | %.2f |\n", n, d, (T > 0 ? 100 * d / T : 0), c, (d > 0 ? c / d : 0) }
+			printf "| %s | %.3f | %d %% | %.3f | %.2f |\n", n, d, (T > 0 ? 100 * d / T : 0), c, (d > 0 ? c / d : 0) }
 		{ t = $1; u = $2; $1 = ""; $2 = ""; n = substr($0, 3) }' T="$(tail -1 "$WORK/$1.phases" | cut -d' ' -f1)" \
 		"$WORK/$1.phases"
 }
 
-# bench_phase_table RUN:LABEL...: the phases table of a run against git
-# filter-repo (named peer, its rewrite before "now repacking/cleaning"),
-# then each RUN's rows, labelled LABEL, its stream first
-bench_phase_table() {
+# bench_phase_runs RUN:LABEL...: each RUN's rows of a phases table,
+# labelled LABEL, its stream first
+bench_phase_runs() {
 	local run
-	echo 'Phases (`migrate run --progress`; filter-repo'"'"'s "now repacking/cleaning" line):'
-	echo
-	echo '| run | phase | wall s | share | CPU s | CPU / wall |'
-	echo '|---|---|---|---|---|---|'
-	bench_phase_rows peer "the rewrite (fast-export, filter-repo, fast-import)" | sed 's/^/| filter-repo /'
 	for run in "$@"; do
 		bench_phase_rows "${run%%:*}" "the stream (fast-export, migrate, fast-import)" |
 			sed "s/^/| ${run#*:} /"
 	done
+}
+
+# bench_phase_head: the phases table's head
+bench_phase_head() {
+	echo '| run | phase | wall s | share | CPU s | CPU / wall |'
+	echo '|---|---|---|---|---|---|'
+}
+
+# bench_phase_table RUN:LABEL...: the phases table of a run against git
+# filter-repo (named peer, its rewrite before "now repacking/cleaning"),
+# then each RUN's rows (bench_phase_runs)
+bench_phase_table() {
+	echo 'Phases (`migrate run --progress`; filter-repo'"'"'s "now repacking/cleaning" line):'
+	echo
+	bench_phase_head
+	bench_phase_rows peer "the rewrite (fast-export, filter-repo, fast-import)" | sed 's/^/| filter-repo /'
+	bench_phase_runs "$@"
 }
 
 # the system's python: a version manager's shim (pyenv) takes seconds

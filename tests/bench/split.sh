@@ -77,7 +77,8 @@ NODATA=1 pipeline yearrep "$MIGRATE" --rules "$WORK/year.rules" --source-repo "$
 say "per-record split"
 pipeline record "$MIGRATE" --rules "$WORK/record.rules"
 say "migrate run --to, per-year split"
-bench_timed runto "$MIGRATE" run -q --rules "$WORK/year.rules" --repo "$SRC" --to "$WORK/runto"
+bench_timed_phases runto "$MIGRATE" run --progress --rules "$WORK/year.rules" --repo "$SRC" \
+	--to "$WORK/runto"
 load1=$(bench_load)
 refs() { git -C "$1" for-each-ref --format='%(objectname) %(refname)' refs/heads refs/tags; }
 for r in yearnd yearrep runto; do
@@ -140,6 +141,11 @@ $(row runto "\`migrate run --to\`, per-year split")
 
 Reports: $(calc "round($(cat "$WORK/yearrep.wall") / $(cat "$WORK/yearnd.wall"), 2)")× the same pipeline without them.
 \`migrate run --to\`: $(calc "round($(cat "$WORK/runto.wall") / $(cat "$WORK/year.wall"), 2)")× the hand pipeline with the same rules (same commit ids), $(calc "round($(cat "$WORK/runto.wall") / $w_plain, 2)")× the plain round trip; it delivers $(mb "$(cat "$WORK/runto.pack")") MiB of pack as it is, $(calc "round($(cat "$WORK/runto.pack") / $(cat "$WORK/year.pack"), 2)")× what \`git repack -adf\` makes of the same history.
+
+Phases (\`migrate run --progress\`):
+
+$(bench_phase_head)
+$(bench_phase_runs "runto:run --to")
 
 | marker | before (one file) | after (per year) | improvement | floor |
 |---|---|---|---|---|

@@ -4,8 +4,9 @@
  * `git cat-file --batch-command`), also when this process has its stdin
  * closed, the git and common directories of a linked work tree, git
  * started while other threads allocate (a forked child that allocated
- * before its exec could wait forever for a lock one of them held), and
- * the environment given to a child.
+ * before its exec could wait forever for a lock one of them held), the
+ * environment given to a child, and commands started side by side and
+ * read later (gitcmd_start, gitcmd_collect).
  */
 #include <errno.h>
 #include <limits.h>
@@ -221,6 +222,79 @@ static void test_spawn_env(void **state)
 	gitargv_clear(&a);
 }
 
+/* Several commands started, then read in another order: each gets its
+ * whole output, also one larger than the roomiest pipe holds (6,000 refs
+ * listed with their id eight times: 2.1 MB), and its own status; a
+ * command that could not be started says so when it is collected. */
+static void test_started_side_by_side(void **state)
+{
+	struct buf in = BUF_INIT(SIZE_MAX / 2), out = BUF_INIT(SIZE_MAX / 2);
+	struct buf head = BUF_INIT(4096);
+	struct gitcmd_job list, refs, bad, failing, none;
+	struct gitrefs listed = GITREFS_INIT, one = GITREFS_INIT;
+	struct gitargv a = GITARGV_INIT;
+	struct err e = ERR_INIT;
+	char *path;
+	size_t i, lines = 0;
+
+	(void)state;
+	assert_int_equal(gitcmd_runl(repo, 1, &head, &e, "rev-parse", "HEAD",
+				     (char *)NULL), 0);
+	gitcmd_chomp(&head);
+	for (i = 0; i < 6000; i++)
+		buf_printf(&in, "create refs/tags/many/t%05zu %s\n", i, head.ptr);
+	gitargv_push(&a, "update-ref");
+	gitargv_push(&a, "--stdin");
+	assert_int_equal(gitcmd_ok(repo, &a, &in, NULL, &e), 0);
+	gitargv_clear(&a);
+
+	gitcmd_start(&list, repo, "for-each-ref", "--format=%(refname)"
+		     " %(objectname) %(objectname) %(objectname) %(objectname)"
+		     " %(objectname) %(objectname) %(objectname) %(objectname)",
+		     "refs/tags/many/", (char *)NULL);
+	gitrefs_start(&refs, repo, "refs/tags/many/");
+	gitcmd_start(&failing, repo, "rev-parse", "-q", "--verify", "nothere",
+		     (char *)NULL);
+	gitcmd_start(&bad, repo, "rev-parse", "-q", "--verify", "nothere",
+		     (char *)NULL);
+	path = strdup(getenv("PATH"));
+	setenv("PATH", "/nonexistent", 1);
+	gitcmd_start(&none, repo, "version", (char *)NULL);
+	setenv("PATH", path, 1);
+	free(path);
+
+	/* the last started first */
+	assert_int_equal(gitcmd_collect(&none, 0, &out, &e), -1);
+	assert_non_null(strstr(e.msg, "cannot run git"));
+	e = (struct err)ERR_INIT;
+	assert_int_equal(gitcmd_collect(&bad, 1, &out, &e), -1);
+	assert_non_null(strstr(e.msg, "rev-parse"));
+	assert_non_null(strstr(e.msg, "exit status 1"));
+	e = (struct err)ERR_INIT;
+	assert_int_equal(gitcmd_collect(&failing, 0, &out, &e), 1);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(gitrefs_collect(&listed, &refs, "refs/tags/many/", &e), 0);
+	assert_int_equal(listed.n, 6000);
+	assert_int_equal(gitcmd_collect(&list, 1, &out, &e), 0);
+	assert_true(out.len > 2 << 20);
+	for (i = 0; i < out.len; i++)
+		lines += out.ptr[i] == '\n';
+	assert_int_equal(lines, 6000);
+	assert_non_null(strstr(out.ptr, "refs/tags/many/t05999 "));
+	/* as the listing in one step finds them */
+	assert_int_equal(gitrefs_list(&one, repo, "refs/tags/many/", &e), 0);
+	assert_int_equal(one.n, listed.n);
+	for (i = 0; i < one.n; i++) {
+		assert_string_equal(one.v[i].name, listed.v[i].name);
+		assert_memory_equal(one.v[i].id.hash, listed.v[i].id.hash, OID_RAW);
+	}
+	gitrefs_free(&one);
+	gitrefs_free(&listed);
+	buf_release(&in);
+	buf_release(&out);
+	buf_release(&head);
+}
+
 static int setup(void **state)
 {
 	static char global[sizeof(dir) + 16];
@@ -267,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_dirs),
 		cmocka_unit_test(test_spawn_beside_threads),
 		cmocka_unit_test(test_spawn_env),
+		cmocka_unit_test(test_started_side_by_side),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
