@@ -548,7 +548,7 @@ static int verify_only(const struct run *r, struct err *e)
 		rc = err_set(e, ERR_IO, "%s: malformed", path);
 	run_state_files_init(&f, r->state, "");
 	if (rc > 0)
-		rc = run_verify_run(r->dst, &f, (size_t)before, NULL, NULL, e);
+		rc = run_verify_run(r->dst, NULL, &f, (size_t)before, NULL, NULL, e);
 	if (rc == 0 && !r->o.f.quiet)
 		fprintf(stderr, "migrate run: verified: the marks, commit map and "
 			"ref map in %s agree with %s\n", r->state, r->dst);

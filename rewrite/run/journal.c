@@ -309,8 +309,7 @@ static int some_moved(const struct journal *j, int forward)
  * someone else) ends the other's input before its commit, which aborts
  * it: nothing moved, as with one transaction. The deletions (which may
  * rewrite packed-refs, whose lock only one can hold) and HEAD's
- * no-deref go to the first half. The processes start before the refs
- * are listed, so that git's start-up runs beside the listing.
+ * no-deref go to the first half.
  */
 #define REFS_SPLIT 64
 
@@ -337,57 +336,33 @@ static int half_heard(struct refs_half *h, const char *line)
 	return 0;
 }
 
-/* Starts n `git update-ref --stdin` (every value a full id: git need not
- * look for refs of that name, six lookups each, to warn they are
- * ambiguous). They start while the refs are listed, and wait for their
- * input. 0, or -1 with e set (those started are in h, pid >= 0). */
-static int halves_start(struct refs_half *h, int n, const char *dir,
-			struct gitargv *a, struct err *e)
+static int update_refs_halves(const char *dir, const struct gitargv *a,
+			      const struct buf cmds[2], struct err *e)
 {
-	int i, r = 0;
+	struct refs_half h[2];
+	struct err ignored = ERR_INIT;
+	int i, r = 0, status;
 
-	gitargv_push(a, "-c");
-	gitargv_push(a, "core.warnAmbiguousRefs=false");
-	gitargv_push(a, "update-ref");
-	gitargv_push(a, "--stdin");
 	for (i = 0; i < 2; i++) {
 		h[i].pid = -1;
 		h[i].to = h[i].from = -1;
 		buf_init(&h[i].said, 4096);
 	}
-	for (i = 0; r == 0 && i < n; i++)
+	for (i = 0; r == 0 && i < 2; i++)
 		/* git's own message (a ref locked) reaches the user */
 		r = gitcmd_spawn_piped(&h[i].pid, dir, a, &h[i].to, &h[i].from,
 				       NULL, e);
-	return r;
-}
-
-/* Gives each started half its commands (cmds[i]; none: the half ends
- * with nothing to do) in two phases: all prepare (each takes the locks
- * of its half), then all commit; then waits for them. go 0: they are
- * only ended, with nothing to do. 0, or -1 with e set. */
-static int halves_finish(struct refs_half *h, const char *dir,
-			 const struct gitargv *a, const struct buf cmds[2],
-			 int go, struct err *e)
-{
-	struct err ignored = ERR_INIT;
-	int i, r = go ? 0 : -1, status;
-
 	for (i = 0; r == 0 && i < 2; i++)
-		if (h[i].pid >= 0 && cmds[i].len &&
-		    (write_full(h[i].to, "start\n", 6) < 0 ||
-		     write_full(h[i].to, cmds[i].ptr, cmds[i].len) < 0 ||
-		     write_full(h[i].to, "prepare\n", 8) < 0))
+		if (write_full(h[i].to, "start\n", 6) < 0 ||
+		    write_full(h[i].to, cmds[i].ptr, cmds[i].len) < 0 ||
+		    write_full(h[i].to, "prepare\n", 8) < 0)
 			r = -1;
 	for (i = 0; r == 0 && i < 2; i++)
-		if (h[i].pid >= 0 && cmds[i].len)
-			r = half_heard(&h[i], "prepare: ok\n");
+		r = half_heard(&h[i], "prepare: ok\n");
 	for (i = 0; r == 0 && i < 2; i++)
-		if (h[i].pid >= 0 && cmds[i].len)
-			r = write_full(h[i].to, "commit\n", 7) < 0 ? -1 : 0;
+		r = write_full(h[i].to, "commit\n", 7) < 0 ? -1 : 0;
 	for (i = 0; r == 0 && i < 2; i++)
-		if (h[i].pid >= 0 && cmds[i].len)
-			r = half_heard(&h[i], "commit: ok\n");
+		r = half_heard(&h[i], "commit: ok\n");
 	/* the end of its input: a half not told to commit aborts */
 	for (i = 0; i < 2; i++) {
 		if (h[i].to >= 0)
@@ -400,7 +375,7 @@ static int halves_finish(struct refs_half *h, const char *dir,
 		if (h[i].pid < 0)
 			continue;
 		status = gitcmd_wait(h[i].pid, &ignored);
-		if (go && status != 0 && (r == 0 || !e->msg[0])) {
+		if (status != 0 && (r == 0 || !e->msg[0])) {
 			struct buf what = BUF_INIT(4096);
 
 			gitcmd_describe(&what, dir, a);
@@ -409,9 +384,9 @@ static int halves_finish(struct refs_half *h, const char *dir,
 			r = -1;
 		}
 	}
-	if (go && r < 0 && !e->msg[0])
+	if (r < 0 && !e->msg[0])
 		err_set(e, ERR_IO, "git update-ref --stdin in %s failed", dir);
-	return go ? r : 0;
+	return r;
 }
 
 /* Moves every ref of the journal to its new (forward) or old value in one
@@ -424,16 +399,12 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 {
 	struct gitrefs all = GITREFS_INIT, mine = GITREFS_INIT;
 	struct buf cmds[2] = { BUF_INIT(SIZE_MAX / 2), BUF_INIT(SIZE_MAX / 2) };
-	struct refs_half h[2];
 	struct gitargv a = GITARGV_INIT;
 	char h1[OID_HEX + 1], h2[OID_HEX + 1], h3[OID_HEX + 1];
 	struct oid cur;
-	int halves = j->nrefs >= REFS_SPLIT ? 2 : 1;
 	size_t i, n = 0;
-	int r = j->nrefs ? halves_start(h, halves, j->dir, &a, e) : 0;
+	int r = list_refs(j->dir, &all, &mine, e);
 
-	if (r == 0)
-		r = list_refs(j->dir, &all, &mine, e);
 	for (i = 0; r == 0 && i < j->nrefs; i++) {
 		const struct jref *x = &j->refs[i];
 		const struct oid *want = forward ? &x->new : &x->old;
@@ -455,10 +426,9 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 				    oid_hex(&x->old, h2), oid_hex(&x->new, h3));
 			break;
 		}
-		/* the halves: alternate lines, the deletions and HEAD's
-		 * no-deref in the first */
-		struct buf *c = &cmds[halves == 1 || x->no_deref ||
-				      oid_is_null(want) ? 0 : n++ % 2];
+		/* the halves of update_refs_halves: alternate lines, the
+		 * deletions and HEAD's no-deref in the first */
+		struct buf *c = &cmds[x->no_deref || oid_is_null(want) ? 0 : n++ % 2];
 		if (x->no_deref)
 			buf_adds(c, "option no-deref\n");
 		if (oid_is_null(want))
@@ -469,11 +439,20 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 			buf_printf(c, "update %s %s %s\n", x->name,
 				   oid_hex(want, h1), oid_hex(from, h2));
 	}
-	if (j->nrefs) {
-		int go = r == 0;
-
-		r = halves_finish(h, j->dir, &a, cmds, go, e) < 0 || !go ? -1 : 0;
-		if (go && r < 0 && fresh && some_moved(j, forward))
+	if (r == 0 && (cmds[0].len || cmds[1].len)) {
+		/* every value is a full id: git need not look for refs of
+		 * that name (six lookups each) to warn they are ambiguous */
+		gitargv_push(&a, "-c");
+		gitargv_push(&a, "core.warnAmbiguousRefs=false");
+		gitargv_push(&a, "update-ref");
+		gitargv_push(&a, "--stdin");
+		if (n >= REFS_SPLIT) {
+			r = update_refs_halves(j->dir, &a, cmds, e);
+		} else {
+			buf_add(&cmds[0], cmds[1].ptr, cmds[1].len);
+			r = gitcmd_ok(j->dir, &a, &cmds[0], NULL, e);
+		}
+		if (r < 0 && fresh && some_moved(j, forward))
 			r = -3;
 	}
 	gitargv_clear(&a);

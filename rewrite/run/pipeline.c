@@ -253,8 +253,9 @@ int run_convert(struct run *r, const struct state_files *fnew,
 		rc = pipeline(r, &opt, fnew, e);
 	if (rc == 0 && !r->o.f.dry_run) {
 		run_phase(&r->o, "checking every computed id against git fast-import's marks");
-		rc = run_verify_run(r->side, fnew, r->map_before, &r->side_refs,
-				    &r->side_head, e);
+		/* the side's objects are the target's (run_side_create) */
+		rc = run_verify_run(r->side, r->dst_objects, fnew, r->map_before,
+				    &r->side_refs, &r->side_head, e);
 		r->side_listed = rc == 0;
 	}
 	if (rc == 0) {

@@ -161,6 +161,36 @@ static void head_collect(struct head_read *h, struct oid *id, char **sym)
 	buf_release(&out);
 }
 
+/* The work trees of the target's repository (git worktree list) and the
+ * target's own top (none when bare), asked side by side. */
+struct linked_read {
+	struct gitcmd_job list, top;
+	int has_top;
+};
+
+static void linked_start(struct linked_read *l, const struct run *r)
+{
+	gitcmd_start(&l->list, r->dst, "worktree", "list", "--porcelain",
+		     (char *)NULL);
+	if ((l->has_top = !r->bare))
+		gitcmd_start(&l->top, r->dst, "rev-parse", "--show-toplevel",
+			     (char *)NULL);
+}
+
+/* Their answers: the list in out, the top in self (empty: none). */
+static int linked_collect(struct linked_read *l, struct buf *out,
+			  struct buf *self, struct err *e)
+{
+	struct err ignored = ERR_INIT;
+	int rc = gitcmd_collect(&l->list, 1, out, e);
+
+	if (l->has_top && gitcmd_collect(&l->top, 1, self, &ignored) == 0)
+		gitcmd_chomp(self);
+	else
+		buf_reset(self);
+	return rc;
+}
+
 /* The value of HEAD in dir (null if unborn), and the branch it names
  * (NULL: detached; caller frees). */
 void run_head_of(const char *dir, struct oid *id, char **sym)
@@ -172,11 +202,12 @@ void run_head_of(const char *dir, struct oid *id, char **sym)
 }
 
 /* git's reads of the target for the plan of the refs (run_commit_run):
- * its HEAD and the branch it names, and the backups an in-place run
- * finds there. */
+ * its HEAD and the branch it names, and for an in-place run the backups
+ * it finds there and its work trees. */
 struct run_plan_reads {
 	struct head_read dst;
 	struct gitcmd_job orig;
+	struct linked_read linked;
 	int in_place;
 };
 
@@ -190,14 +221,18 @@ void run_plan_start(struct run *r)
 		return;
 	p = r->plan = xcalloc(1, sizeof(*p));
 	head_start(&p->dst, r->dst);
-	if ((p->in_place = r->o.in_place))
+	if ((p->in_place = r->o.in_place)) {
 		gitrefs_start(&p->orig, r->dst, ORIGINALS);
+		linked_start(&p->linked, r);
+	}
 }
 
 /* Their answers: the target's HEAD (null if unborn) and its branch (NULL:
- * detached; caller frees), the backups (in place). 0, or -1 with e set. */
+ * detached; caller frees); in place, the backups, and the work trees
+ * (linked, for each_linked_of; has_linked 1). 0, or -1 with e set. */
 static int plan_collect(struct run *r, struct oid *head, char **sym,
-			struct gitrefs *have, struct err *e)
+			struct gitrefs *have, struct linked_read *linked,
+			int *has_linked, struct err *e)
 {
 	struct run_plan_reads *p;
 	int rc = 0;
@@ -207,21 +242,38 @@ static int plan_collect(struct run *r, struct oid *head, char **sym,
 	head_collect(&p->dst, head, sym);
 	if (p->in_place)
 		rc = gitrefs_collect(have, &p->orig, ORIGINALS, e);
+	*linked = p->linked;
+	*has_linked = p->in_place;
 	free(p);
 	r->plan = NULL;
 	return rc;
 }
 
+/* A linked_read that will not be used, waited for. */
+static void linked_drop(struct linked_read *l)
+{
+	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+
+	(void)linked_collect(l, &out, &self, &ignored);
+	buf_release(&out);
+	buf_release(&self);
+}
+
 void run_plan_drop(struct run *r)
 {
 	struct gitrefs have = GITREFS_INIT;
+	struct linked_read linked;
 	struct err ignored = ERR_INIT;
 	struct oid head;
 	char *sym = NULL;
+	int has_linked;
 
 	if (!r->plan)
 		return;
-	(void)plan_collect(r, &head, &sym, &have, &ignored);
+	(void)plan_collect(r, &head, &sym, &have, &linked, &has_linked, &ignored);
+	if (has_linked)
+		linked_drop(&linked);
 	free(sym);
 	gitrefs_free(&have);
 }
@@ -404,28 +456,20 @@ int run_check_worktree(const char *dir, const char *what,
 	return rc;
 }
 
+typedef int linked_fn(struct run *r, const char *wt, const struct oid *head,
+		      const char *branch, struct err *e);
+
 /* Calls fn for each work tree of dst's repository but dst itself that has
- * a branch checked out: its path, HEAD and branch (full ref name). */
-static int each_linked(const struct run *r,
-		       int (*fn)(struct run *r, const char *wt,
-				 const struct oid *head, const char *branch,
-				 struct err *e),
-		       struct err *e)
+ * a branch checked out: its path, HEAD and branch (full ref name), as
+ * the reads l (linked_start) found them. */
+static int each_linked_of(const struct run *r, struct linked_read *l,
+			  linked_fn *fn, struct err *e)
 {
 	struct buf out = BUF_INIT(SIZE_MAX / 2), self = BUF_INIT(4096);
-	struct gitcmd_job list, top;
-	struct err ignored = ERR_INIT;
 	char *line, *nl, *wt = NULL;
 	struct oid head = oid_null;
-	int rc;
+	int rc = linked_collect(l, &out, &self, e);
 
-	/* side by side */
-	gitcmd_start(&list, r->dst, "worktree", "list", "--porcelain", (char *)NULL);
-	if (!r->bare)
-		gitcmd_start(&top, r->dst, "rev-parse", "--show-toplevel", (char *)NULL);
-	rc = gitcmd_collect(&list, 1, &out, e);
-	if (!r->bare && gitcmd_collect(&top, 1, &self, &ignored) == 0)
-		gitcmd_chomp(&self);
 	for (line = out.ptr; rc == 0 && (nl = strchr(line, '\n')); line = nl + 1) {
 		*nl = '\0';
 		if (!strncmp(line, "worktree ", 9)) {
@@ -441,6 +485,14 @@ static int each_linked(const struct run *r,
 	buf_release(&out);
 	buf_release(&self);
 	return rc;
+}
+
+static int each_linked(const struct run *r, linked_fn *fn, struct err *e)
+{
+	struct linked_read l;
+
+	linked_start(&l, r);
+	return each_linked_of(r, &l, fn, e);
 }
 
 static int plan_one_linked(struct run *r, const char *wt, const struct oid *head,
@@ -500,17 +552,18 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		"report.json",
 	};
 	struct gitrefs have = GITREFS_INIT;
+	struct linked_read linked;
 	struct oid head, to;
 	char *sym = NULL, *side_sym = NULL;
 	size_t i, locks;
-	int rc, kept;
+	int rc, kept, has_linked;
 
 	/* the target's reads, started beside fast-import's end
 	 * (run_plan_start): its HEAD is read once for the plan and the
 	 * check (a branch moved since is caught as the refs move, "moved
 	 * during the run"); the side's refs and HEAD, as the check read
 	 * them */
-	rc = plan_collect(r, &head, &sym, &have, e);
+	rc = plan_collect(r, &head, &sym, &have, &linked, &has_linked, e);
 	if (rc == 0 && !r->side_listed) {
 		rc = gitrefs_list(&r->side_refs, r->side, "refs/", e);
 		run_head_of(r->side, &r->side_head, &side_sym);
@@ -536,8 +589,11 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		rc = run_check_worktree(r->dst, sym ? sym : "HEAD", &head, &to, 0, e);
 	}
 	free(sym);
-	if (rc == 0 && r->o.in_place)
-		rc = run_plan_linked(r, e);
+	/* in place: the linked work trees whose branch the run rewrites */
+	if (rc == 0 && has_linked)
+		rc = each_linked_of(r, &linked, plan_one_linked, e);
+	else if (has_linked)
+		linked_drop(&linked);
 	/* the last look before the refs move (and before git-annex's
 	 * filter, set up below, changes what git status sees) */
 	if (rc == 0 && r->j.worktree)

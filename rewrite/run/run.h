@@ -425,13 +425,14 @@ int run_join_made(struct run *r, int keep, struct err *e);
  * fast-import's (a mark of migrate's alone: a commit the run wrote, in
  * the target), the commit map's entries of the run (from map_before on)
  * are objects of those marks, and the target's refs are those of the ref
- * map. refs and head (may be NULL) get the target's refs as gitrefs_list
+ * map. objects: the repository's objects directory (NULL: git is asked).
+ * refs and head (may be NULL) get the target's refs as gitrefs_list
  * lists them all (the caller's to free) and the commit of its HEAD (null:
  * none). Returns 0, or -1 with e naming the first difference.
  */
-int run_verify_run(const char *dir, const struct state_files *f,
-		   size_t map_before, struct gitrefs *refs, struct oid *head,
-		   struct err *e);
+int run_verify_run(const char *dir, const char *objects,
+		   const struct state_files *f, size_t map_before,
+		   struct gitrefs *refs, struct oid *head, struct err *e);
 
 /* statefiles.c */
 /*

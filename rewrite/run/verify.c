@@ -60,9 +60,10 @@ static int marks_load(struct marks *m, const char *path, struct err *e)
 	return r < 0 ? -1 : 0;
 }
 
-/* The objects of the repository being checked: git names its objects
- * directory (asked at the start, read at the first need), opened then. */
+/* The objects of the repository being checked, opened at the first
+ * need: in a directory known, or that git names (asked at the start). */
 struct target_objects {
+	const char *known;
 	struct gitcmd_job where;
 	int asked;		/* where is still to be collected */
 	struct pack_odb *db;
@@ -80,7 +81,11 @@ static int target_commit(struct target_objects *t, const struct oid *id,
 	if (!t->db) {
 		struct buf objects = BUF_INIT(SIZE_MAX / 2);
 
-		r = t->asked ? gitcmd_collect(&t->where, 1, &objects, e) : -1;
+		if (t->known)
+			r = buf_adds(&objects, t->known) < 0 ?
+			    err_set(e, ERR_IO, "objects directory name too long") : 0;
+		else
+			r = t->asked ? gitcmd_collect(&t->where, 1, &objects, e) : -1;
 		t->asked = 0;
 		gitcmd_chomp(&objects);
 		if (r == 0 && pack_odb_open(&t->db, objects.ptr, e) != 0)
@@ -282,19 +287,19 @@ static int refmap_compare(const struct gitrefs *refs, const struct oid *head,
  * fast-import's (those fast-import never heard of are commits the run
  * wrote, in the target), the commit map's entries of the run (from
  * map_before on) are objects of those marks, and the target's refs are
- * those of the ref map. git's three reads (the objects directory, the
- * refs, HEAD) and a thread reading the commit map run beside the
- * comparison of the marks. refs and head (may be NULL) get the target's
- * refs as gitrefs_list lists them all (the caller's to free) and the
- * commit of its HEAD (null: none). Returns 0, or -1 with e naming the
- * first difference.
+ * those of the ref map. git's reads (the objects directory unless
+ * objects names it, the refs, HEAD) and a thread reading the commit map
+ * run beside the comparison of the marks. refs and head (may be NULL)
+ * get the target's refs as gitrefs_list lists them all (the caller's to
+ * free) and the commit of its HEAD (null: none). Returns 0, or -1 with e
+ * naming the first difference.
  */
-int run_verify_run(const char *dir, const struct state_files *f,
-		   size_t map_before, struct gitrefs *refs, struct oid *head_out,
-		   struct err *e)
+int run_verify_run(const char *dir, const char *objects,
+		   const struct state_files *f, size_t map_before,
+		   struct gitrefs *refs, struct oid *head_out, struct err *e)
 {
 	struct marks ours = { 0 }, theirs = { 0 };
-	struct target_objects t = { .asked = 1 };
+	struct target_objects t = { .known = objects, .asked = !objects };
 	struct gitrefs listed = GITREFS_INIT;
 	struct buf hex = BUF_INIT(4096);
 	struct err ignored = ERR_INIT;
@@ -303,8 +308,9 @@ int run_verify_run(const char *dir, const struct state_files *f,
 	struct map_read map;
 	int r;
 
-	gitcmd_start(&t.where, dir, "rev-parse", "--path-format=absolute",
-		     "--git-path", "objects", (char *)NULL);
+	if (t.asked)
+		gitcmd_start(&t.where, dir, "rev-parse", "--path-format=absolute",
+			     "--git-path", "objects", (char *)NULL);
 	gitrefs_start(&refs_job, dir, NULL);
 	gitcmd_start(&head_job, dir, "rev-parse", "-q", "--verify", "HEAD",
 		     (char *)NULL);

@@ -120,7 +120,7 @@ row() {
 	local w c=
 	w=$(cat "$WORK/$1.wall")
 	# (a --no-data export costs fast-export next to nothing: no ratio)
-	[ ! -e "$WORK/$1.cpu" ] || c="$(cpu "$WORK/$1.cpu") | $(calc "'%d %% of' % round(100 * $(cpu "$WORK/$1.cpu") / $(cpu "$WORK/$1.fe-cpu")) if $(cpu "$WORK/$1.fe-cpu") >= 1 else 'export:'") $(cpu "$WORK/$1.fe-cpu") s"
+	[ ! -e "$WORK/$1.fe-cpu" ] || c="$(cpu "$WORK/$1.cpu") | $(calc "'%d %% of' % round(100 * $(cpu "$WORK/$1.cpu") / $(cpu "$WORK/$1.fe-cpu")) if $(cpu "$WORK/$1.fe-cpu") >= 1 else 'export:'") $(cpu "$WORK/$1.fe-cpu") s"
 	printf '| %s | %.1f | %s× faster | %s | %s |\n' "$2" "$w" "$(ratio "$w_plain" "$w")" \
 		"${c:- | }" "$(bench_rss "$1")"
 }
