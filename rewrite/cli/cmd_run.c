@@ -294,7 +294,11 @@ static void summary(const struct run *r, const struct state_files *f)
 
 	if (r->o.f.quiet)
 		return;
-	run_map_entries(&after, f->map, &ignored);
+	/* as the check counted them (the same file, renamed since) */
+	if (r->side_listed)
+		after = r->side_read.map_entries;
+	else
+		run_map_entries(&after, f->map, &ignored);
 	if (file_read(f->refmap, &refmap, &ignored) > 0)
 		for (i = 0; i < refmap.len; i++)
 			refs += refmap.ptr[i] == '\n';
@@ -548,7 +552,7 @@ static int verify_only(const struct run *r, struct err *e)
 		rc = err_set(e, ERR_IO, "%s: malformed", path);
 	run_state_files_init(&f, r->state, "");
 	if (rc > 0)
-		rc = run_verify_run(r->dst, NULL, &f, (size_t)before, NULL, NULL, e);
+		rc = run_verify_run(r->dst, NULL, &f, (size_t)before, NULL, e);
 	if (rc == 0 && !r->o.f.quiet)
 		fprintf(stderr, "migrate run: verified: the marks, commit map and "
 			"ref map in %s agree with %s\n", r->state, r->dst);

@@ -255,7 +255,7 @@ int run_convert(struct run *r, const struct state_files *fnew,
 		run_phase(&r->o, "checking every computed id against git fast-import's marks");
 		/* the side's objects are the target's (run_side_create) */
 		rc = run_verify_run(r->side, r->dst_objects, fnew, r->map_before,
-				    &r->side_refs, &r->side_head, e);
+				    &r->side_read, e);
 		r->side_listed = rc == 0;
 	}
 	if (rc == 0) {

@@ -565,9 +565,11 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	 * them */
 	rc = plan_collect(r, &head, &sym, &have, &linked, &has_linked, e);
 	if (rc == 0 && !r->side_listed) {
-		rc = gitrefs_list(&r->side_refs, r->side, "refs/", e);
-		run_head_of(r->side, &r->side_head, &side_sym);
+		rc = gitrefs_list(&r->side_read.refs, r->side, "refs/", e);
+		run_head_of(r->side, &r->side_read.head, &side_sym);
 		free(side_sym);
+		if (rc == 0)
+			rc = run_map_entries(&r->side_read.map_entries, fnew->map, e);
 	}
 	r->side_listed = rc == 0;
 
@@ -581,8 +583,8 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		fprintf(stderr, "migrate run: %s has local changes: its work tree "
 			"was left as it was\n", r->dst);
 	if (rc == 0)
-		rc = plan_refs(r, fnew, &r->side_refs, &head, sym, &r->side_head,
-			       &have, e);
+		rc = plan_refs(r, fnew, &r->side_read.refs, &head, sym,
+			       &r->side_read.head, &have, e);
 	gitrefs_free(&have);
 	if (rc == 0 && r->j.worktree) {
 		to = head_after(r, &head, sym);
@@ -608,7 +610,7 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	journal_add_drop(&r->j, RUN_MADE_PACKS);
 	journal_add_drop(&r->j, RUN_UNLFS_PACKS);
 	if (rc == 0)
-		rc = run_write_state(r, fnew, &r->side_refs, e);
+		rc = run_write_state(r, fnew, &r->side_read.refs, e);
 	if (rc == 0)
 		rc = run_write_reset(r, fin, fnew, e);
 	/* before the work tree is checked out: unlocked files get their

@@ -175,6 +175,13 @@ struct run_opts {
 
 #define SIDE_KEYS 3
 
+/* What the check of a run read (run_verify_run), for the steps after it. */
+struct run_checked {
+	struct gitrefs refs;	/* the repository's refs (gitrefs_list, all) */
+	struct oid head;	/* the commit of its HEAD (null: none) */
+	size_t map_entries;	/* the commit map's entries (cmap_count) */
+};
+
 struct run {
 	struct run_opts o;
 	/* the rules of the run, parsed once (run_setup: the rule file, the
@@ -238,10 +245,8 @@ struct run {
 	 * work tree (run_dissociate_start; 0: none) */
 	pid_t repack;
 	struct gitrefs src_before, dst_before;
-	/* the side repository's refs and HEAD, as the check read them
-	 * (side_listed) */
-	struct gitrefs side_refs;
-	struct oid side_head;
+	/* the side repository as the check read it (side_listed) */
+	struct run_checked side_read;
 	int side_listed;
 	/* git's reads for the plan of the refs, running beside the check
 	 * (run_plan_start; NULL: not started) */
@@ -426,13 +431,12 @@ int run_join_made(struct run *r, int keep, struct err *e);
  * the target), the commit map's entries of the run (from map_before on)
  * are objects of those marks, and the target's refs are those of the ref
  * map. objects: the repository's objects directory (NULL: git is asked).
- * refs and head (may be NULL) get the target's refs as gitrefs_list
- * lists them all (the caller's to free) and the commit of its HEAD (null:
- * none). Returns 0, or -1 with e naming the first difference.
+ * read (may be NULL) gets what the check read (its refs the caller's to
+ * free). Returns 0, or -1 with e naming the first difference.
  */
 int run_verify_run(const char *dir, const char *objects,
 		   const struct state_files *f, size_t map_before,
-		   struct gitrefs *refs, struct oid *head, struct err *e);
+		   struct run_checked *read, struct err *e);
 
 /* statefiles.c */
 /*

@@ -478,7 +478,7 @@ void run_release(struct run *r)
 		close(r->lockfd);
 	gitrefs_free(&r->src_before);
 	gitrefs_free(&r->dst_before);
-	gitrefs_free(&r->side_refs);
+	gitrefs_free(&r->side_read.refs);
 	gitargv_clear(&r->revs);
 	rules_free(r->rules);
 	buf_release(&r->rules_peer);

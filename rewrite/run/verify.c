@@ -210,7 +210,7 @@ static int map_read_end(struct map_read *x, struct err *e)
  * an object of the marks checked above: one fast-import wrote, or one the
  * run wrote itself. */
 static int map_compare(const struct marks *ours, struct map_read *x,
-		       size_t from, struct err *e)
+		       size_t from, size_t *entries, struct err *e)
 {
 	struct map_check c = { 0 };
 	struct cmap *m = x->m;
@@ -223,6 +223,7 @@ static int map_compare(const struct marks *ours, struct map_read *x,
 	for (i = 0; i < ours->n; i++)
 		c.ids[c.n++] = ours->v[i].id;
 	qsort(c.ids, c.n, sizeof(*c.ids), run_by_oid);
+	*entries = cmap_count(m);
 	if (r == 0 && from > cmap_count(m))
 		r = err_set(e, ERR_IO, "verification failed: %s has %zu entries, "
 			    "fewer than the %zu it had before the run", map_path,
@@ -289,14 +290,14 @@ static int refmap_compare(const struct gitrefs *refs, const struct oid *head,
  * map_before on) are objects of those marks, and the target's refs are
  * those of the ref map. git's reads (the objects directory unless
  * objects names it, the refs, HEAD) and a thread reading the commit map
- * run beside the comparison of the marks. refs and head (may be NULL)
- * get the target's refs as gitrefs_list lists them all (the caller's to
- * free) and the commit of its HEAD (null: none). Returns 0, or -1 with e
- * naming the first difference.
+ * run beside the comparison of the marks. read (may be NULL) gets what
+ * the check read: the target's refs (the caller's to free), its HEAD,
+ * the commit map's entries. Returns 0, or -1 with e naming the first
+ * difference.
  */
 int run_verify_run(const char *dir, const char *objects,
 		   const struct state_files *f, size_t map_before,
-		   struct gitrefs *refs, struct oid *head_out, struct err *e)
+		   struct run_checked *read, struct err *e)
 {
 	struct marks ours = { 0 }, theirs = { 0 };
 	struct target_objects t = { .known = objects, .asked = !objects };
@@ -306,6 +307,7 @@ int run_verify_run(const char *dir, const char *objects,
 	struct gitcmd_job refs_job, head_job;
 	struct oid head = oid_null;
 	struct map_read map;
+	size_t entries = 0;
 	int r;
 
 	if (t.asked)
@@ -321,7 +323,7 @@ int run_verify_run(const char *dir, const char *objects,
 	if (r == 0)
 		r = marks_compare(&ours, &theirs, f, &t, e);
 	if (r == 0)
-		r = map_compare(&ours, &map, map_before, e);
+		r = map_compare(&ours, &map, map_before, &entries, e);
 	else
 		(void)map_read_end(&map, &ignored);
 	cmap_free(map.m);
@@ -337,12 +339,13 @@ int run_verify_run(const char *dir, const char *objects,
 	}
 	if (r == 0)
 		r = refmap_compare(&listed, &head, f->refmap, e);
-	if (r == 0 && refs)
-		*refs = listed;
-	else
+	if (r == 0 && read) {
+		read->refs = listed;
+		read->head = head;
+		read->map_entries = entries;
+	} else {
 		gitrefs_free(&listed);
-	if (r == 0 && head_out)
-		*head_out = head;
+	}
 	if (t.db)
 		pack_odb_free(t.db);
 	free(ours.v);

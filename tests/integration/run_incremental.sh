@@ -45,6 +45,10 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" 2>"$SCRATCH/r
 	die "run 2 failed: $(cat "$SCRATCH/run2.err")"
 grep -q "^migrate run: 3 new commit(s) mapped" "$SCRATCH/run2.err" ||
 	die "run 2 did not report 3 new commits: $(cat "$SCRATCH/run2.err")"
+# and the whole map's entries: its lines but the header
+in_map=$(($(wc -l <"$ST/commit-map") - 1))
+grep -q "^migrate run: 3 new commit(s) mapped ($in_map in the map)" "$SCRATCH/run2.err" ||
+	die "run 2 did not report the map's $in_map entries: $(cat "$SCRATCH/run2.err")"
 # only the new commits went through: the map grew by 3, the run wrote 3
 # commits (fast-import none: it never heard of them)
 [ "$(wc -l <"$ST/commit-map")" = $(($(wc -l <"$SCRATCH/map1") + 3)) ] ||
