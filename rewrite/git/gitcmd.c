@@ -732,7 +732,7 @@ static int gitrefs_parse(struct gitrefs *out, struct buf *text,
 
 void gitrefs_start(struct gitcmd_job *j, const char *dir, const char *prefix)
 {
-	/* prefix NULL ends the list early */
+	/* prefix NULL ends the arguments there: every ref is listed */
 	gitcmd_start(j, dir, "for-each-ref", "--format=%(objectname) "
 		     "%(objecttype) %(*objectname) %(*objecttype) %(symref) "
 		     "%(refname)", prefix, (char *)NULL);

@@ -98,7 +98,9 @@ int run_side_create(struct run *r, struct err *e)
 	return rc;
 }
 
-int run_objects_dir(char **out, const char *dir, struct err *e)
+/* The absolute objects directory of the repository at dir (caller
+ * frees). */
+static int objects_dir(char **out, const char *dir, struct err *e)
 {
 	return run_git_line(out, dir, e, "rev-parse", "--path-format=absolute",
 			"--git-path", "objects", (char *)NULL);
@@ -115,10 +117,10 @@ int run_borrow_objects(struct run *r, struct err *e)
 {
 	struct buf text = BUF_INIT(SIZE_MAX / 2);
 	char *dst = NULL, *src = NULL, *info = NULL, *line, *nl;
-	int rc = run_objects_dir(&dst, r->dst, e);
+	int rc = objects_dir(&dst, r->dst, e);
 
 	if (rc == 0)
-		rc = run_objects_dir(&src, r->o.repo, e);
+		rc = objects_dir(&src, r->o.repo, e);
 	if (rc == 0) {
 		info = path_join(dst, "info");
 		if (mkdir(info, 0777) < 0 && errno != EEXIST)

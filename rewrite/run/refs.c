@@ -570,8 +570,8 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 		free(side_sym);
 		if (rc == 0)
 			rc = run_map_entries(&r->side_read.map_entries, fnew->map, e);
+		r->side_listed = rc == 0;
 	}
-	r->side_listed = rc == 0;
 
 	r->j.state = xstrdup(r->state);
 	r->j.dir = xstrdup(r->dst);

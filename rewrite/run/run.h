@@ -343,9 +343,6 @@ int run_convert(struct run *r, const struct state_files *fnew,
 		struct err *e);
 
 /* objects.c */
-/* The absolute objects directory of the repository at dir (caller
- * frees). */
-int run_objects_dir(char **out, const char *dir, struct err *e);
 /* The side repository fast-import writes into (<state>/import.git),
  * sharing the target's objects. */
 int run_side_create(struct run *r, struct err *e);
@@ -483,9 +480,10 @@ int run_refuse_in_progress(const char *dir, const char *gitdir,
 /* The value of HEAD in dir (null if unborn), and the branch it names
  * (NULL: detached; caller frees). */
 void run_head_of(const char *dir, struct oid *id, char **sym);
-/* git's reads for the plan of run_commit_run, started now (once) so that
- * they run beside the check; run_commit_run collects them, and
- * run_plan_drop waits for them on a way that never gets there. */
+/* git's reads of the target for the plan of run_commit_run, started now
+ * (once) so that they run beside fast-import's end and the check;
+ * run_commit_run collects them, and run_plan_drop waits for them on a way
+ * that never gets there. */
 void run_plan_start(struct run *r);
 void run_plan_drop(struct run *r);
 /*
