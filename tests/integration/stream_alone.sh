@@ -49,6 +49,26 @@ filter() {
 	fi
 }
 
+# inside_and_alone NAME: NAME.fe with NAME.rules through the filter
+# inside the unrelated repository $SCRATCH/other and with no repository
+# ($SCRATCH/alone), into NAME.other and NAME.alone: the same stream both
+# times, which git fast-import takes into a new $SCRATCH/imp
+inside_and_alone() {
+	local name="$1" where
+	for where in other alone; do
+		rm -rf "$SCRATCH/$name.store"
+		(cd "$SCRATCH/$where" && GIT_CEILING_DIRECTORIES="$SCRATCH" "$MIGRATE" \
+			--rules "$SCRATCH/$name.rules" --store "$SCRATCH/$name.store" \
+			--commit-map "$SCRATCH/$name.$where.map" -q <"$SCRATCH/$name.fe" \
+			>"$SCRATCH/$name.$where" 2>"$SCRATCH/$name.$where.err") ||
+			die "in $where: $(cat "$SCRATCH/$name.$where.err")"
+	done
+	cmp -s "$SCRATCH/$name.other" "$SCRATCH/$name.alone" ||
+		die "inside another repository, the stream differs from the one with no repository"
+	rm -rf "$SCRATCH/imp" && git init -q "$SCRATCH/imp"
+	git -C "$SCRATCH/imp" fast-import --quiet <"$SCRATCH/$name.alone" || die "fast-import refused it"
+}
+
 for rule in "data.txt split record='^(\\d{4})-' into='d/{1}.txt'" \
 	"data.txt replace-text=$SCRATCH/expr" "*.bin lfs" "*.bin drop" "*.bin annex"; do
 	test_case "${rule%% *} ${rule#* }: no repository needed for a blob named again" "
@@ -96,17 +116,7 @@ M 100644 :1 b.dat
 FE
 git init -q "$SCRATCH/other"
 printf '*.dat lfs\n' >"$SCRATCH/kept.rules"
-for where in other alone; do
-	rm -rf "$SCRATCH/kept.store"
-	(cd "$SCRATCH/$where" && GIT_CEILING_DIRECTORIES="$SCRATCH" "$MIGRATE" --rules "$SCRATCH/kept.rules" \
-		--store "$SCRATCH/kept.store" --commit-map "$SCRATCH/kept.$where.map" -q \
-		<"$SCRATCH/kept.fe" >"$SCRATCH/kept.$where" 2>"$SCRATCH/kept.$where.err") ||
-		die "in $where: $(cat "$SCRATCH/kept.$where.err")"
-done
-cmp -s "$SCRATCH/kept.other" "$SCRATCH/kept.alone" ||
-	die "inside another repository, the stream differs from the one with no repository"
-rm -rf "$SCRATCH/imp" && git init -q "$SCRATCH/imp"
-git -C "$SCRATCH/imp" fast-import --quiet <"$SCRATCH/kept.alone" || die "fast-import refused it"
+inside_and_alone kept
 git -C "$SCRATCH/imp" show main:b.dat | grep -q '^version https://git-lfs' || die "b.dat is not an LFS pointer"
 [ "$(git -C "$SCRATCH/imp" show main:a.txt)" = readme ] || die "a.txt is not its content"
 EOF
@@ -159,16 +169,7 @@ M 100644 :4 secret.env
 FE
 rm -rf "$SCRATCH/other" && git init -q "$SCRATCH/other"
 printf '*.dat lfs\n' >"$SCRATCH/again.rules"
-for where in other alone; do
-	(cd "$SCRATCH/$where" && GIT_CEILING_DIRECTORIES="$SCRATCH" "$MIGRATE" --rules "$SCRATCH/again.rules" \
-		--store "$SCRATCH/again.store" --commit-map "$SCRATCH/$where.map" -q \
-		<"$SCRATCH/again.fe" >"$SCRATCH/again.$where" 2>"$SCRATCH/again.$where.err") ||
-		die "in $where: $(cat "$SCRATCH/again.$where.err")"
-done
-cmp -s "$SCRATCH/again.other" "$SCRATCH/again.alone" ||
-	die "inside another repository, the stream differs from the one with no repository"
-rm -rf "$SCRATCH/imp" && git init -q "$SCRATCH/imp"
-git -C "$SCRATCH/imp" fast-import --quiet <"$SCRATCH/again.other" || die "fast-import refused it"
+inside_and_alone again
 [ "$(git -C "$SCRATCH/imp" show main:secret.env)" = SECRET=1 ] || die "secret.env is not its content"
 EOF
 
