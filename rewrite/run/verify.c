@@ -81,14 +81,11 @@ static int target_commit(struct target_objects *t, const struct oid *id,
 	if (!t->db) {
 		struct buf objects = BUF_INIT(SIZE_MAX / 2);
 
-		if (t->known)
-			r = buf_adds(&objects, t->known) < 0 ?
-			    err_set(e, ERR_IO, "objects directory name too long") : 0;
-		else
-			r = t->asked ? gitcmd_collect(&t->where, 1, &objects, e) : -1;
+		r = t->known ? 0 : t->asked ? gitcmd_collect(&t->where, 1, &objects, e) : -1;
 		t->asked = 0;
 		gitcmd_chomp(&objects);
-		if (r == 0 && pack_odb_open(&t->db, objects.ptr, e) != 0)
+		if (r == 0 && pack_odb_open(&t->db, t->known ? t->known : objects.ptr,
+					    e) != 0)
 			r = -1;
 		buf_release(&objects);
 		if (r < 0)
