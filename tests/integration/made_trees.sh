@@ -67,8 +67,11 @@ check_objects() {
 	: >"$SCRATCH/ours.idx"
 	for idx in "$od"/pack/*.idx; do
 		grep -qxF "$idx" "$before" && continue
-		if git verify-pack -v "$idx" | awk 'NF >= 5 { print $1 }' | sort |
-			comm -12 - "$SCRATCH/fi.marked" | grep -q .; then
+		# into a file: a `| grep -q` here could end the pipeline by
+		# SIGPIPE (pipefail) and call fast-import's pack the run's
+		git verify-pack -v "$idx" | awk 'NF >= 5 { print $1 }' | sort |
+			comm -12 - "$SCRATCH/fi.marked" >"$SCRATCH/fi.in"
+		if [ -s "$SCRATCH/fi.in" ]; then
 			echo "$idx" >>"$SCRATCH/fi.idx"
 		else
 			echo "$idx" >>"$SCRATCH/ours.idx"
