@@ -527,6 +527,7 @@ static int run_all(struct run *r, struct err *e)
 			summary(r, &fin);
 	}
 	/* the side repository, and a failed run's files (none with a journal) */
+	run_tidy_join(r);
 	if (!run_journal_pending(r->state))
 		run_clean_all(r);
 	run_state_files_free(&fin);

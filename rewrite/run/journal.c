@@ -750,6 +750,16 @@ size_t import_keeps_clean(const char *packdir)
 	return n;
 }
 
+int state_side_remove(const char *state)
+{
+	char *p = path2(state, "import.git", "");
+	/* FTW_PHYS: the objects symlink goes, not what it names */
+	int r = nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+	free(p);
+	return r;
+}
+
 size_t state_clean(const char *state, const char *store)
 {
 	struct dirent *de;
@@ -760,11 +770,7 @@ size_t state_clean(const char *state, const char *store)
 	if ((d = open_own_dir(state))) {
 		while ((de = readdir(d))) {
 			if (!strcmp(de->d_name, "import.git")) {
-				/* FTW_PHYS: the objects symlink goes, not what it names */
-				p = path2(state, de->d_name, "");
-				if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
-					n++;
-				free(p);
+				n += state_side_remove(state) == 0;
 			} else if (file_is_temp(de->d_name) ||
 				   ends_with(de->d_name, ".new") ||
 				   ends_with(de->d_name, ".prev") ||

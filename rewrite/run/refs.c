@@ -622,6 +622,7 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (rc < 0)
 		return -1;
 	run_phase(&r->o, "moving the refs and the work tree");
+	run_tidy_start(r);
 	/* --to: the repack that ends the run goes beside the check-out */
 	if (r->j.worktree) {
 		r->j.refs_moved = run_dissociate_start;

@@ -133,6 +133,9 @@ int state_lock(const char *state, int *fd, struct err *e);
  * Returns how many entries it removed.
  */
 size_t state_clean(const char *state, const char *store);
+/* Removes the side repository, <state>/import.git (its objects link, not
+ * what it names): 0, or -1 (none, or not all of it). */
+int state_side_remove(const char *state);
 
 /*
  * Removes the pack-<hash>.keep files in packdir that hold exactly
@@ -251,6 +254,9 @@ struct run {
 	/* git's reads for the plan of the refs, running beside the check
 	 * (run_plan_start; NULL: not started) */
 	struct run_plan_reads *plan;
+	/* the side repository's removal and the freed memory given back,
+	 * beside the refs' move (run_tidy_start; NULL: not started) */
+	struct run_tidy *tidy;
 	struct rw_stats stats;	/* the filter's, for the ending lines */
 	struct gitargv revs;
 	uint64_t total;
@@ -310,6 +316,15 @@ size_t run_drop_packs(const char *list, const struct buf *keep);
 size_t run_clean_all(const struct run *r);
 /* The packs of files taken back are kept for good: their list goes. */
 void run_packs_kept(const struct run *r);
+/*
+ * Once the journal is written nothing reads the side repository: a thread
+ * removes it, then gives the memory the conversion freed back to the
+ * kernel, on the core git update-ref and the state's syncs leave idle
+ * (else the kernel does the latter at exit, after everything else).
+ * run_tidy_join waits for it (nothing when none was started).
+ */
+void run_tidy_start(struct run *r);
+void run_tidy_join(struct run *r);
 /* The source, the target (--to made or checked, --in-place), the state
  * folder, its lock and the recovery of an interrupted run; refused before
  * anything is written: not a repository, sha256, no rules. run_release

@@ -4,6 +4,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +456,7 @@ void run_release(struct run *r)
 		 * started goes on to its end (a pack more, nothing lost) */
 		(void)gitcmd_wait(r->repack, &ignored);
 	}
+	run_tidy_join(r);
 	if (r->dry_dir)
 		(void)remove_tree(r->dry_dir);
 	free(r->dry_dir);
@@ -482,6 +487,43 @@ void run_release(struct run *r)
 	gitargv_clear(&r->revs);
 	rules_free(r->rules);
 	buf_release(&r->rules_peer);
+}
+
+struct run_tidy {
+	pthread_t thread;
+	const char *state;
+};
+
+static void *tidy_main(void *arg)
+{
+	const struct run_tidy *t = arg;
+
+	(void)state_side_remove(t->state);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+	return NULL;
+}
+
+void run_tidy_start(struct run *r)
+{
+	struct run_tidy *t = xmalloc(sizeof(*t));
+
+	t->state = r->state;
+	if (r->tidy || pthread_create(&t->thread, NULL, tidy_main, t) != 0) {
+		free(t);	/* run_clean_all removes the side, as before */
+		return;
+	}
+	r->tidy = t;
+}
+
+void run_tidy_join(struct run *r)
+{
+	if (!r->tidy)
+		return;
+	pthread_join(r->tidy->thread, NULL);
+	free(r->tidy);
+	r->tidy = NULL;
 }
 
 /*

@@ -163,11 +163,11 @@ for spec in main:assets/a0.bin side:side/s.bin "main:spaced name é.bin"; do
 	git -C "$SCRATCH/imported" cat-file -p "$spec" | grep -q '^oid sha256:' ||
 		die "$spec is not a pointer"
 done
-git -C "$SCRATCH/imported" cat-file -p refs/notes/extra:n.bin | grep -q '^oid sha256:' &&
+output_has '^oid sha256:' -- git -C "$SCRATCH/imported" cat-file -p refs/notes/extra:n.bin &&
 	die "the notes ref's file was converted"
 for i in 0 1 2 3; do
 	size=$(git -C "$SCRATCH/repo" cat-file -s "main~$((30 - i)):sized/s.dat")
-	if git -C "$SCRATCH/imported" cat-file -p "main~$((30 - i)):sized/s.dat" | grep -q '^oid sha256:'; then
+	if output_has '^oid sha256:' -- git -C "$SCRATCH/imported" cat-file -p "main~$((30 - i)):sized/s.dat"; then
 		[ "$size" -ge 102400 ] || die "s.dat of $size bytes converted"
 	else
 		[ "$size" -lt 102400 ] || die "s.dat of $size bytes not converted"

@@ -228,7 +228,7 @@ for name in ours.src ours.plain; do
 		git -C "$SCRATCH/$name" lfs fsck --objects "$ref" >"$SCRATCH/fsck" 2>&1 ||
 			die "$name $ref: git lfs fsck --objects: $(cat "$SCRATCH/fsck")"
 		git -C "$SCRATCH/$name" lfs fsck --pointers "$ref" >"$SCRATCH/fsck" 2>&1 || true
-		grep -v '^pointer: unexpectedGitObject: \|^Git LFS fsck OK$' "$SCRATCH/fsck" | grep -q . &&
+		grep -qv '^pointer: unexpectedGitObject: \|^Git LFS fsck OK$\|^$' "$SCRATCH/fsck" &&
 			die "$name $ref: git lfs fsck --pointers: $(cat "$SCRATCH/fsck")"
 		sed -n 's/^pointer: unexpectedGitObject: "\(.*\)" (treeish \([0-9a-f]*\)).*/\2 \1/p' \
 			"$SCRATCH/fsck" | sort -u | while read -r tree path; do

@@ -117,7 +117,7 @@ EOF
 
 test_case "drop: secrets.env and both its contents are gone from all history" <<'EOF'
 # the dropped file is gone from every commit, and its contents with it
-git -C "$NEW" log --all --format=%H -- secrets.env | grep -q . &&
+output_has . -- git -C "$NEW" log --all --format=%H -- secrets.env &&
 	die "secrets.env is still in history"
 for v in 1 2; do
 	id=$(printf 'SECRET=%s\n' "$v" | git hash-object --stdin)
@@ -173,7 +173,7 @@ tail -n +2 "$SCRATCH/M" | while read -r old new; do
 done
 git -C "$NEW" cat-file -p main:.gitattributes | grep -qx '\*\.cfg eol=lf' ||
 	die "the history's edit of .gitattributes did not survive"
-git -C "$NEW" cat-file -p side:.gitattributes | grep -q 'md text' &&
+output_has 'md text' -- git -C "$NEW" cat-file -p side:.gitattributes &&
 	die "the deleted user lines came back"
 info ".gitattributes: user lines kept, edits and deletion survive, ours once"
 EOF

@@ -146,7 +146,7 @@ run_migrate run -q --rules "$SCRATCH/attr.rules" --repo "$SCRATCH/attrs" --to "$
 git -C "$SCRATCH/attrs.new" fsck --strict >/dev/null 2>&1 || die "git fsck"
 for c in $(git -C "$SCRATCH/attrs.new" rev-list HEAD); do
 	git -C "$SCRATCH/attrs.new" show "$c:.gitattributes" | grep -q NEWWORD || die "$c: .gitattributes not replaced"
-	! git -C "$SCRATCH/attrs.new" show "$c:.gitattributes" | grep -q OLDWORD || die "$c: OLDWORD left"
+	output_lacks OLDWORD -- git -C "$SCRATCH/attrs.new" show "$c:.gitattributes" || die "$c: OLDWORD left"
 	git -C "$SCRATCH/attrs.new" show "$c:.gitattributes" | grep -q 'filter=lfs' || die "$c: no lfs line"
 	GIT_INDEX_FILE="$SCRATCH/attrs.index" git -C "$SCRATCH/attrs.new" read-tree "$c"
 	[ "$(GIT_INDEX_FILE="$SCRATCH/attrs.index" git -C "$SCRATCH/attrs.new" check-attr --cached filter f1.bin |

@@ -82,7 +82,7 @@ for f in map refmap marks report json; do
 	cmp -s "$SCRATCH/plain/$f" "$SCRATCH/got/$f" || die "the FIFO $f got other bytes than a file"
 done
 cmp -s "$SCRATCH/plain/out" "$SCRATCH/fifo.out" || die "the stream differs with FIFO outputs"
-ls "$SCRATCH/fifo" | grep -q 'tmp-' && die "a temp file was left beside the FIFOs"
+output_has 'tmp-' -- ls "$SCRATCH/fifo" && die "a temp file was left beside the FIFOs"
 info "filter: commit map, ref map, marks, report and JSON into FIFOs: FIFOs still, same bytes as files"
 
 # --dry-run -o FIFO

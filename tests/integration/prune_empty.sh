@@ -186,7 +186,7 @@ test_case "replace-text: the commits of git filter-repo --replace-text" <<'EOF'
 	migrate_filter rt --rules "$SCRATCH/rt.rules"
 	same rt
 	# the commit that only changed the token is gone
-	! git -C "$SCRATCH/rt.mg" log --format=%s main | grep -qx "token changes" ||
+	output_lacks -x "token changes" -- git -C "$SCRATCH/rt.mg" log --format=%s main ||
 		die "the commit replace-text emptied is still there"
 EOF
 

@@ -158,14 +158,14 @@ info "filter: the same commits and tags as git filter-repo ($(wc -l <"$SCRATCH/f
 for repo in "$SCRATCH/fr.git" "$SCRATCH/new"; do
 	found="$(git -C "$repo" log --all --format= --name-only -S"$SECRET" | sort -u | tr '\n' ' ')"
 	[ "$found" = "assets/blob.bin " ] || die "$repo: $SECRET is still in: $found"
-	! git -C "$repo" log --all --format=%B | grep -q -e "$SECRET" -e ticket- ||
+	output_lacks -e "$SECRET" -e ticket- -- git -C "$repo" log --all --format=%B ||
 		die "$repo: a commit message keeps the secret"
-	! git -C "$repo" for-each-ref --format='%(contents)' refs/tags | grep -q "$SECRET" ||
+	output_lacks "$SECRET" -- git -C "$repo" for-each-ref --format='%(contents)' refs/tags ||
 		die "$repo: a tag message keeps the secret"
 done
 [ -z "$(git -C "$SCRATCH/new" log --all --format=%H -Shunter2)" ] || die "hunter2 is still there"
 git -C "$SCRATCH/new" show main:docs/notes.md | grep -q '^# heading' || die "notes.md lost its heading"
-! git -C "$SCRATCH/new" show main:docs/notes.md | grep -q 'not a comment' || die "the # line was not replaced"
+output_lacks 'not a comment' -- git -C "$SCRATCH/new" show main:docs/notes.md || die "the # line was not replaced"
 git -C "$SCRATCH/new" show main:docs/dos.txt | grep -q '^\[crlf\] here' || die "the CRLF expression was not replaced"
 git -C "$SCRATCH/new" show main:assets/late-nul.dat | grep -aq "$SECRET" &&
 	die "a text whose NUL comes after 8 KiB kept the secret"

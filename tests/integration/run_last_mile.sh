@@ -171,7 +171,7 @@ run_migrate run -q --repo "$B" --in-place --rollback || die "--rollback failed"
 diff -u "$SCRATCH/b.refs" <(refs_of "$B") || die "--rollback: the refs are not those before the run"
 cmp -s "$SCRATCH/report.first" "$B/.git/migrate/report.txt" || die "--rollback: report.txt is the rolled-back run's"
 cmp -s "$SCRATCH/json.first" "$B/.git/migrate/report.json" || die "--rollback: report.json is the rolled-back run's"
-ls "$B/.git/migrate/" | grep -q '\.new$' && die "--rollback: working copies left"
+output_has '\.new$' -- ls "$B/.git/migrate/" && die "--rollback: working copies left"
 info "--rollback of a run killed while its refs moved: refs and reports as before it"
 EOF
 no_hook

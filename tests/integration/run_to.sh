@@ -58,7 +58,7 @@ done
 ls "$NEW/.git/migrate/"*.new 2>/dev/null && die "working copies of the state left behind"
 git -C "$NEW" show HEAD:assets/textures/hero.psd | grep -q '^version https://git-lfs' ||
 	die "hero.psd is not an LFS pointer in NEWDIR"
-git -C "$NEW" log --all --format=%H -- data/strings.json | grep -q . &&
+output_has . -- git -C "$NEW" log --all --format=%H -- data/strings.json &&
 	die "data/strings.json (dropped) is still in NEWDIR's history"
 (cd "$NEW" && git lfs fsck >/dev/null) || die "git lfs fsck fails in NEWDIR"
 while read -r _ ref; do

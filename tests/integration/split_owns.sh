@@ -58,7 +58,7 @@ refused() {
 }
 tree() { git -C "$SCRATCH/$1.git" ls-tree -r --format='%(objectmode) %(path)' "${2:-main}"; }
 has() { tree "$1" "${3:-main}" | grep -qx "$2" || die "$1: ${3:-main} lacks '$2': $(tree "$1" "${3:-main}")"; }
-lacks() { ! tree "$1" "${3:-main}" | grep -q "$2" || die "$1: ${3:-main} has '$2'"; }
+lacks() { output_lacks "$2" -- tree "$1" "${3:-main}" || die "$1: ${3:-main} has '$2'"; }
 
 test_case "a split in data/CVE/ keeps README and NOTES beside its parts and deletes only its own" <<'EOF'
 # 1. into='data/CVE/{1}': README beside the parts survives, in the same

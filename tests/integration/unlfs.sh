@@ -333,7 +333,7 @@ done
 [ "$(git show-index <"$(head -1 "$P")" | wc -l)" = 2 ] ||
 	die "the pack of the files taken back holds other objects: fast-import stored them"
 [ ! -e "$SCRATCH/big-fast/.git/migrate/unlfs-packs" ] || die "the list of packs stayed"
-ls "$SCRATCH/big-fast"/.git/objects/pack | grep -q '^tmp_' && die "temp files stayed in objects/pack"
+output_has '^tmp_' -- ls "$SCRATCH/big-fast"/.git/objects/pack && die "temp files stayed in objects/pack"
 git -C "$SCRATCH/big-fast" fsck --strict --no-dangling >/dev/null 2>&1 ||
 	die "big-fast: fsck complains"
 EOF

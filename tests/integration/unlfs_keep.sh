@@ -46,7 +46,7 @@ for rev in $(git -C "$N" rev-list --all); do
 done
 [ "$n" -ge 9 ] || die "only $n paths judged"
 git -C "$N" show HEAD:art2.bin | grep -q '^version https://git-lfs' || die "art2.bin is not kept as a pointer"
-git -C "$N" show HEAD:art1.bin | grep -q '^version https://git-lfs' && die "art1.bin was not taken back"
+output_has '^version https://git-lfs' -- git -C "$N" show HEAD:art1.bin && die "art1.bin was not taken back"
 [ -z "$(git -C "$N" status --porcelain)" ] || die "the work tree is not clean: $(git -C "$N" status --porcelain | head -3)"
 grep -q '^version https://git-lfs' "$N/art2.bin" || die "the kept pointer is not a pointer in the work tree"
 info "--missing keep: the kept pointer alone has filter=lfs ($n paths judged by check-attr, every commit), work tree clean"

@@ -71,6 +71,28 @@ info() {
 	printf 'info: %s\n' "$*"
 }
 
+# output_has GREP-ARGS... -- CMD...: 0 when a line of CMD's output matches
+# (grep -q GREP-ARGS), 1 when none does; dies when CMD fails.
+# output_lacks GREP-ARGS... -- CMD...: the reverse, for "no such line".
+# CMD's output is read whole into a file first. `CMD | grep -q P` under
+# pipefail is no check of absence: grep leaves at its first match, CMD
+# may die of SIGPIPE, and `! CMD | grep -q P` is then true; nor does it
+# notice CMD failing with no output.
+output_has() {
+	local args=() out="$SCRATCH/.output.$BASHPID"
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	[ "$#" -gt 1 ] || die "output_has: no command after --"
+	shift
+	"$@" >"$out" || die "failed (exit status $?): $*"
+	grep -q "${args[@]}" "$out"
+}
+output_lacks() {
+	! output_has "$@"
+}
+
 # --- cases (git's test_expect_success is the model) -------------------------
 #
 #   test_case NAME 'COMMANDS'         the commands in one argument, or
