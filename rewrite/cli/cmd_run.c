@@ -213,7 +213,9 @@ static int prepare(struct run *r, const struct state_files *fin,
 	if (run_build_revs(r, e) < 0)
 		return -1;
 	r->total = run_count_commits(r);
-	return run_map_prepare(r, fin, fnew, e);
+	if (run_map_prepare(r, fin, fnew, e) < 0)
+		return -1;
+	return dry ? 0 : run_write_state_first(r, e);
 }
 
 /*

@@ -459,7 +459,10 @@ int run_verify_run(const char *dir, const char *objects,
  */
 int run_check_rules(const struct run *r, struct err *e);
 /* The state files besides the four of the filter and fast-import, as
- * <name>.new, each added to the journal. */
+ * <name>.new, each added to the journal: those known before the stream
+ * (last-run, rules) by run_write_state_first, before it, where their
+ * syncs wait beside the conversion; the others after the check. */
+int run_write_state_first(struct run *r, struct err *e);
 int run_write_state(struct run *r, const struct state_files *f,
 		    const struct gitrefs *side, struct err *e);
 /* The entry count of the map at path (0 if it does not exist yet). */

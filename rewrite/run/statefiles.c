@@ -234,21 +234,19 @@ static int write_from_previous(struct run *r, const struct state_files *f,
 	return rc < 0 ? -1 : 0;
 }
 
-/* The state files besides the four of the filter and fast-import, as
- * <name>.new, each added to the journal. */
-int run_write_state(struct run *r, const struct state_files *f,
-		    const struct gitrefs *side, struct err *e)
+int run_write_state_first(struct run *r, struct err *e)
 {
 	struct buf rules = BUF_INIT(SIZE_MAX / 2);
 	char line[64];
 	int rc;
 
 	snprintf(line, sizeof(line), "map-entries-before %zu\n", r->map_before);
-	if (write_map_format(r, f->map, e) < 0 || write_tips(r, side, e) < 0 ||
-	    run_write_small(r->state, "last-run.new", line, e) < 0)
+	if (run_write_small(r->state, "last-run.new", line, e) < 0)
 		return -1;
 	journal_add_file(&r->j, "last-run");
-	/* the rules this conversion was made with (check_rules) */
+	/* the rules this conversion is made with (check_rules), as they
+	 * are when it starts: an edit of the rule file during the run is
+	 * not what converted it */
 	if (!rules_text(r, &rules, 1)) {
 		buf_release(&rules);
 		return err_set(e, ERR_IO, "%s: cannot read the rules (or a file they name) again",
@@ -258,7 +256,13 @@ int run_write_state(struct run *r, const struct state_files *f,
 	}
 	rc = run_state_put(r, "rules", &rules, e);
 	buf_release(&rules);
-	if (rc < 0)
+	return rc < 0 ? -1 : 0;
+}
+
+int run_write_state(struct run *r, const struct state_files *f,
+		    const struct gitrefs *side, struct err *e)
+{
+	if (write_map_format(r, f->map, e) < 0 || write_tips(r, side, e) < 0)
 		return -1;
 	return r->o.restart ? write_from_previous(r, f, e) : 0;
 }

@@ -149,4 +149,25 @@ run_migrate run --rules "$SCRATCH/rules" --repo "$SRC" --to "$NEW" -q || die "th
 info "other rules than the last run's: refused (exit 1, naming a fresh --to), nothing moved; the same rules go on"
 EOF
 
+test_case "the rule file edited while a run converts: the state keeps the rules it started with" <<'EOF'
+cp "$SCRATCH/rules" "$SCRATCH/rules.edited"
+# once fast-import has written the side repository's refs: the stream is over
+mid_run_hook "printf '*.txt drop\n' >>'$SCRATCH/rules.edited'"
+run_migrate run --rules "$SCRATCH/rules.edited" --repo "$SRC" --to "$SCRATCH/edited" -q ||
+	die "the run failed"
+no_hook
+[ -e "$SCRATCH/hook.done" ] || die "test setup: the hook did not run"
+output_has -F '*.txt drop' -- cat "$SCRATCH/rules.edited" || die "test setup: the rule file was not edited"
+head -c "$(stat -c %s "$SCRATCH/rules")" "$SCRATCH/edited/.git/migrate/rules" | cmp -s "$SCRATCH/rules" - ||
+	die "the state does not start with the rules the run was started with"
+output_lacks -F '*.txt drop' -- cat "$SCRATCH/edited/.git/migrate/rules" ||
+	die "the state keeps the edited rules, which converted nothing"
+# so the next run with the edited rules is refused, as other rules are
+rc=0
+"$MIGRATE" run --rules "$SCRATCH/rules.edited" --repo "$SRC" --to "$SCRATCH/edited" 2>"$SCRATCH/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'not those of the last run' "$SCRATCH/err" ||
+	die "the edited rules after the run: exit $rc: $(cat "$SCRATCH/err")"
+info "the rule file edited mid-run: the state keeps the rules read at the start; the edited ones are refused next"
+EOF
+
 test_done
