@@ -507,10 +507,13 @@ static void *tidy_main(void *arg)
 
 void run_tidy_start(struct run *r)
 {
-	struct run_tidy *t = xmalloc(sizeof(*t));
+	struct run_tidy *t;
 
+	if (r->tidy)
+		return;
+	t = xmalloc(sizeof(*t));
 	t->state = r->state;
-	if (r->tidy || pthread_create(&t->thread, NULL, tidy_main, t) != 0) {
+	if (pthread_create(&t->thread, NULL, tidy_main, t) != 0) {
 		free(t);	/* run_clean_all removes the side, as before */
 		return;
 	}
