@@ -297,10 +297,7 @@ static void summary(const struct run *r, const struct state_files *f)
 	if (r->o.f.quiet)
 		return;
 	/* as the check counted them (the same file, renamed since) */
-	if (r->side_listed)
-		after = r->side_read.map_entries;
-	else
-		run_map_entries(&after, f->map, &ignored);
+	after = r->side_read.map_entries;
 	if (file_read(f->refmap, &refmap, &ignored) > 0)
 		for (i = 0; i < refmap.len; i++)
 			refs += refmap.ptr[i] == '\n';

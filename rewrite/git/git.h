@@ -192,6 +192,9 @@ void gitcmd_vstart(struct gitcmd_job *j, const char *dir, va_list ap);
  * the command, as gitcmd_ok). -1 with e set. */
 int gitcmd_collect(struct gitcmd_job *j, int check, struct buf *out,
 		   struct err *e);
+/* The id a job printed (`rev-parse --verify`), collected: null when it
+ * failed or printed none. */
+void gitcmd_collect_oid(struct gitcmd_job *j, struct oid *id);
 
 /*
  * The date as git's parse_date() reads it (what `git fast-import

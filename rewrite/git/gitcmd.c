@@ -509,6 +509,22 @@ static void close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
+/* The error of a command that ran: its pipe failed (pipe: "writing to" or
+ * "reading from"), or else it exited with status. -1. */
+static int cmd_failed(struct err *e, const char *dir, const struct gitargv *args,
+		      const char *pipe, int status)
+{
+	struct buf what = BUF_INIT(4096);
+
+	gitcmd_describe(&what, dir, args);
+	if (pipe)
+		err_set(e, ERR_IO, "%s: %s its pipe failed", what.ptr, pipe);
+	else
+		err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
+	buf_release(&what);
+	return -1;
+}
+
 /*
  * The input is written in full before the output is read: fine for the
  * commands migrate runs (update-ref --stdin and hash-object --stdin answer
@@ -543,29 +559,17 @@ int gitcmd_run(const char *dir, const struct gitargv *args,
 		close(op[0]);
 	}
 	int status = gitcmd_wait(pid, e);
-	if (status == 0 && (werr || rerr)) {
-		struct buf what = BUF_INIT(4096);
-		gitcmd_describe(&what, dir, args);
-		err_set(e, ERR_IO, "%s: %s its pipe failed", what.ptr,
-			werr ? "writing to" : "reading from");
-		buf_release(&what);
-		return -1;
-	}
+	if (status == 0 && (werr || rerr))
+		return cmd_failed(e, dir, args, werr ? "writing to" : "reading from", 0);
 	return status;
 }
 
 int gitcmd_ok(const char *dir, const struct gitargv *args,
 	      const struct buf *in, struct buf *out, struct err *e)
 {
-	struct buf what = BUF_INIT(4096);
 	int status = gitcmd_run(dir, args, in, out, e);
 
-	if (status <= 0)
-		return status;
-	gitcmd_describe(&what, dir, args);
-	err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
-	buf_release(&what);
-	return -1;
+	return status <= 0 ? status : cmd_failed(e, dir, args, NULL, status);
 }
 
 int gitcmd_vrunl(const char *dir, int check, struct buf *out, struct err *e,
@@ -635,7 +639,6 @@ void gitcmd_start(struct gitcmd_job *j, const char *dir, ...)
 int gitcmd_collect(struct gitcmd_job *j, int check, struct buf *out,
 		   struct err *e)
 {
-	struct buf what = BUF_INIT(4096);
 	int rerr = 0, status = -1;
 
 	if (j->pid < 0) {
@@ -645,22 +648,29 @@ int gitcmd_collect(struct gitcmd_job *j, int check, struct buf *out,
 		close(j->from);
 		status = gitcmd_wait(j->pid, e);
 	}
-	if (status >= 0 && (rerr || (check && status > 0))) {
-		gitcmd_describe(&what, j->dir, &j->args);
-		if (rerr)
-			err_set(e, ERR_IO, "%s: reading from its pipe failed", what.ptr);
-		else
-			err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr,
-				status);
-		status = -1;
-	}
-	buf_release(&what);
+	if (status >= 0 && (rerr || (check && status > 0)))
+		status = cmd_failed(e, j->dir, &j->args,
+				    rerr ? "reading from" : NULL, status);
 	gitargv_clear(&j->args);
 	free(j->dir);
 	j->dir = NULL;
 	j->pid = -1;
 	j->from = -1;
 	return status;
+}
+
+void gitcmd_collect_oid(struct gitcmd_job *j, struct oid *id)
+{
+	struct buf out = BUF_INIT(4096);
+	struct err ignored = ERR_INIT;
+
+	*id = oid_null;
+	if (gitcmd_collect(j, 1, &out, &ignored) == 0) {
+		gitcmd_chomp(&out);
+		if (oid_from_hex(id, out.ptr, out.len) < 0)
+			*id = oid_null;
+	}
+	buf_release(&out);
 }
 
 /* ---- refs ---- */

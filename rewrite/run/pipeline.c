@@ -256,7 +256,6 @@ int run_convert(struct run *r, const struct state_files *fnew,
 		/* the side's objects are the target's (run_side_create) */
 		rc = run_verify_run(r->side, r->dst_objects, fnew, r->map_before,
 				    &r->side_read, e);
-		r->side_listed = rc == 0;
 	}
 	if (rc == 0) {
 		rc = run_join_made(r, 1, e);

@@ -146,14 +146,8 @@ static void head_collect(struct head_read *h, struct oid *id, char **sym)
 	struct buf out = BUF_INIT(1 << 20);
 	struct err ignored = ERR_INIT;
 
-	*id = oid_null;
 	*sym = NULL;
-	if (gitcmd_collect(&h->id, 1, &out, &ignored) == 0) {
-		gitcmd_chomp(&out);
-		if (oid_from_hex(id, out.ptr, out.len) < 0)
-			*id = oid_null;
-	}
-	buf_reset(&out);
+	gitcmd_collect_oid(&h->id, id);
 	if (gitcmd_collect(&h->sym, 1, &out, &ignored) == 0) {
 		gitcmd_chomp(&out);
 		*sym = buf_detach(&out, NULL);
@@ -554,24 +548,16 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	struct gitrefs have = GITREFS_INIT;
 	struct linked_read linked;
 	struct oid head, to;
-	char *sym = NULL, *side_sym = NULL;
+	char *sym = NULL;
 	size_t i, locks;
 	int rc, kept, has_linked;
 
 	/* the target's reads, started beside fast-import's end
 	 * (run_plan_start): its HEAD is read once for the plan and the
 	 * check (a branch moved since is caught as the refs move, "moved
-	 * during the run"); the side's refs and HEAD, as the check read
-	 * them */
+	 * during the run"); the side's refs and HEAD are those the check
+	 * read (r->side_read) */
 	rc = plan_collect(r, &head, &sym, &have, &linked, &has_linked, e);
-	if (rc == 0 && !r->side_listed) {
-		rc = gitrefs_list(&r->side_read.refs, r->side, "refs/", e);
-		run_head_of(r->side, &r->side_read.head, &side_sym);
-		free(side_sym);
-		if (rc == 0)
-			rc = run_map_entries(&r->side_read.map_entries, fnew->map, e);
-		r->side_listed = rc == 0;
-	}
 
 	r->j.state = xstrdup(r->state);
 	r->j.dir = xstrdup(r->dst);

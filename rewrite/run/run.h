@@ -248,9 +248,8 @@ struct run {
 	 * work tree (run_dissociate_start; 0: none) */
 	pid_t repack;
 	struct gitrefs src_before, dst_before;
-	/* the side repository as the check read it (side_listed) */
+	/* the side repository as the check read it (run_convert) */
 	struct run_checked side_read;
-	int side_listed;
 	/* git's reads for the plan of the refs, running beside the check
 	 * (run_plan_start; NULL: not started) */
 	struct run_plan_reads *plan;

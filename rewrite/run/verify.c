@@ -328,12 +328,7 @@ int run_verify_run(const char *dir, const char *objects,
 		(void)gitcmd_collect(&t.where, 0, &hex, &ignored);
 	if (gitrefs_collect(&listed, &refs_job, NULL, r == 0 ? e : &ignored) < 0)
 		r = -1;
-	buf_reset(&hex);
-	if (gitcmd_collect(&head_job, 0, &hex, &ignored) == 0) {
-		gitcmd_chomp(&hex);
-		if (oid_from_hex(&head, hex.ptr, hex.len) < 0)
-			head = oid_null;
-	}
+	gitcmd_collect_oid(&head_job, &head);
 	if (r == 0)
 		r = refmap_compare(&listed, &head, f->refmap, e);
 	if (r == 0 && read) {
