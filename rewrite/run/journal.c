@@ -446,6 +446,9 @@ static int move_refs(const struct journal *j, int forward, int fresh,
 		gitargv_push(&a, "core.warnAmbiguousRefs=false");
 		gitargv_push(&a, "update-ref");
 		gitargv_push(&a, "--stdin");
+		/* the refs are listed: from here one core is git's */
+		if (fresh && j->refs_moving)
+			j->refs_moving(j->refs_moving_arg);
 		if (n >= REFS_SPLIT) {
 			r = update_refs_halves(j->dir, &a, cmds, e);
 		} else {

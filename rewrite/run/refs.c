@@ -608,13 +608,17 @@ int run_commit_run(struct run *r, const struct state_files *fin,
 	if (rc < 0)
 		return -1;
 	run_phase(&r->o, "moving the refs and the work tree");
-	run_tidy_start(r);
+	r->j.refs_moving = run_tidy_start;
+	r->j.refs_moving_arg = r;
 	/* --to: the repack that ends the run goes beside the check-out */
 	if (r->j.worktree) {
 		r->j.refs_moved = run_dissociate_start;
 		r->j.refs_moved_arg = r;
 	}
 	rc = journal_finish(&r->j, 0, &locks, e);
+	/* when git update-ref did not start (no ref to move, or one moved
+	 * during the run) */
+	run_tidy_start(r);
 	if (rc == -2) {
 		journal_drop(&r->j);
 		return -1;

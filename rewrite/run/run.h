@@ -60,8 +60,11 @@ struct journal {
 	 * the lists of packs a failed run drops (kept by a rollback) */
 	char **drops;
 	size_t ndrops;
-	/* journal_finish calls it once the refs moved, before the work
-	 * trees are reset (may be NULL) */
+	/* journal_finish calls refs_moving as the run that wrote the journal
+	 * starts git update-ref, refs_moved once the refs moved, before the
+	 * work trees are reset (each may be NULL) */
+	void (*refs_moving)(void *arg);
+	void *refs_moving_arg;
 	void (*refs_moved)(void *arg);
 	void *refs_moved_arg;
 };
@@ -320,9 +323,12 @@ void run_packs_kept(const struct run *r);
  * removes it, then gives the memory the conversion freed back to the
  * kernel, on the core git update-ref and the state's syncs leave idle
  * (else the kernel does the latter at exit, after everything else).
- * run_tidy_join waits for it (nothing when none was started).
+ * run_tidy_start (arg: the struct run) starts it as git update-ref
+ * starts, once the refs were listed (two git processes, a core each);
+ * a second call does nothing. run_tidy_join waits for it (nothing when
+ * none was started).
  */
-void run_tidy_start(struct run *r);
+void run_tidy_start(void *arg);
 void run_tidy_join(struct run *r);
 /* The source, the target (--to made or checked, --in-place), the state
  * folder, its lock and the recovery of an interrupted run; refused before

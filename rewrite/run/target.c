@@ -505,8 +505,9 @@ static void *tidy_main(void *arg)
 	return NULL;
 }
 
-void run_tidy_start(struct run *r)
+void run_tidy_start(void *arg)
 {
+	struct run *r = arg;
 	struct run_tidy *t;
 
 	if (r->tidy)
