@@ -205,9 +205,10 @@ void gitcmd_collect_oid(struct gitcmd_job *j, struct oid *id);
  */
 int gitcmd_parse_date(const char *date, struct buf *raw, struct err *e);
 
-/* "git -C DIR ARGS..." for messages (the first few arguments). */
-void gitcmd_describe(struct buf *out, const char *dir,
-		     const struct gitargv *args);
+/* Sets e to "git -C DIR ARGS... failed (exit status N)" (the first few
+ * arguments) and returns -1. */
+int gitcmd_failed(struct err *e, const char *dir, const struct gitargv *args,
+		  int status);
 
 /* Removes trailing newlines from b. */
 void gitcmd_chomp(struct buf *b);

@@ -44,8 +44,9 @@ void gitargv_clear(struct gitargv *a)
 	a->n = a->alloc = 0;
 }
 
-void gitcmd_describe(struct buf *out, const char *dir,
-		     const struct gitargv *args)
+/* "git -C DIR ARGS..." for messages (the first few arguments). */
+static void cmd_describe(struct buf *out, const char *dir,
+			 const struct gitargv *args)
 {
 	size_t i;
 
@@ -56,6 +57,26 @@ void gitcmd_describe(struct buf *out, const char *dir,
 		buf_printf(out, " %s", args->v[i]);
 	if (args->n > 3)
 		buf_adds(out, " ...");
+}
+
+static int cmd_failed(struct err *e, const char *dir, const struct gitargv *args,
+		      const char *pipe, int status)
+{
+	struct buf what = BUF_INIT(4096);
+
+	cmd_describe(&what, dir, args);
+	if (pipe)
+		err_set(e, ERR_IO, "%s: %s its pipe failed", what.ptr, pipe);
+	else
+		err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
+	buf_release(&what);
+	return -1;
+}
+
+int gitcmd_failed(struct err *e, const char *dir, const struct gitargv *args,
+		  int status)
+{
+	return cmd_failed(e, dir, args, NULL, status);
 }
 
 void gitcmd_chomp(struct buf *b)
@@ -305,7 +326,7 @@ static int run_captured(const char *dir, const struct gitargv *args,
 	/* both are a line or two: reading one after the other cannot block */
 	if (read_all(outp[0], out) < 0 || read_all(errp[0], msg) < 0) {
 		struct buf what = BUF_INIT(4096);
-		gitcmd_describe(&what, dir, args);
+		cmd_describe(&what, dir, args);
 		rc = err_errno(e, ERR_IO, "reading from %s", what.ptr);
 		buf_release(&what);
 		gitcmd_wait(p, e);
@@ -511,20 +532,6 @@ static void close_pair(int p[2])
 
 /* The error of a command that ran: its pipe failed (pipe: "writing to" or
  * "reading from"), or else it exited with status. -1. */
-static int cmd_failed(struct err *e, const char *dir, const struct gitargv *args,
-		      const char *pipe, int status)
-{
-	struct buf what = BUF_INIT(4096);
-
-	gitcmd_describe(&what, dir, args);
-	if (pipe)
-		err_set(e, ERR_IO, "%s: %s its pipe failed", what.ptr, pipe);
-	else
-		err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
-	buf_release(&what);
-	return -1;
-}
-
 /*
  * The input is written in full before the output is read: fine for the
  * commands migrate runs (update-ref --stdin and hash-object --stdin answer

@@ -375,14 +375,8 @@ static int update_refs_halves(const char *dir, const struct gitargv *a,
 		if (h[i].pid < 0)
 			continue;
 		status = gitcmd_wait(h[i].pid, &ignored);
-		if (status != 0 && (r == 0 || !e->msg[0])) {
-			struct buf what = BUF_INIT(4096);
-
-			gitcmd_describe(&what, dir, a);
-			err_set(e, ERR_IO, "%s failed (exit status %d)", what.ptr, status);
-			buf_release(&what);
-			r = -1;
-		}
+		if (status != 0 && (r == 0 || !e->msg[0]))
+			r = gitcmd_failed(e, dir, a, status);
 	}
 	if (r < 0 && !e->msg[0])
 		err_set(e, ERR_IO, "git update-ref --stdin in %s failed", dir);
