@@ -59,6 +59,8 @@ static void cmd_describe(struct buf *out, const char *dir,
 		buf_adds(out, " ...");
 }
 
+/* The error of a command that ran: its pipe failed (pipe: "writing to" or
+ * "reading from"), or else it exited with status. -1. */
 static int cmd_failed(struct err *e, const char *dir, const struct gitargv *args,
 		      const char *pipe, int status)
 {
@@ -530,8 +532,6 @@ static void close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
-/* The error of a command that ran: its pipe failed (pipe: "writing to" or
- * "reading from"), or else it exited with status. -1. */
 /*
  * The input is written in full before the output is read: fine for the
  * commands migrate runs (update-ref --stdin and hash-object --stdin answer
