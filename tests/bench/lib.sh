@@ -156,6 +156,26 @@ bench_phase_table() {
 	bench_phase_runs "$@"
 }
 
+# bench_rules_split FILE: the per-year split of the tracker's record
+# file (split.sh, phases.sh).
+bench_rules_split() {
+	cat >"$1" <<'EOF'
+data/CVE/list  split  record='^CVE-(\d{4})-'  into='data/CVE/list.{1}'  head='data/CVE/list.head'
+EOF
+}
+
+# bench_rules_replace RULES EXPRS: filter-repo's expressions (one literal,
+# one regex, both changing every version of the tracker's record file)
+# into EXPRS, and the rule file that applies them to every path into
+# RULES (replace.sh, phases.sh).
+bench_rules_replace() {
+	cat >"$2" <<'EOF'
+bugs.example.org==>bugs.example.net
+regex:NOTE: https://([a-z.]+)/(\d+)==>NOTE: <https://\1/\2>
+EOF
+	printf '*  replace-text=%s\n' "$2" >"$1"
+}
+
 # the system's python: a version manager's shim (pyenv) takes seconds
 # to start on a loaded machine
 BENCH_PYTHON=python3

@@ -40,11 +40,7 @@ bench_setup replace
 bench_corpus tcorpus tracker --tracker-initial-mb 0.5 --tracker-final-mb 4.5
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
 	--tag-of-filtered-object=rewrite) # as migrate run
-cat >"$WORK/exprs.txt" <<'EOF'
-bugs.example.org==>bugs.example.net
-regex:NOTE: https://([a-z.]+)/(\d+)==>NOTE: <https://\1/\2>
-EOF
-printf '*  replace-text=%s\n' "$WORK/exprs.txt" >"$WORK/rules"
+bench_rules_replace "$WORK/rules" "$WORK/exprs.txt"
 load0=$(bench_load)
 
 say "peer: git filter-repo --replace-text (a bare mirror)"

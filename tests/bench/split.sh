@@ -37,9 +37,7 @@ bench_corpus tcorpus tracker --tracker-initial-mb 0.5 --tracker-final-mb 4.5
 BR=$(git -C "$SRC" symbolic-ref --short HEAD)
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
 	--tag-of-filtered-object=rewrite) # as migrate run
-cat >"$WORK/year.rules" <<'EOF'
-data/CVE/list  split  record='^CVE-(\d{4})-'  into='data/CVE/list.{1}'  head='data/CVE/list.head'
-EOF
+bench_rules_split "$WORK/year.rules"
 cat >"$WORK/record.rules" <<'EOF'
 data/CVE/list  split  record='^CVE-(\d{4})-(\d+)'  into='data/CVE/{1}/{2}'  head='data/CVE/list.head'
 EOF
