@@ -32,8 +32,8 @@ set -euo pipefail
 bench_setup lfs
 bench_git_lfs
 
-GLOBS='*.bin,*.psd,*.zip,*.mp4'
-tr ',' '\n' <<<"$GLOBS" | sed 's/$/ lfs/' >"$WORK/rules"
+GLOBS="$BENCH_LFS_GLOBS"
+bench_rules_lfs "$WORK/rules"
 FLAGS=(--all --show-original-ids --signed-tags=verbatim --reencode=no --mark-tags
 	--tag-of-filtered-object=rewrite) # as migrate run: a tag of a blob survives --no-data
 export WORK MIGRATE GLOBS

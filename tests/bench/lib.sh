@@ -156,6 +156,13 @@ bench_phase_table() {
 	bench_phase_runs "$@"
 }
 
+# The globs of the LFS benches (lfs.sh's peer takes them as its
+# --include), and bench_rules_lfs FILE: the rule file converting them.
+BENCH_LFS_GLOBS='*.bin,*.psd,*.zip,*.mp4'
+bench_rules_lfs() {
+	tr ',' '\n' <<<"$BENCH_LFS_GLOBS" | sed 's/$/ lfs/' >"$1"
+}
+
 # bench_rules_split FILE: the per-year split of the tracker's record
 # file (split.sh, phases.sh).
 bench_rules_split() {

@@ -55,7 +55,7 @@ source_of() {
 	lfs-*)
 		bench_corpus corpus assets
 		RULES="$WORK/lfs.rules"
-		printf '%s lfs\n' '*.bin' '*.psd' '*.zip' '*.mp4' >"$RULES" ;;
+		bench_rules_lfs "$RULES" ;;
 	split-*)
 		bench_corpus tcorpus tracker --tracker-initial-mb 0.5 --tracker-final-mb 4.5
 		RULES="$WORK/split.rules"
